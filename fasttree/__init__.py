@@ -1,0 +1,19 @@
+"""fasttree: exact decision trees trained on every core, with scikit-learn's API.
+
+``import fasttree`` needs only numpy and numba; the split-search kernels live in
+:mod:`fasttree.kernels` for use in other learners.
+"""
+
+from .estimators import DecisionTreeClassifier, DecisionTreeRegressor
+from .exceptions import NotFittedError
+from .export import export_text
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DecisionTreeClassifier",
+    "DecisionTreeRegressor",
+    "NotFittedError",
+    "export_text",
+    "__version__",
+]

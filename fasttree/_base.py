@@ -1,0 +1,104 @@
+"""A dependency-free base giving fasttree's estimators scikit-learn's estimator protocol.
+
+``get_params``/``set_params`` read the ``__init__`` signature (so ``clone``, ``Pipeline`` and
+``GridSearchCV`` work); ``__sklearn_tags__`` imports scikit-learn lazily because only scikit-learn
+ever calls it, which keeps ``import fasttree`` free of scikit-learn.
+"""
+
+import inspect
+from contextlib import contextmanager
+
+import numba
+
+from .exceptions import NotFittedError
+
+
+class BaseEstimator:
+    """Parameter handling and fitted-state checks shared by every fasttree estimator."""
+
+    _estimator_type = None  # "classifier" or "regressor"; read by older scikit-learn versions
+
+    @classmethod
+    def _get_param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return sorted(
+            p.name for p in signature.parameters.values()
+            if p.name != "self" and p.kind != p.VAR_KEYWORD
+        )
+
+    def get_params(self, deep=True):
+        """Get the estimator's parameters (``deep`` is accepted for compatibility)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set parameters; unknown names raise ``ValueError``. Returns ``self``."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
+                    f"Valid parameters are: {valid}.")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        changed = [
+            f"{name}={value!r}" for name, value in self.get_params().items()
+            if not (value is defaults.get(name) or _safe_equal(value, defaults.get(name)))
+        ]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "tree_")
+
+    def _check_is_fitted(self):
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
+                "appropriate arguments before using this estimator.")
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
+
+        is_classifier = self._estimator_type == "classifier"
+        return Tags(
+            estimator_type=self._estimator_type,
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags() if is_classifier else None,
+            regressor_tags=None if is_classifier else RegressorTags(),
+            input_tags=InputTags(allow_nan=False),
+        )
+
+
+def _safe_equal(a, b):
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def resolve_n_jobs(n_jobs):
+    """Number of threads for ``n_jobs`` (None or -1: all of numba's threads; -2: all but one)."""
+    available = numba.config.NUMBA_NUM_THREADS
+    if n_jobs is None:
+        return available
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}.")
+    if n_jobs < 0:
+        return max(1, available + 1 + n_jobs)
+    return min(n_jobs, available)
+
+
+@contextmanager
+def numba_threads(n_jobs):
+    """Run the body with numba's thread count set for ``n_jobs``; always restore it."""
+    n_threads = resolve_n_jobs(n_jobs)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        yield n_threads
+    finally:
+        numba.set_num_threads(previous)

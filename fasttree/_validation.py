@@ -1,0 +1,142 @@
+"""Input validation at the Python boundary: check once, coerce once, fail with a clear message."""
+
+import numbers
+
+import numpy as np
+
+from ._dtypes import FLOAT_DTYPE, X_DTYPE
+
+_FLOAT32_MAX = np.finfo(np.float32).max
+
+
+def _is_dataframe(X):
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _is_sparse(X):
+    return type(X).__module__.startswith("scipy.sparse")
+
+
+def feature_names_of(X):
+    """Column names of a DataFrame whose column names are all strings, else None."""
+    if not _is_dataframe(X):
+        return None
+    names = [c for c in X.columns]
+    if names and all(isinstance(c, str) for c in names):
+        return np.asarray(names, dtype=object)
+    return None
+
+
+def check_X(X, *, order, name="X"):
+    """Return ``X`` as a finite 2-D float32 array in the given memory order.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_features)
+    order : {"C", "F"}
+        "F" for fitting (the presort reads columns), "C" for prediction (rows are traversed).
+
+    Raises
+    ------
+    TypeError
+        Sparse input, or a column that is not numeric.
+    ValueError
+        Not 2-D, empty, NaN, infinity, or a value too large for float32.
+    """
+    if _is_sparse(X):
+        raise TypeError(f"{name} is a sparse matrix; fasttree needs a dense array (X.toarray()).")
+    if _is_dataframe(X):
+        for column, dtype in zip(X.columns, X.dtypes):
+            if getattr(dtype, "kind", "O") not in "biuf":
+                raise TypeError(
+                    f"{name} column {column!r} has dtype {dtype}; fasttree needs numeric features "
+                    "(encode categorical columns first).")
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    arr = np.asarray(X)
+    if arr.dtype.kind in "OUS":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{name} must be numeric; it holds values that are not numbers ({exc}).") from None
+    elif arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be real-valued; got complex dtype {arr.dtype}.")
+    elif arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features); got an array with {arr.ndim} "
+            "dimension(s). Reshape a single feature with X.reshape(-1, 1).")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} has 0 samples; at least 1 is required.")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 features; at least 1 is required.")
+    if arr.dtype.kind == "f":
+        if np.isnan(arr).any():
+            raise ValueError(f"{name} contains NaN; missing values are not supported yet.")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains infinity.")
+    if arr.dtype != X_DTYPE and arr.size and np.abs(arr).max() > _FLOAT32_MAX:
+        raise ValueError(f"{name} contains a value too large for float32.")
+    return np.asarray(arr, dtype=X_DTYPE, order=order)
+
+
+def check_y(y, n_samples, *, regression):
+    """Return ``y`` as a 1-D array of length ``n_samples`` (float64 for regression).
+
+    A column vector of shape (n, 1) is accepted and flattened; several outputs are not supported.
+    """
+    if _is_sparse(y):
+        raise TypeError("y is a sparse matrix; pass a 1-D array.")
+    if _is_dataframe(y):
+        y = y.to_numpy()
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(
+            f"y must be 1-D (n_samples,); got shape {arr.shape}. Multi-output targets are not "
+            "supported.")
+    if arr.shape[0] != n_samples:
+        raise ValueError(
+            f"X and y have inconsistent numbers of samples: X has {n_samples}, y has "
+            f"{arr.shape[0]}.")
+    if regression:
+        if arr.dtype.kind not in "biuf":
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError):
+                raise TypeError("y must be numeric for regression.") from None
+        arr = np.asarray(arr, dtype=FLOAT_DTYPE)
+        if np.isnan(arr).any():
+            raise ValueError("y contains NaN; drop the rows with a missing target first.")
+        if not np.isfinite(arr).all():
+            raise ValueError("y contains infinity.")
+        return arr
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise ValueError("y contains NaN; drop the rows with a missing target first.")
+    if arr.dtype.kind == "O" and any(v is None for v in arr):
+        raise ValueError("y contains None; drop the rows with a missing target first.")
+    return arr
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Return finite, non-negative float64 weights of length ``n_samples`` (ones if None)."""
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=FLOAT_DTYPE)
+    if isinstance(sample_weight, numbers.Number):
+        sample_weight = np.full(n_samples, sample_weight, dtype=FLOAT_DTYPE)
+    try:
+        w = np.asarray(sample_weight, dtype=FLOAT_DTYPE)
+    except (TypeError, ValueError):
+        raise TypeError("sample_weight must be numeric.") from None
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight must have shape ({n_samples},); got {w.shape}.")
+    if not np.isfinite(w).all():
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if (w < 0).any():
+        raise ValueError("sample_weight contains negative values.")
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to zero; at least one weight must be positive.")
+    return np.ascontiguousarray(w)

@@ -1,0 +1,442 @@
+"""Decision-tree estimators with scikit-learn's API."""
+
+import math
+import numbers
+
+import numpy as np
+
+from ._base import BaseEstimator, numba_threads
+from ._dtypes import CLASS_DTYPE
+from ._validation import check_sample_weight, check_X, check_y, feature_names_of
+from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, GrowerParams, TreeGrower
+
+_NO_DEPTH_LIMIT = np.iinfo(np.int32).max
+
+
+def _is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _check_random_state(random_state):
+    """A numpy Generator from None, an int seed, a RandomState or a Generator."""
+    if random_state is None or _is_int(random_state):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    raise ValueError(
+        f"random_state must be None, an int, a numpy RandomState or Generator; "
+        f"got {random_state!r}.")
+
+
+class _BaseDecisionTree(BaseEstimator):
+    """Shared fit/validation logic of the classifier and the regressor."""
+
+    _criteria = ()
+
+    # -- hyperparameters -----------------------------------------------------------------------
+    def _resolve_params(self, n_samples, n_features, total_weight, has_sample_weight):
+        if self.criterion not in self._criteria:
+            raise ValueError(
+                f"criterion must be one of {sorted(self._criteria)}; got {self.criterion!r}.")
+        if self.max_depth is None:
+            max_depth = _NO_DEPTH_LIMIT
+        elif _is_int(self.max_depth) and self.max_depth >= 1:
+            max_depth = int(self.max_depth)
+        else:
+            raise ValueError(f"max_depth must be None or an int >= 1; got {self.max_depth!r}.")
+
+        mss = self.min_samples_split
+        if _is_int(mss) and mss >= 2:
+            min_samples_split = int(mss)
+        elif _is_real(mss) and not _is_int(mss) and 0.0 < mss <= 1.0:
+            min_samples_split = max(2, math.ceil(mss * n_samples))
+        else:
+            raise ValueError(
+                "min_samples_split must be an int >= 2 or a float in (0.0, 1.0]; "
+                f"got {mss!r}.")
+
+        msl = self.min_samples_leaf
+        if _is_int(msl) and msl >= 1:
+            min_samples_leaf = int(msl)
+        elif _is_real(msl) and not _is_int(msl) and 0.0 < msl < 1.0:
+            min_samples_leaf = max(1, math.ceil(msl * n_samples))
+        else:
+            raise ValueError(
+                f"min_samples_leaf must be an int >= 1 or a float in (0.0, 1.0); got {msl!r}.")
+
+        mwf = self.min_weight_fraction_leaf
+        if not (_is_real(mwf) and 0.0 <= mwf <= 0.5):
+            raise ValueError(
+                f"min_weight_fraction_leaf must be a float in [0.0, 0.5]; got {mwf!r}.")
+        min_weight_leaf = mwf * (total_weight if has_sample_weight else n_samples)
+
+        mid = self.min_impurity_decrease
+        if not (_is_real(mid) and mid >= 0.0):
+            raise ValueError(f"min_impurity_decrease must be a float >= 0; got {mid!r}.")
+
+        mln = self.max_leaf_nodes
+        if mln is not None and not (_is_int(mln) and mln >= 2):
+            raise ValueError(f"max_leaf_nodes must be None or an int >= 2; got {mln!r}.")
+
+        mf = self.max_features
+        if mf is None:
+            max_features = n_features
+        elif mf == "sqrt":
+            max_features = max(1, int(math.sqrt(n_features)))
+        elif mf == "log2":
+            max_features = max(1, int(math.log2(n_features)))
+        elif _is_int(mf) and 1 <= mf <= n_features:
+            max_features = int(mf)
+        elif _is_real(mf) and not _is_int(mf) and 0.0 < mf <= 1.0:
+            max_features = max(1, int(mf * n_features))
+        else:
+            raise ValueError(
+                "max_features must be None, 'sqrt', 'log2', an int in [1, n_features] or a float "
+                f"in (0.0, 1.0]; got {mf!r} (n_features={n_features}).")
+
+        return GrowerParams(
+            criterion=self.criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_leaf=float(min_weight_leaf),
+            min_impurity_decrease=float(mid),
+            max_leaf_nodes=None if mln is None else int(mln),
+            max_features=max_features,
+        )
+
+    # -- fit ---------------------------------------------------------------------------------
+    def _fit(self, X, y, sample_weight, *, n_classes, class_weights=None):
+        n_samples, n_features = X.shape
+        has_sample_weight = sample_weight is not None
+        weight = check_sample_weight(sample_weight, n_samples)
+        if class_weights is not None:
+            weight = weight * class_weights
+        params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
+        rng = _check_random_state(self.random_state)
+        grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng)
+        with numba_threads(self.n_jobs):
+            self.tree_ = grower.grow()
+        self.fit_timings_ = dict(grower.timings)
+        self.n_features_in_ = n_features
+        self.max_features_ = params.max_features
+        self.n_outputs_ = 1
+        return self
+
+    def _set_feature_names(self, X):
+        names = feature_names_of(X)
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    # -- prediction ----------------------------------------------------------------------------
+    def _validate_X_predict(self, X):
+        self._check_is_fitted()
+        names = feature_names_of(X)
+        fitted_names = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted_names is not None and not np.array_equal(
+                names, fitted_names):
+            raise ValueError(
+                "The feature names of X differ from those seen in fit: "
+                f"fit saw {list(fitted_names)}, got {list(names)}.")
+        X = check_X(X, order="C")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
+                f"{self.n_features_in_} features.")
+        return X
+
+    def apply(self, X):
+        """Index of the leaf each sample ends in.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples,), int64
+        """
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs):
+            return self.tree_.apply(X).astype(np.int64)
+
+    def decision_path(self, X):
+        """Node indicator matrix: entry (i, j) is 1 when sample i passes through node j.
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, node_count)
+        """
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs):
+            return self.tree_.decision_path(X)
+
+    def get_depth(self):
+        """Depth of the tree (a single leaf has depth 0)."""
+        self._check_is_fitted()
+        return self.tree_.max_depth
+
+    def get_n_leaves(self):
+        """Number of leaves of the tree."""
+        self._check_is_fitted()
+        return self.tree_.n_leaves
+
+    @property
+    def feature_importances_(self):
+        """Normalized total impurity decrease brought by each feature (Gini importance)."""
+        self._check_is_fitted()
+        return self.tree_.compute_feature_importances()
+
+
+class DecisionTreeClassifier(_BaseDecisionTree):
+    """An exact decision-tree classifier grown level by level with parallel numba kernels.
+
+    Parameters follow :class:`sklearn.tree.DecisionTreeClassifier`; ``n_jobs`` is added.
+
+    Parameters
+    ----------
+    criterion : {"gini", "entropy", "log_loss"}, default="gini"
+        Impurity to minimise; "entropy" and "log_loss" are both Shannon entropy (bits).
+    max_depth : int or None, default=None
+        Maximum depth; None grows until the other rules stop it.
+    min_samples_split : int or float, default=2
+        Minimum rows to split a node (a float is a fraction of the rows, rounded up).
+    min_samples_leaf : int or float, default=1
+        Minimum rows in each child (a float is a fraction of the rows, rounded up).
+    min_weight_fraction_leaf : float, default=0.0
+        Minimum fraction of the total sample weight in each child.
+    max_features : int, float, "sqrt", "log2" or None, default=None
+        Features drawn at random for each node (non-constant ones, as scikit-learn does).
+    random_state : int, numpy Generator or RandomState, or None, default=None
+        Seeds the feature draws of ``max_features``.
+    max_leaf_nodes : int or None, default=None
+        Grow best-first (largest impurity improvement first) up to this many leaves.
+    min_impurity_decrease : float, default=0.0
+        A node is split only if ``N_t / N * (impurity - weighted children impurity)`` reaches this.
+    class_weight : dict, "balanced" or None, default=None
+        Weights per class, multiplied into the sample weights.
+    n_jobs : int or None, default=None
+        Threads for fit and predict; None or -1 means all cores.  The tree does not depend on it.
+
+    Attributes
+    ----------
+    tree_ : fasttree.tree.Tree
+        The fitted tree's node arrays.
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when ``X`` was a DataFrame with string column names.
+    max_features_ : int
+    fit_timings_ : dict
+        Seconds per phase of the last fit (``presort``, ``search``, ``partition``, ...).
+
+    Notes
+    -----
+    Ties between candidate splits go to the lowest feature index, then the lowest threshold;
+    scikit-learn breaks them by a random feature order.  Every midpoint between distinct float32
+    values is a candidate (scikit-learn ignores gaps below 1e-7).
+    """
+
+    _estimator_type = "classifier"
+    _criteria = tuple(CLASSIFICATION_CRITERIA)
+
+    def __init__(
+        self,
+        *,
+        criterion="gini",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=None,
+        random_state=None,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        class_weight=None,
+        n_jobs=None,
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.class_weight = class_weight
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree from training data.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Numeric features, converted to float32.
+        y : array-like of shape (n_samples,)
+            Class labels (numbers or strings).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; None gives every row weight 1.
+
+        Returns
+        -------
+        self
+        """
+        X_checked = check_X(X, order="F")
+        y = check_y(y, X_checked.shape[0], regression=False)
+        if y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
+            raise ValueError(
+                "Unknown label type: continuous values in y. Use DecisionTreeRegressor for a "
+                "continuous target.")
+        try:
+            classes, y_encoded = np.unique(y, return_inverse=True)
+        except TypeError:
+            raise TypeError("y mixes label types that cannot be compared (e.g. str and int).") \
+                from None
+        class_weights = self._expand_class_weight(classes, y_encoded)
+        self._set_feature_names(X)
+        self.classes_ = classes
+        self.n_classes_ = int(classes.shape[0])
+        return self._fit(X_checked, y_encoded.astype(CLASS_DTYPE), sample_weight,
+                         n_classes=self.n_classes_, class_weights=class_weights)
+
+    def _expand_class_weight(self, classes, y_encoded):
+        cw = self.class_weight
+        if cw is None:
+            return None
+        if cw == "balanced":
+            counts = np.bincount(y_encoded, minlength=classes.shape[0])
+            per_class = y_encoded.shape[0] / (classes.shape[0] * counts)
+            return per_class[y_encoded]
+        if isinstance(cw, dict):
+            unknown = [c for c in cw if c not in set(classes.tolist())]
+            if unknown:
+                raise ValueError(f"class_weight names classes not in y: {unknown}.")
+            per_class = np.array([float(cw.get(c, 1.0)) for c in classes.tolist()])
+            if (per_class < 0).any() or not np.isfinite(per_class).all():
+                raise ValueError("class_weight values must be finite and non-negative.")
+            return per_class[y_encoded]
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict; got {cw!r}.")
+
+    def predict_proba(self, X):
+        """Class probabilities: the weighted class fractions of each sample's leaf.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), float64
+        """
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs):
+            leaves = self.tree_.apply(X)
+        return self.tree_.value[leaves, 0, :]
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (``-inf`` for a zero probability)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Most probable class of each sample (ties to the first class in ``classes_``)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on the given data (weighted if ``sample_weight`` is given)."""
+        y_pred = self.predict(X)
+        correct = (np.asarray(y).ravel() == y_pred).astype(np.float64)
+        return float(np.average(correct, weights=sample_weight))
+
+
+class DecisionTreeRegressor(_BaseDecisionTree):
+    """An exact decision-tree regressor grown level by level with parallel numba kernels.
+
+    Parameters follow :class:`sklearn.tree.DecisionTreeRegressor`; ``n_jobs`` is added.  See
+    :class:`DecisionTreeClassifier` for the meaning of the shared parameters.
+
+    Parameters
+    ----------
+    criterion : {"squared_error"}, default="squared_error"
+        Variance reduction; leaves predict the weighted mean of their rows.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features,
+    random_state, max_leaf_nodes, min_impurity_decrease, n_jobs
+        As in :class:`DecisionTreeClassifier`.
+    """
+
+    _estimator_type = "regressor"
+    _criteria = REGRESSION_CRITERIA
+
+    def __init__(
+        self,
+        *,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=None,
+        random_state=None,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        n_jobs=None,
+    ):
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree from training data.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Finite numeric target.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        X_checked = check_X(X, order="F")
+        y = check_y(y, X_checked.shape[0], regression=True)
+        self._set_feature_names(X)
+        return self._fit(X_checked, y, sample_weight, n_classes=None)
+
+    def predict(self, X):
+        """Weighted mean target of each sample's leaf.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,), float64
+        """
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs):
+            leaves = self.tree_.apply(X)
+        return self.tree_.value[leaves, 0, 0]
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination R² of the prediction."""
+        y = np.asarray(y, dtype=np.float64).ravel()
+        y_pred = self.predict(X)
+        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        residual = np.sum(w * (y - y_pred) ** 2)
+        total = np.sum(w * (y - np.average(y, weights=w)) ** 2)
+        if total == 0.0:
+            return 1.0 if residual == 0.0 else 0.0
+        return float(1.0 - residual / total)

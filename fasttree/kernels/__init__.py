@@ -1,0 +1,35 @@
+"""fasttree's public numba kernels: arrays in, arrays out, no hidden state.
+
+Import them into your own learners.  Every kernel is compiled once for the dtypes declared in
+:mod:`fasttree._dtypes` (float32 features, int32 row ids, float64 statistics); pass exactly those,
+C-contiguous, as each docstring states.  A typical level of a tree::
+
+    sorted_x, sorted_idx = presort_features(np.asfortranarray(X, np.float32).T)
+    counts = segment_class_weights(sorted_idx[0], y, w, seg_start, seg_end, n_classes)
+    imp, thr, n_left = find_best_splits_classification(sorted_x, sorted_idx, y, w, seg_start,
+                                                        seg_end, counts, mask, criterion, 1, 0.0)
+    best_feature = select_best_splits(imp)
+    partition_segments(sorted_x, sorted_idx, seg_start, seg_end, best_feature, n_left_of_best, buf)
+"""
+
+from .apply import apply_tree, decision_paths
+from .node_stats import segment_class_weights, segment_target_sums
+from .partition import partition_segments
+from .presort import presort_features
+from .split_search import (
+    find_best_splits_classification,
+    find_best_splits_regression,
+    select_best_splits,
+)
+
+__all__ = [
+    "apply_tree",
+    "decision_paths",
+    "find_best_splits_classification",
+    "find_best_splits_regression",
+    "partition_segments",
+    "presort_features",
+    "segment_class_weights",
+    "segment_target_sums",
+    "select_best_splits",
+]

@@ -1,0 +1,81 @@
+"""Route each split node's rows to its two children, in place, keeping every feature sorted."""
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, cache=True)
+def partition_segments(
+    sorted_x, sorted_idx, seg_start, seg_end, split_feature, split_n_left, goes_left
+):
+    """Stable in-place partition of the split nodes' segments, every feature row in parallel.
+
+    ::
+
+        before, feature g:  [ r3 r0 r7 r1 r5 ]     rows sorted by x_g inside the node
+        goes_left:             1  0  1  0  1       decided by the split feature f
+        after,  feature g:  [ r3 r7 r5 | r0 r1 ]   left child  |  right child,
+                                                   each still sorted by x_g (stable)
+
+    Invariant of the scan: positions ``[start, write)`` hold the left rows seen so far, in order;
+    ``write <= p`` so the in-place write never overtakes the read; right rows wait in a buffer and
+    are copied after the left ones.
+
+    Parameters
+    ----------
+    sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN/OUT)
+    sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN/OUT)
+        The working layout (see :mod:`fasttree.kernels.split_search`).
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        Segments of the nodes to split; ranges must not overlap.
+    split_feature : ndarray of shape (n_segments,), int64 (IN)
+        Feature each node is split on.
+    split_n_left : ndarray of shape (n_segments,), int64 (IN)
+        Rows of the node that go left: the first ``split_n_left[s]`` positions of its segment in
+        ``sorted_idx[split_feature[s]]``.
+    goes_left : ndarray of shape (n_samples,), uint8 (OUT)
+        Scratch, one byte per row; on return it holds the direction of every row of these segments.
+
+    Notes
+    -----
+    After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
+    and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
+    """
+    n_features = sorted_x.shape[0]
+    n_segments = seg_start.shape[0]
+
+    for s in prange(n_segments):
+        idx = sorted_idx[split_feature[s]]
+        middle = seg_start[s] + split_n_left[s]
+        for p in range(seg_start[s], middle):
+            goes_left[idx[p]] = 1
+        for p in range(middle, seg_end[s]):
+            goes_left[idx[p]] = 0
+
+    max_len = 0
+    for s in range(n_segments):
+        max_len = max(max_len, seg_end[s] - seg_start[s])
+
+    for g in prange(n_features):
+        xs = sorted_x[g]
+        idx = sorted_idx[g]
+        buf_x = np.empty(max_len, dtype=np.float32)
+        buf_idx = np.empty(max_len, dtype=np.int32)
+        for s in range(n_segments):
+            start = seg_start[s]
+            end = seg_end[s]
+            write = start
+            n_right = 0
+            for p in range(start, end):
+                row = idx[p]
+                if goes_left[row]:
+                    xs[write] = xs[p]
+                    idx[write] = row
+                    write += 1
+                else:
+                    buf_x[n_right] = xs[p]
+                    buf_idx[n_right] = row
+                    n_right += 1
+            for j in range(n_right):
+                xs[write + j] = buf_x[j]
+                idx[write + j] = buf_idx[j]

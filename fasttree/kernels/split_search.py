@@ -1,0 +1,280 @@
+"""Exact split search: every node of a level, every feature, every distinct midpoint.
+
+Layout shared by the kernels here and in :mod:`fasttree.kernels.partition` (one row per feature)::
+
+    sorted_x[f]   | node a: sorted by x_f | node b: sorted by x_f | ... | finished leaves ... |
+                   ^seg_start[0]          ^seg_start[1]
+    sorted_idx[f] | the row ids of those values, same positions                              |
+
+A node ("segment") owns the positions ``seg_start[s] <= p < seg_end[s]`` in *every* feature row, so
+its rows are contiguous and already in sorted order for each feature: one forward scan with
+cumulative statistics evaluates all its candidate thresholds.
+
+Both kernels return, per (feature, segment), the *children impurity* of the best split, i.e.
+``w_left * impurity(left) + w_right * impurity(right)`` with weighted sample counts ``w``; lower is
+better, ``+inf`` means "no valid split".  The impurity decrease of a split is then
+``w_node * impurity(node) - children_impurity``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI
+
+
+@njit(cache=True, inline="always")
+def _xlog2x(v):
+    # 0 log 0 = 0; a tiny negative from float cancellation also counts as empty.
+    if v <= 0.0:
+        return 0.0
+    return v * np.log2(v)
+
+
+@njit(cache=True, inline="always")
+def _midpoint(a, b):
+    """Float64 midpoint of two consecutive distinct float32 values, never equal to ``b``.
+
+    ``a/2 + b/2`` cannot overflow; if rounding lands on ``b`` (values one ulp apart in float64 terms),
+    fall back to ``a`` so that ``x <= threshold`` still separates them (scikit-learn does the same).
+    """
+    t = np.float64(a) / 2.0 + np.float64(b) / 2.0
+    if t == np.float64(b):
+        t = np.float64(a)
+    return t
+
+
+@njit(cache=True, inline="always")
+def _classification_children_impurity(left, total, w_left, w_right, criterion):
+    n_classes = left.shape[0]
+    if criterion == CRITERION_GINI:
+        sq_left = 0.0
+        sq_right = 0.0
+        for k in range(n_classes):
+            c_left = left[k]
+            c_right = total[k] - c_left
+            sq_left += c_left * c_left
+            sq_right += c_right * c_right
+        return (w_left - sq_left / w_left) + (w_right - sq_right / w_right)
+    # entropy in bits: w H = w log2 w - sum_k c_k log2 c_k
+    s = _xlog2x(w_left) + _xlog2x(w_right)
+    for k in range(n_classes):
+        c_left = left[k]
+        s -= _xlog2x(c_left) + _xlog2x(total[k] - c_left)
+    return s
+
+
+@njit(parallel=True, cache=True)
+def find_best_splits_classification(
+    sorted_x,
+    sorted_idx,
+    y,
+    sample_weight,
+    seg_start,
+    seg_end,
+    seg_class_weight,
+    feature_mask,
+    criterion,
+    min_samples_leaf,
+    min_weight_leaf,
+):
+    """Best threshold of every feature for every segment (node) of a level, classification.
+
+    Parameters
+    ----------
+    sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN)
+        Feature values, each node's rows contiguous and sorted (see the module docstring).
+    sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
+        Row ids matching ``sorted_x``.
+    y : ndarray of shape (n_samples,), int32 (IN)
+        Encoded classes ``0 .. n_classes - 1``.
+    sample_weight : ndarray of shape (n_samples,), float64 (IN)
+        Non-negative weights (ones for an unweighted fit).
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        Position range ``[seg_start[s], seg_end[s])`` of each node; ranges must not overlap.
+    seg_class_weight : ndarray of shape (n_segments, n_classes), float64 (IN)
+        Weighted class counts of each node (from :func:`segment_class_weights`).
+    feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
+        0 skips the (feature, node) pair (used by ``max_features``); all ones to search everything.
+    criterion : int
+        ``CRITERION_GINI`` (0) or ``CRITERION_ENTROPY`` (1, entropy in bits).
+    min_samples_leaf : int
+        Minimum number of rows (unweighted) in each child.
+    min_weight_leaf : float
+        Minimum weighted count in each child.
+
+    Returns
+    -------
+    children_impurity : ndarray of shape (n_features, n_segments), float64
+        ``w_left * I(left) + w_right * I(right)`` of the best split; ``+inf`` if none is valid.
+    threshold : ndarray of shape (n_features, n_segments), float64
+        Midpoint between the two consecutive distinct values the best split separates; rows with
+        ``x <= threshold`` go left.
+    n_left : ndarray of shape (n_features, n_segments), int32
+        Number of rows that go left (the first ``n_left`` positions of the segment in that feature).
+
+    Notes
+    -----
+    Parallel over features; each (feature, node) pair is scanned sequentially and writes only its
+    own output slot, so results do not depend on the number of threads.  Within a feature a tie goes
+    to the lowest threshold (strict ``<``).
+    """
+    n_features = sorted_x.shape[0]
+    n_segments = seg_start.shape[0]
+    n_classes = seg_class_weight.shape[1]
+    children_impurity = np.full((n_features, n_segments), np.inf)
+    threshold = np.zeros((n_features, n_segments))
+    n_left = np.zeros((n_features, n_segments), dtype=np.int32)
+
+    for f in prange(n_features):
+        left = np.empty(n_classes)
+        xs = sorted_x[f]
+        idx = sorted_idx[f]
+        for s in range(n_segments):
+            if feature_mask[f, s] == 0:
+                continue
+            start = seg_start[s]
+            end = seg_end[s]
+            n_node = end - start
+            if n_node < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
+                continue
+            total = seg_class_weight[s]
+            w_total = 0.0
+            for k in range(n_classes):
+                left[k] = 0.0
+                w_total += total[k]
+            w_left = 0.0
+            best = np.inf
+            best_p = -1
+            # Candidate between positions p and p+1; the last row can never go left.
+            last_p = end - 1 - min_samples_leaf
+            for p in range(start, last_p + 1):
+                row = idx[p]
+                w = sample_weight[row]
+                left[y[row]] += w
+                w_left += w
+                if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
+                    continue
+                w_right = w_total - w_left
+                if w_left < min_weight_leaf or w_right < min_weight_leaf:
+                    continue
+                if w_left <= 0.0 or w_right <= 0.0:
+                    continue  # zero-weight child: its impurity is undefined
+                value = _classification_children_impurity(left, total, w_left, w_right, criterion)
+                if value < best:
+                    best = value
+                    best_p = p
+            if best_p >= 0:
+                children_impurity[f, s] = best
+                threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
+                n_left[f, s] = best_p - start + 1
+    return children_impurity, threshold, n_left
+
+
+@njit(parallel=True, cache=True)
+def find_best_splits_regression(
+    sorted_x,
+    sorted_idx,
+    y,
+    sample_weight,
+    seg_start,
+    seg_end,
+    seg_sums,
+    feature_mask,
+    min_samples_leaf,
+    min_weight_leaf,
+):
+    """Best threshold of every feature for every segment (node) of a level, squared error.
+
+    Same contract as :func:`find_best_splits_classification`, except:
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,), float64 (IN)
+        Regression target.
+    seg_sums : ndarray of shape (n_segments, 3), float64 (IN)
+        Per node ``[sum w, sum w*y, sum w*y**2]`` (from :func:`segment_target_sums`).
+
+    Returns
+    -------
+    children_impurity, threshold, n_left
+        As in the classification kernel, with impurity the weighted variance (mean squared error
+        around the child's mean), so ``children_impurity`` is the children's total squared error.
+    """
+    n_features = sorted_x.shape[0]
+    n_segments = seg_start.shape[0]
+    children_impurity = np.full((n_features, n_segments), np.inf)
+    threshold = np.zeros((n_features, n_segments))
+    n_left = np.zeros((n_features, n_segments), dtype=np.int32)
+
+    for f in prange(n_features):
+        xs = sorted_x[f]
+        idx = sorted_idx[f]
+        for s in range(n_segments):
+            if feature_mask[f, s] == 0:
+                continue
+            start = seg_start[s]
+            end = seg_end[s]
+            n_node = end - start
+            if n_node < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
+                continue
+            w_total = seg_sums[s, 0]
+            sum_total = seg_sums[s, 1]
+            sq_total = seg_sums[s, 2]
+            w_left = 0.0
+            sum_left = 0.0
+            sq_left = 0.0
+            best = np.inf
+            best_p = -1
+            last_p = end - 1 - min_samples_leaf
+            for p in range(start, last_p + 1):
+                row = idx[p]
+                w = sample_weight[row]
+                wy = w * y[row]
+                w_left += w
+                sum_left += wy
+                sq_left += wy * y[row]
+                if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
+                    continue
+                w_right = w_total - w_left
+                if w_left < min_weight_leaf or w_right < min_weight_leaf:
+                    continue
+                if w_left <= 0.0 or w_right <= 0.0:
+                    continue
+                sum_right = sum_total - sum_left
+                value = (sq_left - sum_left * sum_left / w_left) + (
+                    (sq_total - sq_left) - sum_right * sum_right / w_right
+                )
+                if value < best:
+                    best = value
+                    best_p = p
+            if best_p >= 0:
+                children_impurity[f, s] = best
+                threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
+                n_left[f, s] = best_p - start + 1
+    return children_impurity, threshold, n_left
+
+
+@njit(cache=True)
+def select_best_splits(children_impurity):
+    """Reduce per-(feature, node) results to one feature per node, deterministically.
+
+    Parameters
+    ----------
+    children_impurity : ndarray of shape (n_features, n_segments), float64 (IN)
+        As returned by the split kernels (``+inf`` where no valid split).
+
+    Returns
+    -------
+    best_feature : ndarray of shape (n_segments,), int64
+        The feature with the lowest children impurity; a tie goes to the lowest feature index
+        (serial scan with strict ``<``).  ``-1`` where no feature has a valid split.
+    """
+    n_features, n_segments = children_impurity.shape
+    best_feature = np.full(n_segments, -1, dtype=np.int64)
+    for s in range(n_segments):
+        best = np.inf
+        for f in range(n_features):
+            if children_impurity[f, s] < best:
+                best = children_impurity[f, s]
+                best_feature[s] = f
+    return best_feature
