@@ -1,0 +1,250 @@
+"""Every kernel against its naive twin in tests/reference.py."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fasttree._dtypes import CRITERION_ENTROPY, CRITERION_GINI
+from fasttree.kernels import (
+    apply_tree,
+    decision_paths,
+    find_best_splits_classification,
+    find_best_splits_regression,
+    partition_segments,
+    presort_features,
+    segment_class_weights,
+    segment_target_sums,
+    select_best_splits,
+)
+from reference import apply_naive, brute_force_split
+
+CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY}
+
+
+def layout(X):
+    """Presorted working layout of a float32 matrix."""
+    return presort_features(np.asfortranarray(X, dtype=np.float32).T)
+
+
+def random_segments(rng, n, n_segments):
+    """Split 0..n into contiguous, non-overlapping segments (some rows left out)."""
+    cuts = np.sort(rng.choice(np.arange(1, n), size=min(n - 1, 2 * n_segments), replace=False))
+    cuts = np.concatenate([[0], cuts, [n]])
+    starts, ends = cuts[:-1:2], cuts[1::2]
+    return starts.astype(np.int64), ends.astype(np.int64)
+
+
+def segmented_layout(rng, X, n_segments):
+    """A layout in which each segment holds a random subset of rows, each feature sorted inside.
+
+    Built independently of the partition kernel: rows are assigned to segments at random, then
+    every feature is sorted within each segment with numpy.
+    """
+    n, m = X.shape
+    starts, ends = random_segments(rng, n, n_segments)
+    perm = rng.permutation(n)
+    sorted_x = np.zeros((m, n), np.float32)
+    sorted_idx = np.zeros((m, n), np.int32)
+    for f in range(m):
+        for s, e in zip(starts, ends):
+            rows = perm[s:e]
+            order = rows[np.argsort(X[rows, f], kind="stable")]
+            sorted_idx[f, s:e] = order
+            sorted_x[f, s:e] = X[order, f]
+    return sorted_x, sorted_idx, starts, ends
+
+
+def test_presort_matches_stable_argsort(rng):
+    X = rng.integers(0, 5, size=(300, 4)).astype(np.float32)  # many ties
+    sorted_x, sorted_idx = layout(X)
+    for f in range(4):
+        expected = np.argsort(X[:, f], kind="stable")
+        np.testing.assert_array_equal(sorted_idx[f], expected)
+        np.testing.assert_array_equal(sorted_x[f], X[expected, f])
+
+
+def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mwl):
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
+    counts = segment_class_weights(sorted_idx[0], y, w, starts, ends, n_classes)
+    mask = np.ones((X.shape[1], starts.size), np.uint8)
+    imp, thr, n_left = find_best_splits_classification(
+        sorted_x, sorted_idx, y, w, starts, ends, counts, mask, CRITERIA[criterion], msl, mwl)
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        rows = sorted_idx[0, a:b]
+        np.testing.assert_allclose(counts[s], np.bincount(y[rows], w[rows], n_classes))
+        for f in range(X.shape[1]):
+            ref_value, _, _ = brute_force_split(
+                X[rows, f], y[rows], w[rows], criterion=criterion, n_classes=n_classes,
+                min_samples_leaf=msl, min_weight_leaf=mwl)
+            check_against_reference(imp[f, s], thr[f, s], n_left[f, s], ref_value, X[rows, f])
+
+
+def check_against_reference(value, thr, n_left, ref_value, x):
+    """The kernel's best value equals brute force's, and its threshold sends n_left rows left."""
+    if not np.isfinite(ref_value):
+        assert value == np.inf
+        return
+    assert value == pytest.approx(ref_value, rel=1e-9, abs=1e-9)
+    assert int((x <= thr).sum()) == n_left
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 40),
+    m=st.integers(1, 4),
+    n_classes=st.integers(1, 4),
+    n_values=st.integers(1, 6),
+    criterion=st.sampled_from(["gini", "entropy"]),
+    msl=st.integers(1, 4),
+    weighted=st.booleans(),
+    n_segments=st.integers(1, 3),
+)
+def test_classification_split_matches_brute_force(seed, n, m, n_classes, n_values, criterion,
+                                                   msl, weighted, n_segments):
+    rng = np.random.default_rng(seed)
+    # few distinct values: ties, duplicates and constant columns are common
+    X = rng.integers(0, n_values, size=(n, m)).astype(np.float32) * 0.5
+    y = rng.integers(0, n_classes, size=n).astype(np.int32)
+    w = rng.uniform(0.1, 2.0, n) if weighted else np.ones(n)
+    if n < 2 * n_segments:
+        n_segments = 1
+    check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, 0.0)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+@pytest.mark.parametrize("seed", range(8))
+def test_classification_split_random_continuous(seed, criterion):
+    rng = np.random.default_rng(seed)
+    n, m, k = 200, 5, 3
+    X = rng.normal(size=(n, m)).astype(np.float32)
+    X[:, 2] = 1.0  # constant column
+    y = rng.integers(0, k, size=n).astype(np.int32)
+    w = rng.uniform(0.0, 1.0, n)  # includes near-zero weights
+    check_classification(rng, X, y, w, k, criterion, 4, 3, 0.5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 40),
+    m=st.integers(1, 4),
+    n_values=st.integers(1, 6),
+    msl=st.integers(1, 4),
+    weighted=st.booleans(),
+)
+def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighted):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, n_values, size=(n, m)).astype(np.float32)
+    y = rng.normal(size=n) * 10
+    w = rng.uniform(0.1, 2.0, n) if weighted else np.ones(n)
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 1 if n < 6 else 2)
+    sums = segment_target_sums(sorted_idx[0], y, w, starts, ends)
+    mask = np.ones((m, starts.size), np.uint8)
+    imp, thr, n_left = find_best_splits_regression(
+        sorted_x, sorted_idx, y, w, starts, ends, sums, mask, msl, 0.0)
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        rows = sorted_idx[0, a:b]
+        np.testing.assert_allclose(
+            sums[s], [w[rows].sum(), (w * y)[rows].sum(), (w * y * y)[rows].sum()])
+        for f in range(m):
+            ref_value, _, _ = brute_force_split(
+                X[rows, f], y[rows], w[rows], criterion="squared_error", min_samples_leaf=msl)
+            if not np.isfinite(ref_value):
+                assert imp[f, s] == np.inf
+                continue
+            assert imp[f, s] == pytest.approx(ref_value, rel=1e-7, abs=1e-7)
+            assert int((X[rows, f] <= thr[f, s]).sum()) == n_left[f, s]
+
+
+def test_threshold_is_midpoint_and_lowest_on_ties():
+    # the worked example of ALGORITHMS.md: best entropy split of hours studied at t = 10
+    x = np.array([[4], [5], [8], [12], [15]], np.float32)
+    y = np.array([0, 1, 0, 1, 1], np.int32)
+    w = np.ones(5)
+    sorted_x, sorted_idx = layout(x)
+    start, end = np.array([0]), np.array([5])
+    counts = segment_class_weights(sorted_idx[0], y, w, start, end, 2)
+    imp, thr, n_left = find_best_splits_classification(
+        sorted_x, sorted_idx, y, w, start, end, counts, np.ones((1, 1), np.uint8),
+        CRITERION_ENTROPY, 1, 0.0)
+    assert thr[0, 0] == 10.0 and n_left[0, 0] == 3
+    parent = -(0.6 * np.log2(0.6) + 0.4 * np.log2(0.4))
+    assert parent - imp[0, 0] / 5 == pytest.approx(0.420, abs=5e-4)
+    # two mirror-image splits with equal gain: the lower threshold wins
+    x = np.array([[1], [2], [3], [4]], np.float32)
+    y = np.array([0, 1, 1, 0], np.int32)
+    sorted_x, sorted_idx = layout(x)
+    start, end = np.array([0]), np.array([4])
+    counts = segment_class_weights(sorted_idx[0], y, np.ones(4), start, end, 2)
+    _, thr, _ = find_best_splits_classification(
+        sorted_x, sorted_idx, y, np.ones(4), start, end, counts, np.ones((1, 1), np.uint8),
+        CRITERION_GINI, 1, 0.0)
+    assert thr[0, 0] == 1.5
+
+
+def test_feature_mask_skips_pairs(rng):
+    X = rng.normal(size=(50, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.int32)
+    sorted_x, sorted_idx = layout(X)
+    start, end = np.array([0]), np.array([50])
+    counts = segment_class_weights(sorted_idx[0], y, np.ones(50), start, end, 2)
+    mask = np.array([[0], [1], [1]], np.uint8)
+    imp, _, _ = find_best_splits_classification(
+        sorted_x, sorted_idx, y, np.ones(50), start, end, counts, mask, CRITERION_GINI, 1, 0.0)
+    assert imp[0, 0] == np.inf and np.isfinite(imp[1:, 0]).all()
+
+
+def test_select_best_splits_lowest_feature_wins_ties():
+    imp = np.array([[3.0, np.inf, 1.0], [2.0, np.inf, 1.0], [2.0, np.inf, 5.0]])
+    np.testing.assert_array_equal(select_best_splits(imp), [1, -1, 0])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_partition_is_stable_and_routes_by_split(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 120, 4
+    X = rng.integers(0, 10, size=(n, m)).astype(np.float32)
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 3)
+    before_idx = sorted_idx.copy()
+    feature = rng.integers(0, m, size=starts.size)
+    n_left = np.array([rng.integers(0, e - s + 1) for s, e in zip(starts, ends)], np.int64)
+    goes_left = np.zeros(n, np.uint8)
+    partition_segments(sorted_x, sorted_idx, starts, ends, feature, n_left, goes_left)
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        left_rows = set(before_idx[feature[s], a:a + n_left[s]].tolist())
+        for g in range(m):
+            old = before_idx[g, a:b].tolist()
+            expected = [r for r in old if r in left_rows] + [r for r in old if r not in left_rows]
+            np.testing.assert_array_equal(sorted_idx[g, a:b], expected)
+            np.testing.assert_array_equal(sorted_x[g, a:b], X[expected, g])
+    # positions outside the segments are untouched
+    outside = np.ones(n, bool)
+    for a, b in zip(starts, ends):
+        outside[a:b] = False
+    np.testing.assert_array_equal(sorted_idx[:, outside], before_idx[:, outside])
+
+
+def small_tree():
+    # root: x0 <= 0.5 ? (x1 <= 2.5 ? leaf 3 : leaf 4) : leaf 2
+    return (np.array([1, 3, -1, -1, -1], np.int32), np.array([2, 4, -1, -1, -1], np.int32),
+            np.array([0, 1, -2, -2, -2], np.int32), np.array([0.5, 2.5, -2, -2, -2]))
+
+
+def test_apply_and_paths_match_naive(rng):
+    left, right, feature, threshold = small_tree()
+    X = np.ascontiguousarray(rng.uniform(-1, 4, size=(200, 2)).astype(np.float32))
+    X[:5, 0] = 0.5  # exactly on the threshold goes left
+
+    tree = SimpleNamespace(children_left=left, children_right=right, feature=feature,
+                           threshold=threshold)
+    leaves = apply_tree(X, left, right, feature, threshold)
+    np.testing.assert_array_equal(leaves, apply_naive(tree, X))
+    path, length = decision_paths(X, left, right, feature, threshold, 2)
+    for i in range(X.shape[0]):
+        assert path[i, length[i] - 1] == leaves[i]
+        assert path[i, 0] == 0
+        assert (path[i, length[i]:] == -1).all()
