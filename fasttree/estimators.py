@@ -347,7 +347,8 @@ class DecisionTreeClassifier(_BaseDecisionTree):
 
     def predict(self, X):
         """Most probable class of each sample (ties to the first class in ``classes_``)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy on the given data (weighted if ``sample_weight`` is given)."""

@@ -1,0 +1,69 @@
+"""The command line: the bundled main job, user CSV files and one-line errors."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "fasttree", *args], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_main_job_on_bundled_data():
+    out = run_cli("--cv", "5")
+    assert out.returncode == 0, out.stderr
+    assert "351 rows x 32 features" in out.stdout
+    accuracy = float(out.stdout.split("5-fold cross-validated accuracy: ")[1].split()[0])
+    assert 0.8 < accuracy < 1.0
+    assert "fit time:" in out.stdout and "|--- " in out.stdout
+
+
+def write(tmp_path, text):
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    return str(path)
+
+
+def test_fit_numeric_csv(tmp_path):
+    rows = "\n".join(f"{i},{(i * 7) % 10},{'hi' if i > 20 else 'lo'}" for i in range(40))
+    path = write(tmp_path, "a,b,label\n" + rows + "\n")
+    out = run_cli("fit", path, "--target", "label", "--max-depth", "3", "--cv", "4")
+    assert out.returncode == 0, out.stderr
+    assert "40 rows x 2 features, target 'label'" in out.stdout
+    assert "4-fold cross-validated accuracy: 0.9" in out.stdout  # one boundary row per fold
+    assert "|--- a <= 20.50\n|   |--- class: lo\n" in out.stdout
+    reg = run_cli("fit", path, "--target", "b", "--criterion", "squared_error", "--cv", "3")
+    assert reg.returncode == 2 and "'label' is not numeric" in reg.stderr
+
+
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="shared/data is not beside the checkout")
+def test_fit_shared_housing_regression():
+    out = run_cli("fit", str(SHARED_DATA / "housing.csv"), "--target", "MEDV",
+                  "--criterion", "squared_error", "--max-depth", "4", "--cv", "5")
+    assert out.returncode == 0, out.stderr
+    assert "506 rows x 13 features" in out.stdout and "R^2" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "content, args, message",
+    [
+        (None, ["fit", "missing.csv"], "no such file"),
+        ("a,b\n1,2\n3,4\n", ["--target", "zzz"], "no column named 'zzz'"),
+        ("a,b,y\n1,x,0\n2,z,1\n", ["--target", "y"], "column 'b' is not numeric"),
+        ("a,b,y\n1,,0\n2,3,1\n", ["--target", "y"], "column 'b' has missing cells"),
+    ],
+    ids=["missing-file", "unknown-target", "categorical", "missing-cells"],
+)
+def test_one_line_errors(tmp_path, content, args, message):
+    if content is None:
+        out = run_cli(*args)
+    else:
+        out = run_cli("fit", write(tmp_path, content), *args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

@@ -1,0 +1,223 @@
+"""The scikit-learn estimator contract, edge cases and invariants."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fasttree
+from fasttree import DecisionTreeClassifier, DecisionTreeRegressor, export_text
+from reference import apply_naive
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone, is_classifier, is_regressor  # noqa: E402
+from sklearn.datasets import make_classification, make_regression  # noqa: E402
+from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def clf_data():
+    return make_classification(n_samples=400, n_features=8, n_informative=4, n_classes=3,
+                               random_state=0)
+
+
+@pytest.fixture(scope="module")
+def reg_data():
+    return make_regression(n_samples=400, n_features=6, noise=5.0, random_state=0)
+
+
+def test_import_does_not_import_sklearn():
+    code = "import sys, fasttree, fasttree.kernels; print('sklearn' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_clone_get_set_params():
+    est = DecisionTreeClassifier(max_depth=3, criterion="entropy", n_jobs=1)
+    cloned = clone(est)
+    assert cloned.get_params() == est.get_params()
+    assert cloned.set_params(max_depth=5) is cloned and cloned.max_depth == 5
+    with pytest.raises(ValueError, match="Invalid parameter 'depth'"):
+        est.set_params(depth=3)
+    assert "max_depth=3" in repr(est)
+    assert is_classifier(est) and is_regressor(DecisionTreeRegressor())
+
+
+def test_classic_grid_search_runs(clf_data):
+    X, y = clf_data
+    grid = {
+        "max_depth": [2, 4, None],
+        "criterion": ["gini", "entropy"],
+        "min_samples_split": [2, 10],
+        "min_samples_leaf": [1, 5],
+        "max_leaf_nodes": [None, 8],
+    }
+    search = GridSearchCV(DecisionTreeClassifier(n_jobs=1), grid, cv=5).fit(X, y)
+    assert search.best_score_ > 0.6
+    assert isinstance(search.best_estimator_, DecisionTreeClassifier)
+
+
+def test_pipeline_and_cross_val_score(clf_data, reg_data):
+    X, y = clf_data
+    pipe = make_pipeline(StandardScaler(), DecisionTreeClassifier(max_depth=5, random_state=0))
+    scores = cross_val_score(pipe, X, y, cv=5)
+    assert scores.shape == (5,) and scores.mean() > 0.6
+    X, y = reg_data
+    r2 = cross_val_score(DecisionTreeRegressor(max_depth=6), X, y, cv=3)
+    assert r2.mean() > 0.3
+
+
+def test_classifier_outputs(clf_data):
+    X, y = clf_data
+    est = DecisionTreeClassifier(max_depth=4).fit(X, y)
+    proba = est.predict_proba(X)
+    assert proba.shape == (X.shape[0], 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[proba.argmax(axis=1)])
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(est.predict_log_proba(X), np.log(proba))
+    assert est.n_classes_ == 3 and est.n_features_in_ == 8 and est.n_outputs_ == 1
+    assert est.score(X, y) == pytest.approx(np.mean(est.predict(X) == y))
+    assert est.get_depth() == 4
+    assert est.get_n_leaves() == int((est.tree_.children_left == -1).sum())
+    fi = est.feature_importances_
+    assert fi.shape == (8,) and fi.sum() == pytest.approx(1.0) and (fi >= 0).all()
+    assert set(est.fit_timings_) >= {"presort", "search", "partition", "total"}
+
+
+def test_apply_and_decision_path_agree(clf_data):
+    X, y = clf_data
+    est = DecisionTreeClassifier(max_depth=6).fit(X, y)
+    leaves = est.apply(X)
+    np.testing.assert_array_equal(leaves, apply_naive(est.tree_, X.astype(np.float32)))
+    path = est.decision_path(X)
+    assert path.shape == (X.shape[0], est.tree_.node_count)
+    dense = path.toarray()
+    assert dense[np.arange(X.shape[0]), leaves].all()
+    assert (dense[:, 0] == 1).all()
+    # every node on a path is the parent of the next one
+    depth = est.tree_.depth
+    np.testing.assert_array_equal(dense.sum(axis=1), depth[leaves] + 1)
+
+
+@pytest.mark.parametrize("Estimator", [DecisionTreeClassifier, DecisionTreeRegressor])
+def test_tree_invariants(Estimator, clf_data):
+    X, y = clf_data
+    est = Estimator(min_samples_leaf=3).fit(X, y)
+    t = est.tree_
+    internal = np.flatnonzero(t.children_left != -1)
+    left, right = t.children_left[internal], t.children_right[internal]
+    np.testing.assert_array_equal(t.n_node_samples[left] + t.n_node_samples[right],
+                                  t.n_node_samples[internal])
+    np.testing.assert_allclose(
+        t.weighted_n_node_samples[left] + t.weighted_n_node_samples[right],
+        t.weighted_n_node_samples[internal])
+    assert (left > internal).all() and (right > internal).all()  # parents first
+    assert (t.n_node_samples[t.children_left == -1] >= 3).all()
+    np.testing.assert_array_equal(t.depth[left], t.depth[internal] + 1)
+    assert t.n_node_samples[0] == X.shape[0]
+
+
+def test_identical_trees_for_any_thread_count(clf_data, reg_data):
+    X, y = clf_data
+    X = np.repeat(X, 3, axis=0)  # duplicates and ties everywhere
+    y = np.repeat(y, 3)
+    for Estimator, target in [(DecisionTreeClassifier, y), (DecisionTreeRegressor, X[:, 0] * 2)]:
+        trees = [Estimator(n_jobs=n, max_features=5, random_state=3).fit(X, target).tree_
+                 for n in (1, 2)]
+        for name in ("children_left", "children_right", "feature", "threshold", "value",
+                     "impurity", "n_node_samples"):
+            np.testing.assert_array_equal(getattr(trees[0], name), getattr(trees[1], name))
+
+
+def test_n_jobs_restores_numba_threads(clf_data):
+    import numba
+
+    X, y = clf_data
+    before = numba.get_num_threads()
+    DecisionTreeClassifier(n_jobs=1).fit(X, y)
+    assert numba.get_num_threads() == before
+
+
+def test_result_does_not_depend_on_row_order(clf_data):
+    X, y = clf_data
+    w = np.random.default_rng(0).integers(2**19, 3 * 2**19, X.shape[0]) / 2.0**20
+    perm = np.random.default_rng(1).permutation(X.shape[0])
+    a = DecisionTreeClassifier().fit(X, y, w)
+    b = DecisionTreeClassifier().fit(X[perm], y[perm], w[perm])
+    assert a.tree_.node_count == b.tree_.node_count
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_planted_split_is_found():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(1000, 5))
+    y = (X[:, 3] > 0.62).astype(int)
+    est = DecisionTreeClassifier(max_depth=1).fit(X, y)
+    assert est.tree_.feature[0] == 3
+    lo, hi = X[y == 0, 3].max(), X[y == 1, 3].min()
+    assert np.float32(lo) < est.tree_.threshold[0] < np.float32(hi)
+    assert est.score(X, y) == 1.0
+
+
+def test_max_features_and_random_state(clf_data):
+    X, y = clf_data
+    a = DecisionTreeClassifier(max_features="sqrt", random_state=0).fit(X, y)
+    b = DecisionTreeClassifier(max_features="sqrt", random_state=0).fit(X, y)
+    c = DecisionTreeClassifier(max_features="sqrt", random_state=1).fit(X, y)
+    np.testing.assert_array_equal(a.tree_.feature, b.tree_.feature)
+    assert a.max_features_ == 2
+    assert not np.array_equal(a.tree_.feature, c.tree_.feature)
+    # every row still ends in a leaf of a valid tree that fits the training data
+    assert a.score(X, y) == 1.0
+
+
+def test_max_leaf_nodes_is_respected(clf_data):
+    X, y = clf_data
+    for n in (2, 5, 17):
+        assert DecisionTreeClassifier(max_leaf_nodes=n).fit(X, y).get_n_leaves() == n
+
+
+def test_string_labels_and_dataframe():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=100), "b": rng.integers(0, 3, 100)})
+    y = np.where(df["a"] > 0, "yes", "no")
+    est = DecisionTreeClassifier().fit(df, y)
+    assert list(est.classes_) == ["no", "yes"]
+    np.testing.assert_array_equal(est.feature_names_in_, ["a", "b"])
+    assert set(est.predict(df)) == {"no", "yes"}
+    assert "a <= " in export_text(est)
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(df[["b", "a"]])
+    assert not hasattr(DecisionTreeClassifier().fit(df.to_numpy(), y), "feature_names_in_")
+
+
+def test_edge_cases_work():
+    X = np.arange(20, dtype=np.int64).reshape(10, 2)
+    one_class = DecisionTreeClassifier().fit(X, np.ones(10))
+    assert one_class.tree_.node_count == 1 and (one_class.predict(X) == 1).all()
+    constant = DecisionTreeClassifier().fit(np.ones((10, 3)), np.arange(10) % 2)
+    assert constant.tree_.node_count == 1
+    single = DecisionTreeRegressor().fit([[1.0, 2.0]], [3.0])
+    assert single.predict([[0.0, 0.0]])[0] == 3.0
+    Xf = np.asfortranarray(np.random.default_rng(0).normal(size=(50, 3)))
+    y = (Xf[:, 1] > 0).astype(int)
+    a = DecisionTreeClassifier().fit(Xf, y)
+    b = DecisionTreeClassifier().fit(np.ascontiguousarray(Xf), y)
+    np.testing.assert_array_equal(a.tree_.threshold, b.tree_.threshold)
+    assert DecisionTreeClassifier().fit(Xf.astype(np.float32), y).score(Xf, y) == 1.0
+
+
+def test_export_text_layout():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    est = DecisionTreeRegressor(max_depth=1).fit(X, [0.0, 0.0, 1.0, 1.0])
+    assert export_text(est, feature_names=["x"]) == (
+        "|--- x <= 1.50\n|   |--- value: [0.00]\n|--- x >  1.50\n|   |--- value: [1.00]\n")
+
+
+def test_version():
+    assert isinstance(fasttree.__version__, str)

@@ -1,0 +1,109 @@
+"""Bad input gets a clear ValueError or TypeError naming the problem."""
+
+import numpy as np
+import pytest
+
+from fasttree import DecisionTreeClassifier, DecisionTreeRegressor, NotFittedError
+
+X = np.random.default_rng(0).normal(size=(30, 3))
+y = (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize(
+    "bad_X, error, match",
+    [
+        (np.where(np.arange(90).reshape(30, 3) == 4, np.inf, X), ValueError, "infinity"),
+        (np.where(np.arange(90).reshape(30, 3) == 4, np.nan, X), ValueError, "NaN"),
+        (np.full((30, 3), 1e300), ValueError, "too large for float32"),
+        (X[:, 0], ValueError, "2-D"),
+        (X[None], ValueError, "2-D"),
+        (np.array([["a", "b", "c"]] * 30), TypeError, "numeric"),
+        (X.astype(complex), TypeError, "complex"),
+    ],
+    ids=["inf", "nan", "overflow", "1d", "3d", "strings", "complex"],
+)
+def test_bad_X_in_fit(bad_X, error, match):
+    with pytest.raises(error, match=match):
+        DecisionTreeClassifier().fit(bad_X, y)
+
+
+def test_empty_X():
+    with pytest.raises(ValueError, match="0 samples"):
+        DecisionTreeClassifier().fit(np.empty((0, 3)), [])
+    with pytest.raises(ValueError, match="0 features"):
+        DecisionTreeClassifier().fit(np.empty((5, 0)), np.arange(5))
+
+
+def test_length_mismatch_and_bad_y():
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        DecisionTreeClassifier().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="NaN"):
+        DecisionTreeRegressor().fit(X, np.where(y == 1, np.nan, 1.0))
+    with pytest.raises(ValueError, match="continuous"):
+        DecisionTreeClassifier().fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="Multi-output"):
+        DecisionTreeClassifier().fit(X, np.c_[y, y])
+
+
+def test_sparse_and_dataframe_columns():
+    sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(TypeError, match="sparse"):
+        DecisionTreeClassifier().fit(sparse.csr_matrix(X), y)
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": X[:, 0], "colour": ["red"] * 30})
+    with pytest.raises(TypeError, match="'colour'"):
+        DecisionTreeClassifier().fit(df, y)
+
+
+@pytest.mark.parametrize(
+    "weight, match",
+    [(-np.ones(30), "negative"), (np.ones(29), "shape"), (np.zeros(30), "sums to zero"),
+     (np.full(30, np.nan), "NaN")],
+)
+def test_bad_sample_weight(weight, match):
+    with pytest.raises(ValueError, match=match):
+        DecisionTreeClassifier().fit(X, y, sample_weight=weight)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"max_depth": 0}, "max_depth"),
+        ({"max_depth": 2.5}, "max_depth"),
+        ({"min_samples_leaf": 0}, "min_samples_leaf"),
+        ({"min_samples_leaf": True}, "min_samples_leaf"),
+        ({"min_samples_split": 1}, "min_samples_split"),
+        ({"criterion": "mse"}, "criterion"),
+        ({"max_features": 4}, "max_features"),
+        ({"max_features": "auto"}, "max_features"),
+        ({"max_leaf_nodes": 1}, "max_leaf_nodes"),
+        ({"min_impurity_decrease": -1.0}, "min_impurity_decrease"),
+        ({"min_weight_fraction_leaf": 0.6}, "min_weight_fraction_leaf"),
+        ({"n_jobs": 0}, "n_jobs"),
+        ({"class_weight": "even"}, "class_weight"),
+        ({"class_weight": {7: 1.0}}, "not in y"),
+        ({"random_state": "seed"}, "random_state"),
+    ],
+    ids=str,
+)
+def test_bad_hyperparameters(params, match):
+    with pytest.raises(ValueError, match=match):
+        DecisionTreeClassifier(**params).fit(X, y)
+
+
+def test_regressor_rejects_classification_criterion():
+    with pytest.raises(ValueError, match="criterion"):
+        DecisionTreeRegressor(criterion="gini").fit(X, X[:, 0])
+
+
+def test_predict_before_fit_and_wrong_width():
+    for method in ("predict", "apply", "decision_path"):
+        with pytest.raises(NotFittedError, match="not fitted"):
+            getattr(DecisionTreeClassifier(), method)(X)
+    with pytest.raises(NotFittedError):
+        DecisionTreeClassifier().feature_importances_
+    est = DecisionTreeClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="X has 2 features"):
+        est.predict(X[:, :2])
+    with pytest.raises(ValueError, match="NaN"):
+        est.predict(np.full((2, 3), np.nan))
