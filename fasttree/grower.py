@@ -21,6 +21,7 @@ from .kernels import (
     segment_class_weights,
     segment_target_sums,
     select_best_splits,
+    xlog2x_table,
 )
 from .tree import TREE_UNDEFINED, Tree
 
@@ -174,7 +175,8 @@ class TreeGrower:
                 children, thr, n_left = self._timed(
                     "search", find_best_splits_classification, self._sorted_x, self._sorted_idx,
                     self.y, self.sample_weight, start, end, stats, mask,
-                    CLASSIFICATION_CRITERIA[p.criterion], p.min_samples_leaf, p.min_weight_leaf)
+                    CLASSIFICATION_CRITERIA[p.criterion], p.min_samples_leaf, p.min_weight_leaf,
+                    self._unit_weight_table)
             best = select_best_splits(children)
             found = best >= 0
             cols = np.arange(cand.size)
@@ -231,6 +233,8 @@ class TreeGrower:
         self._n_nodes = 0
         self._links = []  # (parent ids, left child ids, right child ids) per split call
         self._root_weight = float(self.sample_weight.sum())
+        unit = self.n_classes is not None and bool(np.all(self.sample_weight == 1.0))
+        self._unit_weight_table = xlog2x_table(self.n_samples) if unit else np.empty(0)
 
         root = self._new_batch(np.array([0], dtype=np.int64),
                                np.array([self.n_samples], dtype=np.int64),
@@ -242,6 +246,7 @@ class TreeGrower:
         tree = self._build_tree()
         self.timings["total"] = time.perf_counter() - t_total
         del self._sorted_x, self._sorted_idx, self._goes_left, self._batches, self._links
+        del self._unit_weight_table
         return tree
 
     def _grow_level_wise(self, batch):

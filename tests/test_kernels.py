@@ -18,6 +18,7 @@ from fasttree.kernels import (
     segment_class_weights,
     segment_target_sums,
     select_best_splits,
+    xlog2x_table,
 )
 from reference import apply_naive, brute_force_split
 
@@ -70,8 +71,11 @@ def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mw
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
     counts = segment_class_weights(sorted_idx[0], y, w, starts, ends, n_classes)
     mask = np.ones((X.shape[1], starts.size), np.uint8)
+    unit = np.all(w == 1.0)
+    table = xlog2x_table(len(y)) if unit else np.empty(0)
     imp, thr, n_left = find_best_splits_classification(
-        sorted_x, sorted_idx, y, w, starts, ends, counts, mask, CRITERIA[criterion], msl, mwl)
+        sorted_x, sorted_idx, y, w, starts, ends, counts, mask, CRITERIA[criterion], msl, mwl,
+        table)
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(counts[s], np.bincount(y[rows], w[rows], n_classes))
@@ -170,7 +174,7 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     counts = segment_class_weights(sorted_idx[0], y, w, start, end, 2)
     imp, thr, n_left = find_best_splits_classification(
         sorted_x, sorted_idx, y, w, start, end, counts, np.ones((1, 1), np.uint8),
-        CRITERION_ENTROPY, 1, 0.0)
+        CRITERION_ENTROPY, 1, 0.0, np.empty(0))
     assert thr[0, 0] == 10.0 and n_left[0, 0] == 3
     parent = -(0.6 * np.log2(0.6) + 0.4 * np.log2(0.4))
     assert parent - imp[0, 0] / 5 == pytest.approx(0.420, abs=5e-4)
@@ -182,7 +186,7 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     counts = segment_class_weights(sorted_idx[0], y, np.ones(4), start, end, 2)
     _, thr, _ = find_best_splits_classification(
         sorted_x, sorted_idx, y, np.ones(4), start, end, counts, np.ones((1, 1), np.uint8),
-        CRITERION_GINI, 1, 0.0)
+        CRITERION_GINI, 1, 0.0, xlog2x_table(4))
     assert thr[0, 0] == 1.5
 
 
@@ -194,8 +198,14 @@ def test_feature_mask_skips_pairs(rng):
     counts = segment_class_weights(sorted_idx[0], y, np.ones(50), start, end, 2)
     mask = np.array([[0], [1], [1]], np.uint8)
     imp, _, _ = find_best_splits_classification(
-        sorted_x, sorted_idx, y, np.ones(50), start, end, counts, mask, CRITERION_GINI, 1, 0.0)
+        sorted_x, sorted_idx, y, np.ones(50), start, end, counts, mask, CRITERION_GINI, 1, 0.0,
+        np.empty(0))
     assert imp[0, 0] == np.inf and np.isfinite(imp[1:, 0]).all()
+
+
+def test_xlog2x_table():
+    table = xlog2x_table(5)
+    np.testing.assert_allclose(table, [0.0] + [c * np.log2(c) for c in range(1, 6)])
 
 
 def test_select_best_splits_lowest_feature_wins_ties():

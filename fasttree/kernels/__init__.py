@@ -7,7 +7,8 @@ C-contiguous, as each docstring states.  A typical level of a tree::
     sorted_x, sorted_idx = presort_features(np.asfortranarray(X, np.float32).T)
     counts = segment_class_weights(sorted_idx[0], y, w, seg_start, seg_end, n_classes)
     imp, thr, n_left = find_best_splits_classification(sorted_x, sorted_idx, y, w, seg_start,
-                                                        seg_end, counts, mask, criterion, 1, 0.0)
+                                                        seg_end, counts, mask, criterion, 1, 0.0,
+                                                        xlog2x_table(len(y)))
     best_feature = select_best_splits(imp)
     partition_segments(sorted_x, sorted_idx, seg_start, seg_end, best_feature, n_left_of_best, buf)
 """
@@ -20,6 +21,7 @@ from .split_search import (
     find_best_splits_classification,
     find_best_splits_regression,
     select_best_splits,
+    xlog2x_table,
 )
 
 __all__ = [
@@ -32,4 +34,5 @@ __all__ = [
     "segment_class_weights",
     "segment_target_sums",
     "select_best_splits",
+    "xlog2x_table",
 ]

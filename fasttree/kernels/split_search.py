@@ -43,6 +43,36 @@ def _midpoint(a, b):
     return t
 
 
+@njit(cache=True)
+def xlog2x_table(n):
+    """``table[c] = c * log2(c)`` for the integer counts ``c = 0 .. n`` (``table[0] = 0``).
+
+    Parameters
+    ----------
+    n : int
+        Largest count (the number of rows).
+
+    Returns
+    -------
+    table : ndarray of shape (n + 1,), float64
+    """
+    table = np.empty(n + 1)
+    table[0] = 0.0
+    for c in range(1, n + 1):
+        table[c] = c * np.log2(c)
+    return table
+
+
+@njit(cache=True, inline="always")
+def _entropy_children_from_table(left, total, w_left, w_right, table):
+    # unit weights: every count is an integer, so c log2 c is a table read instead of a log
+    s = table[np.int64(w_left)] + table[np.int64(w_right)]
+    for k in range(left.shape[0]):
+        c_left = left[k]
+        s -= table[np.int64(c_left)] + table[np.int64(total[k] - c_left)]
+    return s
+
+
 @njit(cache=True, inline="always")
 def _classification_children_impurity(left, total, w_left, w_right, criterion):
     n_classes = left.shape[0]
@@ -76,6 +106,7 @@ def find_best_splits_classification(
     criterion,
     min_samples_leaf,
     min_weight_leaf,
+    unit_weight_table,
 ):
     """Best threshold of every feature for every segment (node) of a level, classification.
 
@@ -101,6 +132,10 @@ def find_best_splits_classification(
         Minimum number of rows (unweighted) in each child.
     min_weight_leaf : float
         Minimum weighted count in each child.
+    unit_weight_table : ndarray of shape (0,) or (n_samples + 1,), float64 (IN)
+        Empty for a weighted fit.  Non-empty promises that every sample weight is 1: the kernel
+        then skips reading ``sample_weight`` and, for entropy, reads ``c log2 c`` from this table
+        (see :func:`xlog2x_table`) instead of computing logarithms.
 
     Returns
     -------
@@ -121,6 +156,8 @@ def find_best_splits_classification(
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     n_classes = seg_class_weight.shape[1]
+    unit_weight = unit_weight_table.shape[0] > 0
+    use_table = unit_weight and criterion == CRITERION_ENTROPY
     children_impurity = np.full((n_features, n_segments), np.inf)
     threshold = np.zeros((n_features, n_segments))
     n_left = np.zeros((n_features, n_segments), dtype=np.int32)
@@ -149,7 +186,7 @@ def find_best_splits_classification(
             last_p = end - 1 - min_samples_leaf
             for p in range(start, last_p + 1):
                 row = idx[p]
-                w = sample_weight[row]
+                w = 1.0 if unit_weight else sample_weight[row]
                 left[y[row]] += w
                 w_left += w
                 if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
@@ -159,7 +196,12 @@ def find_best_splits_classification(
                     continue
                 if w_left <= 0.0 or w_right <= 0.0:
                     continue  # zero-weight child: its impurity is undefined
-                value = _classification_children_impurity(left, total, w_left, w_right, criterion)
+                if use_table:
+                    value = _entropy_children_from_table(left, total, w_left, w_right,
+                                                         unit_weight_table)
+                else:
+                    value = _classification_children_impurity(left, total, w_left, w_right,
+                                                              criterion)
                 if value < best:
                     best = value
                     best_p = p
