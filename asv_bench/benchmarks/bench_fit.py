@@ -1,0 +1,68 @@
+"""Fit and predict time and peak memory: fasttree and its anchors, same cases, same run."""
+
+from .common import (
+    N_FEATURES,
+    N_SAMPLES,
+    classification_data,
+    make_estimator,
+    regression_data,
+    warm_up,
+)
+
+LIBRARIES = ["fasttree", "sklearn", "xgboost", "lightgbm"]
+
+
+class ClassifierFit:
+    params = (LIBRARIES, N_SAMPLES, N_FEATURES, [10], ["entropy", "gini"], [1, 2])
+    param_names = ["library", "n_samples", "n_features", "max_depth", "criterion", "n_jobs"]
+    timeout = 300
+
+    def setup(self, library, n_samples, n_features, max_depth, criterion, n_jobs):
+        if library in ("xgboost", "lightgbm") and criterion != "entropy":
+            raise NotImplementedError  # asv's way to skip: boosters have one (log-loss) objective
+        if library == "sklearn" and n_jobs != 1:
+            raise NotImplementedError  # scikit-learn's single tree is single-threaded
+        warm_up()
+        self.X, self.y = classification_data(n_samples, n_features)
+        self.est = make_estimator(library, "classification", max_depth=max_depth,
+                                  criterion=criterion, n_jobs=n_jobs)
+
+    def time_fit(self, *args):
+        self.est.fit(self.X, self.y)
+
+    def peakmem_fit(self, *args):
+        self.est.fit(self.X, self.y)
+
+
+class RegressorFit:
+    params = (LIBRARIES, N_SAMPLES, N_FEATURES, [10])
+    param_names = ["library", "n_samples", "n_features", "max_depth"]
+    timeout = 300
+
+    def setup(self, library, n_samples, n_features, max_depth):
+        warm_up()
+        self.X, self.y = regression_data(n_samples, n_features)
+        self.est = make_estimator(library, "regression", max_depth=max_depth,
+                                  criterion="squared_error", n_jobs=2)
+
+    def time_fit(self, *args):
+        self.est.fit(self.X, self.y)
+
+    def peakmem_fit(self, *args):
+        self.est.fit(self.X, self.y)
+
+
+class ClassifierPredict:
+    params = (["fasttree", "sklearn"], [1_000_000], [12])
+    param_names = ["library", "n_samples", "max_depth"]
+    timeout = 300
+
+    def setup(self, library, n_samples, max_depth):
+        warm_up()
+        X, y = classification_data(100_000, 20)
+        self.est = make_estimator(library, "classification", max_depth=max_depth,
+                                  criterion="gini", n_jobs=2).fit(X, y)
+        self.X_test, _ = classification_data(n_samples, 20, seed=1)
+
+    def time_predict(self, *args):
+        self.est.predict(self.X_test)

@@ -1,0 +1,106 @@
+"""The kernels alone, and the first call (compile or cache load) in a fresh process."""
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from .common import classification_data, warm_up
+
+
+class Kernels:
+    params = ([300_000], [20])
+    param_names = ["n_samples", "n_features"]
+
+    def setup(self, n_samples, n_features):
+        from fasttree.kernels import presort_features, segment_class_weights, xlog2x_table
+
+        warm_up()
+        X, y = classification_data(n_samples, n_features)
+        self.X_by_feature = np.asfortranarray(X).T
+        self.y = y.astype(np.int32)
+        self.w = np.ones(n_samples)
+        self.sorted_x, self.sorted_idx = presort_features(self.X_by_feature)
+        # one level of 64 equal nodes (rows assigned by position: fine for timing a scan)
+        bounds = np.linspace(0, n_samples, 65).astype(np.int64)
+        self.start, self.end = bounds[:-1].copy(), bounds[1:].copy()
+        self.counts = segment_class_weights(self.sorted_idx[0], self.y, self.w, self.start,
+                                            self.end, 2)
+        self.mask = np.ones((n_features, 64), np.uint8)
+        self.table = xlog2x_table(n_samples)
+
+    def time_presort(self, *args):
+        from fasttree.kernels import presort_features
+
+        presort_features(self.X_by_feature)
+
+    def time_find_best_splits_entropy(self, *args):
+        from fasttree.kernels import find_best_splits_classification
+
+        find_best_splits_classification(self.sorted_x, self.sorted_idx, self.y, self.w,
+                                        self.start, self.end, self.counts, self.mask, 1, 1, 0.0,
+                                        self.table)
+
+    def time_partition(self, *args):
+        from fasttree.kernels import partition_segments
+
+        n_left = ((self.end - self.start) // 2).astype(np.int64)
+        feature = np.zeros(64, dtype=np.int64)
+        partition_segments(self.sorted_x, self.sorted_idx, self.start, self.end, feature, n_left,
+                           np.empty(self.y.shape[0], np.uint8))
+
+
+FIRST_CALL = """
+import time
+t0 = time.perf_counter()
+import numpy as np, fasttree
+rng = np.random.default_rng(0)
+X = rng.normal(size=(1000, 10)); y = (X[:, 0] > 0).astype(int)
+fasttree.DecisionTreeClassifier().fit(X, y).predict(X)
+fasttree.DecisionTreeRegressor().fit(X, X[:, 1]).predict(X)
+print(time.perf_counter() - t0)
+"""
+
+
+def _fresh_process_seconds(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+class FirstCall:
+    """Import + first fit/predict in a fresh process, numba's cache warm, minus bare numba import."""
+
+    timeout = 600
+    unit = "seconds"
+
+    def setup(self):
+        _fresh_process_seconds(FIRST_CALL)  # fills numba's on-disk cache
+
+    def track_first_fit_over_bare_numba(self):
+        bare = _fresh_process_seconds(
+            "import time; t0 = time.perf_counter(); import numba; "
+            "print(time.perf_counter() - t0)")
+        return _fresh_process_seconds(FIRST_CALL) - bare
+
+    track_first_fit_over_bare_numba.unit = "seconds"
+
+
+class Timers:
+    """The grower's own per-phase timers for the B1-style case (reported, not timed by asv)."""
+
+    timeout = 300
+
+    def setup(self):
+        warm_up()
+
+    def track_search_share(self):
+        import fasttree
+
+        X, y = classification_data(300_000, 20)
+        t0 = time.perf_counter()
+        est = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=10).fit(X, y)
+        del t0
+        return est.fit_timings_["search"] / est.fit_timings_["total"]
+
+    track_search_share.unit = "fraction"
