@@ -64,16 +64,6 @@ def xlog2x_table(n):
 
 
 @njit(cache=True, inline="always")
-def _entropy_children_from_table(left, total, w_left, w_right, table):
-    # unit weights: every count is an integer, so c log2 c is a table read instead of a log
-    s = table[np.int64(w_left)] + table[np.int64(w_right)]
-    for k in range(left.shape[0]):
-        c_left = left[k]
-        s -= table[np.int64(c_left)] + table[np.int64(total[k] - c_left)]
-    return s
-
-
-@njit(cache=True, inline="always")
 def _classification_children_impurity(left, total, w_left, w_right, criterion):
     n_classes = left.shape[0]
     if criterion == CRITERION_GINI:
@@ -91,6 +81,81 @@ def _classification_children_impurity(left, total, w_left, w_right, criterion):
         c_left = left[k]
         s -= _xlog2x(c_left) + _xlog2x(total[k] - c_left)
     return s
+
+
+@njit(cache=True, inline="always")
+def _scan_weighted(xs, idx, y, sample_weight, start, end, total, left, criterion,
+                   min_samples_leaf, min_weight_leaf):
+    """Scan one (feature, node) pair with float weights; returns (best value, best position)."""
+    n_classes = left.shape[0]
+    w_total = 0.0
+    for k in range(n_classes):
+        left[k] = 0.0
+        w_total += total[k]
+    w_left = 0.0
+    best = np.inf
+    best_p = -1
+    # Candidate between positions p and p+1; the last rows can never go left.
+    for p in range(start, end - min_samples_leaf):
+        row = idx[p]
+        w = sample_weight[row]
+        left[y[row]] += w
+        w_left += w
+        if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
+            continue
+        w_right = w_total - w_left
+        if w_left < min_weight_leaf or w_right < min_weight_leaf:
+            continue
+        if w_left <= 0.0 or w_right <= 0.0:
+            continue  # zero-weight child: its impurity is undefined
+        value = _classification_children_impurity(left, total, w_left, w_right, criterion)
+        if value < best:
+            best = value
+            best_p = p
+    return best, best_p
+
+
+@njit(cache=True, inline="always")
+def _scan_unit_weight(xs, idx, y, start, end, total, left, criterion, min_samples_leaf,
+                      min_weight_leaf, table):
+    """Scan one (feature, node) pair when every weight is 1: integer counts, no weight reads.
+
+    Gini keeps the sums of squared counts up to date in O(1) per row (exact: they are integers);
+    entropy reads c log2 c from ``table``.  Both give bit-identical values for identical
+    partitions, whatever feature produced them, so ties between features stay exact.
+    """
+    n_classes = left.shape[0]
+    n_node = end - start
+    sq_left = 0
+    sq_right = 0
+    for k in range(n_classes):
+        left[k] = 0
+        sq_right += total[k] * total[k]
+    best = np.inf
+    best_p = -1
+    for p in range(start, end - min_samples_leaf):
+        c = y[idx[p]]
+        c_left = left[c]
+        c_right = total[c] - c_left
+        sq_left += 2 * c_left + 1
+        sq_right -= 2 * c_right - 1
+        left[c] = c_left + 1
+        if xs[p + 1] == xs[p]:
+            continue
+        n_left = p - start + 1
+        n_right = n_node - n_left
+        if n_left < min_samples_leaf or n_left < min_weight_leaf or n_right < min_weight_leaf:
+            continue
+        if criterion == CRITERION_GINI:
+            value = (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
+        else:
+            value = table[n_left] + table[n_right]
+            for k in range(n_classes):
+                value -= table[left[k]] + table[total[k] - left[k]]
+        if value < best:
+            best = value
+            best_p = p
+    return best, best_p
 
 
 @njit(parallel=True, cache=True)
@@ -134,8 +199,8 @@ def find_best_splits_classification(
         Minimum weighted count in each child.
     unit_weight_table : ndarray of shape (0,) or (n_samples + 1,), float64 (IN)
         Empty for a weighted fit.  Non-empty promises that every sample weight is 1: the kernel
-        then skips reading ``sample_weight`` and, for entropy, reads ``c log2 c`` from this table
-        (see :func:`xlog2x_table`) instead of computing logarithms.
+        then counts in integers, skips reading ``sample_weight`` and, for entropy, reads
+        ``c log2 c`` from this table (see :func:`xlog2x_table`) instead of computing logarithms.
 
     Returns
     -------
@@ -157,13 +222,14 @@ def find_best_splits_classification(
     n_segments = seg_start.shape[0]
     n_classes = seg_class_weight.shape[1]
     unit_weight = unit_weight_table.shape[0] > 0
-    use_table = unit_weight and criterion == CRITERION_ENTROPY
     children_impurity = np.full((n_features, n_segments), np.inf)
     threshold = np.zeros((n_features, n_segments))
     n_left = np.zeros((n_features, n_segments), dtype=np.int32)
 
     for f in prange(n_features):
         left = np.empty(n_classes)
+        left_count = np.empty(n_classes, dtype=np.int64)
+        total_count = np.empty(n_classes, dtype=np.int64)
         xs = sorted_x[f]
         idx = sorted_idx[f]
         for s in range(n_segments):
@@ -171,40 +237,18 @@ def find_best_splits_classification(
                 continue
             start = seg_start[s]
             end = seg_end[s]
-            n_node = end - start
-            if n_node < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
+            if end - start < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
                 continue
-            total = seg_class_weight[s]
-            w_total = 0.0
-            for k in range(n_classes):
-                left[k] = 0.0
-                w_total += total[k]
-            w_left = 0.0
-            best = np.inf
-            best_p = -1
-            # Candidate between positions p and p+1; the last row can never go left.
-            last_p = end - 1 - min_samples_leaf
-            for p in range(start, last_p + 1):
-                row = idx[p]
-                w = 1.0 if unit_weight else sample_weight[row]
-                left[y[row]] += w
-                w_left += w
-                if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
-                    continue
-                w_right = w_total - w_left
-                if w_left < min_weight_leaf or w_right < min_weight_leaf:
-                    continue
-                if w_left <= 0.0 or w_right <= 0.0:
-                    continue  # zero-weight child: its impurity is undefined
-                if use_table:
-                    value = _entropy_children_from_table(left, total, w_left, w_right,
-                                                         unit_weight_table)
-                else:
-                    value = _classification_children_impurity(left, total, w_left, w_right,
-                                                              criterion)
-                if value < best:
-                    best = value
-                    best_p = p
+            if unit_weight:
+                for k in range(n_classes):
+                    total_count[k] = np.int64(seg_class_weight[s, k])
+                best, best_p = _scan_unit_weight(
+                    xs, idx, y, start, end, total_count, left_count, criterion,
+                    min_samples_leaf, min_weight_leaf, unit_weight_table)
+            else:
+                best, best_p = _scan_weighted(
+                    xs, idx, y, sample_weight, start, end, seg_class_weight[s], left,
+                    criterion, min_samples_leaf, min_weight_leaf)
             if best_p >= 0:
                 children_impurity[f, s] = best
                 threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
