@@ -13,8 +13,20 @@ X_DTYPE = np.float32
 #: Row indices.  int32 while n_samples < 2**31 halves the index traffic of int64.
 INDEX_DTYPE = np.int32
 
-#: Encoded class labels (0 .. n_classes - 1).
+#: Encoded class labels (0 .. n_classes - 1) as the estimators hand them to the grower.
 CLASS_DTYPE = np.int32
+
+#: Most classes a classifier supports (labels travel through the layout as uint16 at most).
+MAX_CLASSES = 2**16
+
+
+def label_dtype(n_classes):
+    """Narrowest label dtype of the working layout: uint8 up to 256 classes, else uint16.
+
+    The labels are copied once per feature and moved by every partition, so one byte instead of
+    four cuts that traffic; the uint16 specialization is compiled only for problems that need it.
+    """
+    return np.uint8 if n_classes <= 256 else np.uint16
 
 #: Regression targets, sample weights, weighted counts, sums, impurities and gains: float64, because
 #: cumulative sums over a million rows lose too much precision in float32.

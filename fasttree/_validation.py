@@ -34,7 +34,7 @@ def check_X(X, *, order, name="X"):
     ----------
     X : array-like or DataFrame of shape (n_samples, n_features)
     order : {"C", "F"}
-        "F" for fitting (the presort reads columns), "C" for prediction (rows are traversed).
+        Memory order of the result; the kernels take C-contiguous arrays.
 
     Raises
     ------

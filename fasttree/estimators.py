@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from ._base import BaseEstimator, numba_threads
-from ._dtypes import CLASS_DTYPE
+from ._dtypes import CLASS_DTYPE, MAX_CLASSES
 from ._validation import check_sample_weight, check_X, check_y, feature_names_of
 from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, GrowerParams, TreeGrower
 
@@ -292,7 +292,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         -------
         self
         """
-        X_checked = check_X(X, order="F")
+        X_checked = check_X(X, order="C")
         y = check_y(y, X_checked.shape[0], regression=False)
         if y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
             raise ValueError(
@@ -303,6 +303,9 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         except TypeError:
             raise TypeError("y mixes label types that cannot be compared (e.g. str and int).") \
                 from None
+        if classes.shape[0] > MAX_CLASSES:
+            raise ValueError(
+                f"y has {classes.shape[0]} classes; fasttree supports at most {MAX_CLASSES}.")
         class_weights = self._expand_class_weight(classes, y_encoded)
         self._set_feature_names(X)
         self.classes_ = classes
@@ -414,7 +417,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         -------
         self
         """
-        X_checked = check_X(X, order="F")
+        X_checked = check_X(X, order="C")
         y = check_y(y, X_checked.shape[0], regression=True)
         self._set_feature_names(X)
         return self._fit(X_checked, y, sample_weight, n_classes=None)

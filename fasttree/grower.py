@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._dtypes import CRITERION_ENTROPY, CRITERION_GINI, TREE_LEAF
+from ._dtypes import CRITERION_ENTROPY, CRITERION_GINI, TREE_LEAF, label_dtype
 from .kernels import (
     find_best_splits_classification,
     find_best_splits_regression,
+    gather_labels,
     partition_segments,
     presort_features,
     segment_class_weights,
@@ -89,7 +90,7 @@ class TreeGrower:
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), float32, Fortran-ordered
+    X : ndarray of shape (n_samples, n_features), float32, C-contiguous
     y : ndarray of shape (n_samples,)
         int32 encoded classes (classification) or float64 target (regression).
     sample_weight : ndarray of shape (n_samples,), float64
@@ -127,8 +128,8 @@ class TreeGrower:
         if self.n_classes is None:
             return self._timed("node_stats", segment_target_sums, self._sorted_idx[0], self.y,
                                self.sample_weight, start, end)
-        return self._timed("node_stats", segment_class_weights, self._sorted_idx[0], self.y,
-                           self.sample_weight, start, end, self.n_classes)
+        return self._timed("node_stats", segment_class_weights, self._sorted_idx[0],
+                           self._sorted_y[0], self.sample_weight, start, end, self.n_classes)
 
     def _feature_mask(self, start, end):
         n_features = self.n_features
@@ -174,7 +175,7 @@ class TreeGrower:
             else:
                 children, thr, n_left = self._timed(
                     "search", find_best_splits_classification, self._sorted_x, self._sorted_idx,
-                    self.y, self.sample_weight, start, end, stats, mask,
+                    self._sorted_y, self.sample_weight, start, end, stats, mask,
                     CLASSIFICATION_CRITERIA[p.criterion], p.min_samples_leaf, p.min_weight_leaf,
                     self._unit_weight_table)
             best = select_best_splits(children)
@@ -208,8 +209,8 @@ class TreeGrower:
         end = np.ascontiguousarray(batch.end[rows])
         feature = np.ascontiguousarray(batch.feature[rows])
         n_left = np.ascontiguousarray(batch.n_left[rows])
-        self._timed("partition", partition_segments, self._sorted_x, self._sorted_idx, start, end,
-                    feature, n_left, self._goes_left)
+        self._timed("partition", partition_segments, self._sorted_x, self._sorted_idx,
+                    self._sorted_y, start, end, feature, n_left, self._goes_left)
         middle = start + n_left
         # children of node i are 2i (left) and 2i+1 (right) of the new batch
         child_start = np.empty(2 * rows.size, dtype=np.int64)
@@ -227,7 +228,12 @@ class TreeGrower:
         self.timings = {}
         t_total = time.perf_counter()
         self._sorted_x, self._sorted_idx = self._timed(
-            "presort", presort_features, np.asfortranarray(self.X).T)
+            "presort", presort_features, self.X)
+        if self.n_classes is None:
+            self._sorted_y = np.empty((self.n_features, 0), dtype=np.uint8)
+        else:
+            labels = self.y.astype(label_dtype(self.n_classes))
+            self._sorted_y = self._timed("presort", gather_labels, self._sorted_idx, labels)
         self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
         self._batches = []
         self._n_nodes = 0
@@ -245,7 +251,7 @@ class TreeGrower:
             self._grow_best_first(root)
         tree = self._build_tree()
         self.timings["total"] = time.perf_counter() - t_total
-        del self._sorted_x, self._sorted_idx, self._goes_left, self._batches, self._links
+        del self._sorted_x, self._sorted_idx, self._sorted_y, self._goes_left, self._batches, self._links
         del self._unit_weight_table
         return tree
 

@@ -13,6 +13,7 @@ from fasttree.kernels import (
     decision_paths,
     find_best_splits_classification,
     find_best_splits_regression,
+    gather_labels,
     partition_segments,
     presort_features,
     segment_class_weights,
@@ -27,7 +28,7 @@ CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY}
 
 def layout(X):
     """Presorted working layout of a float32 matrix."""
-    return presort_features(np.asfortranarray(X, dtype=np.float32).T)
+    return presort_features(np.ascontiguousarray(X, dtype=np.float32))
 
 
 def random_segments(rng, n, n_segments):
@@ -58,24 +59,45 @@ def segmented_layout(rng, X, n_segments):
     return sorted_x, sorted_idx, starts, ends
 
 
-def test_presort_matches_stable_argsort(rng):
-    X = rng.integers(0, 5, size=(300, 4)).astype(np.float32)  # many ties
+@pytest.mark.parametrize("kind", ["ties", "normal", "wide", "signed-zeros", "constant"])
+def test_presort_matches_stable_argsort(rng, kind):
+    n = 3000
+    X = {
+        "ties": rng.integers(-3, 3, size=(n, 4)),
+        "normal": rng.normal(size=(n, 4)),
+        # magnitudes from 1e-38 to 1e38, both signs: every radix digit matters
+        "wide": rng.choice([-1, 1], size=(n, 4)) * 10.0 ** rng.uniform(-38, 38, size=(n, 4)),
+        "signed-zeros": rng.choice([-0.0, 0.0, -1.5, 2.5], size=(n, 4)),
+        "constant": np.full((n, 4), 7.25),
+    }[kind].astype(np.float32)
     sorted_x, sorted_idx = layout(X)
     for f in range(4):
         expected = np.argsort(X[:, f], kind="stable")
         np.testing.assert_array_equal(sorted_idx[f], expected)
-        np.testing.assert_array_equal(sorted_x[f], X[expected, f])
+        np.testing.assert_array_equal(sorted_x[f], X[expected, f])  # -0.0 == 0.0 here
+        assert not np.signbit(sorted_x[f][sorted_x[f] == 0]).any()
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=1,
+                max_size=60))
+def test_presort_any_float32_values(values):
+    x = np.array(values, dtype=np.float32)[:, None]
+    sorted_x, sorted_idx = layout(x)
+    np.testing.assert_array_equal(sorted_idx[0], np.argsort(x[:, 0], kind="stable"))
 
 
 def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mwl):
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
-    counts = segment_class_weights(sorted_idx[0], y, w, starts, ends, n_classes)
+    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    np.testing.assert_array_equal(sorted_y, y[sorted_idx])
+    counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, starts, ends, n_classes)
     mask = np.ones((X.shape[1], starts.size), np.uint8)
     unit = np.all(w == 1.0)
     table = xlog2x_table(len(y)) if unit else np.empty(0)
     imp, thr, n_left = find_best_splits_classification(
-        sorted_x, sorted_idx, y, w, starts, ends, counts, mask, CRITERIA[criterion], msl, mwl,
-        table)
+        sorted_x, sorted_idx, sorted_y, w, starts, ends, counts, mask, CRITERIA[criterion], msl,
+        mwl, table)
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(counts[s], np.bincount(y[rows], w[rows], n_classes))
@@ -171,9 +193,10 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     w = np.ones(5)
     sorted_x, sorted_idx = layout(x)
     start, end = np.array([0]), np.array([5])
-    counts = segment_class_weights(sorted_idx[0], y, w, start, end, 2)
+    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, start, end, 2)
     imp, thr, n_left = find_best_splits_classification(
-        sorted_x, sorted_idx, y, w, start, end, counts, np.ones((1, 1), np.uint8),
+        sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((1, 1), np.uint8),
         CRITERION_ENTROPY, 1, 0.0, np.empty(0))
     assert thr[0, 0] == 10.0 and n_left[0, 0] == 3
     parent = -(0.6 * np.log2(0.6) + 0.4 * np.log2(0.4))
@@ -183,9 +206,10 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     y = np.array([0, 1, 1, 0], np.int32)
     sorted_x, sorted_idx = layout(x)
     start, end = np.array([0]), np.array([4])
-    counts = segment_class_weights(sorted_idx[0], y, np.ones(4), start, end, 2)
+    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    counts = segment_class_weights(sorted_idx[0], sorted_y[0], np.ones(4), start, end, 2)
     _, thr, _ = find_best_splits_classification(
-        sorted_x, sorted_idx, y, np.ones(4), start, end, counts, np.ones((1, 1), np.uint8),
+        sorted_x, sorted_idx, sorted_y, np.ones(4), start, end, counts, np.ones((1, 1), np.uint8),
         CRITERION_GINI, 1, 0.0, xlog2x_table(4))
     assert thr[0, 0] == 1.5
 
@@ -195,10 +219,12 @@ def test_feature_mask_skips_pairs(rng):
     y = (X[:, 0] > 0).astype(np.int32)
     sorted_x, sorted_idx = layout(X)
     start, end = np.array([0]), np.array([50])
-    counts = segment_class_weights(sorted_idx[0], y, np.ones(50), start, end, 2)
+    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    counts = segment_class_weights(sorted_idx[0], sorted_y[0], np.ones(50), start, end, 2)
     mask = np.array([[0], [1], [1]], np.uint8)
     imp, _, _ = find_best_splits_classification(
-        sorted_x, sorted_idx, y, np.ones(50), start, end, counts, mask, CRITERION_GINI, 1, 0.0,
+        sorted_x, sorted_idx, sorted_y, np.ones(50), start, end, counts, mask, CRITERION_GINI, 1,
+        0.0,
         np.empty(0))
     assert imp[0, 0] == np.inf and np.isfinite(imp[1:, 0]).all()
 
@@ -218,12 +244,15 @@ def test_partition_is_stable_and_routes_by_split(seed):
     rng = np.random.default_rng(seed)
     n, m = 120, 4
     X = rng.integers(0, 10, size=(n, m)).astype(np.float32)
+    y = rng.integers(0, 300, size=n).astype(np.uint16)
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 3)
+    sorted_y = gather_labels(sorted_idx, y)
     before_idx = sorted_idx.copy()
     feature = rng.integers(0, m, size=starts.size)
     n_left = np.array([rng.integers(0, e - s + 1) for s, e in zip(starts, ends)], np.int64)
     goes_left = np.zeros(n, np.uint8)
-    partition_segments(sorted_x, sorted_idx, starts, ends, feature, n_left, goes_left)
+    partition_segments(sorted_x, sorted_idx, sorted_y, starts, ends, feature, n_left, goes_left)
+    np.testing.assert_array_equal(sorted_y, y[sorted_idx])  # labels moved with their rows
     for s, (a, b) in enumerate(zip(starts, ends)):
         left_rows = set(before_idx[feature[s], a:a + n_left[s]].tolist())
         for g in range(m):
@@ -236,6 +265,12 @@ def test_partition_is_stable_and_routes_by_split(seed):
     for a, b in zip(starts, ends):
         outside[a:b] = False
     np.testing.assert_array_equal(sorted_idx[:, outside], before_idx[:, outside])
+    # without labels (regression) the same partition happens
+    sorted_x2, sorted_idx2 = layout(X)
+    sorted_x2[:], sorted_idx2[:] = sorted_x, sorted_idx
+    partition_segments(sorted_x2, sorted_idx2, np.empty((m, 0), np.uint8), starts, ends, feature,
+                       np.zeros_like(n_left), goes_left)  # n_left 0: everything goes right
+    np.testing.assert_array_equal(sorted_idx2, sorted_idx)
 
 
 def small_tree():

@@ -14,18 +14,20 @@ class Kernels:
     param_names = ["n_samples", "n_features"]
 
     def setup(self, n_samples, n_features):
-        from fasttree.kernels import presort_features, segment_class_weights, xlog2x_table
+        from fasttree.kernels import (gather_labels, presort_features, segment_class_weights,
+                                      xlog2x_table)
 
         warm_up()
         X, y = classification_data(n_samples, n_features)
-        self.X_by_feature = np.asfortranarray(X).T
+        self.X = np.ascontiguousarray(X)
         self.y = y.astype(np.int32)
         self.w = np.ones(n_samples)
-        self.sorted_x, self.sorted_idx = presort_features(self.X_by_feature)
+        self.sorted_x, self.sorted_idx = presort_features(self.X)
         # one level of 64 equal nodes (rows assigned by position: fine for timing a scan)
         bounds = np.linspace(0, n_samples, 65).astype(np.int64)
         self.start, self.end = bounds[:-1].copy(), bounds[1:].copy()
-        self.counts = segment_class_weights(self.sorted_idx[0], self.y, self.w, self.start,
+        self.sorted_y = gather_labels(self.sorted_idx, self.y.astype(np.uint8))
+        self.counts = segment_class_weights(self.sorted_idx[0], self.sorted_y[0], self.w, self.start,
                                             self.end, 2)
         self.mask = np.ones((n_features, 64), np.uint8)
         self.table = xlog2x_table(n_samples)
@@ -33,12 +35,12 @@ class Kernels:
     def time_presort(self, *args):
         from fasttree.kernels import presort_features
 
-        presort_features(self.X_by_feature)
+        presort_features(self.X)
 
     def time_find_best_splits_entropy(self, *args):
         from fasttree.kernels import find_best_splits_classification
 
-        find_best_splits_classification(self.sorted_x, self.sorted_idx, self.y, self.w,
+        find_best_splits_classification(self.sorted_x, self.sorted_idx, self.sorted_y, self.w,
                                         self.start, self.end, self.counts, self.mask, 1, 1, 0.0,
                                         self.table)
 
@@ -47,7 +49,8 @@ class Kernels:
 
         n_left = ((self.end - self.start) // 2).astype(np.int64)
         feature = np.zeros(64, dtype=np.int64)
-        partition_segments(self.sorted_x, self.sorted_idx, self.start, self.end, feature, n_left,
+        partition_segments(self.sorted_x, self.sorted_idx, self.sorted_y, self.start, self.end,
+                           feature, n_left,
                            np.empty(self.y.shape[0], np.uint8))
 
 

@@ -4,13 +4,15 @@ Import them into your own learners.  Every kernel is compiled once for the dtype
 :mod:`fasttree._dtypes` (float32 features, int32 row ids, float64 statistics); pass exactly those,
 C-contiguous, as each docstring states.  A typical level of a tree::
 
-    sorted_x, sorted_idx = presort_features(np.asfortranarray(X, np.float32).T)
-    counts = segment_class_weights(sorted_idx[0], y, w, seg_start, seg_end, n_classes)
-    imp, thr, n_left = find_best_splits_classification(sorted_x, sorted_idx, y, w, seg_start,
-                                                        seg_end, counts, mask, criterion, 1, 0.0,
-                                                        xlog2x_table(len(y)))
+    sorted_x, sorted_idx = presort_features(np.ascontiguousarray(X, np.float32))
+    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, seg_start, seg_end, n_classes)
+    imp, thr, n_left = find_best_splits_classification(
+        sorted_x, sorted_idx, sorted_y, w, seg_start, seg_end, counts, mask, criterion, 1, 0.0,
+        xlog2x_table(len(y)))
     best_feature = select_best_splits(imp)
-    partition_segments(sorted_x, sorted_idx, seg_start, seg_end, best_feature, n_left_of_best, buf)
+    partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, best_feature,
+                       n_left_of_best, buf)
 """
 
 from .apply import apply_tree, decision_paths
@@ -20,6 +22,7 @@ from .presort import presort_features
 from .split_search import (
     find_best_splits_classification,
     find_best_splits_regression,
+    gather_labels,
     select_best_splits,
     xlog2x_table,
 )
@@ -29,6 +32,7 @@ __all__ = [
     "decision_paths",
     "find_best_splits_classification",
     "find_best_splits_regression",
+    "gather_labels",
     "partition_segments",
     "presort_features",
     "segment_class_weights",

@@ -5,7 +5,7 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True)
-def segment_class_weights(row_ids, y, sample_weight, seg_start, seg_end, n_classes):
+def segment_class_weights(row_ids, labels, sample_weight, seg_start, seg_end, n_classes):
     """Weighted class counts of each segment.
 
     Parameters
@@ -13,9 +13,11 @@ def segment_class_weights(row_ids, y, sample_weight, seg_start, seg_end, n_class
     row_ids : ndarray of shape (n_samples,), int32 (IN)
         Any one row of the working layout, e.g. ``sorted_idx[0]``: every feature row holds the same
         set of rows inside a segment.
-    y : ndarray of shape (n_samples,), int32 (IN)
-        Encoded classes.
+    labels : ndarray of shape (n_samples,), uint8 or uint16 (IN)
+        The matching row of the label layout, e.g. ``sorted_y[0]`` (``labels[p]`` is the class of
+        row ``row_ids[p]``).
     sample_weight : ndarray of shape (n_samples,), float64 (IN)
+        Indexed by row id.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
     n_classes : int
 
@@ -27,8 +29,7 @@ def segment_class_weights(row_ids, y, sample_weight, seg_start, seg_end, n_class
     out = np.zeros((n_segments, n_classes))
     for s in prange(n_segments):
         for p in range(seg_start[s], seg_end[s]):
-            row = row_ids[p]
-            out[s, y[row]] += sample_weight[row]
+            out[s, labels[p]] += sample_weight[row_ids[p]]
     return out
 
 

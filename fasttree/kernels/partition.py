@@ -6,7 +6,7 @@ from numba import njit, prange
 
 @njit(parallel=True, cache=True)
 def partition_segments(
-    sorted_x, sorted_idx, seg_start, seg_end, split_feature, split_n_left, goes_left
+    sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature, split_n_left, goes_left
 ):
     """Stable in-place partition of the split nodes' segments, every feature row in parallel.
 
@@ -19,13 +19,16 @@ def partition_segments(
 
     Invariant of the scan: positions ``[start, write)`` hold the left rows seen so far, in order;
     ``write <= p`` so the in-place write never overtakes the read; right rows wait in a buffer and
-    are copied after the left ones.
+    are copied after the left ones.  The split feature's own row is already in that order and is
+    skipped.
 
     Parameters
     ----------
     sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN/OUT)
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN/OUT)
-        The working layout (see :mod:`fasttree.kernels.split_search`).
+    sorted_y : ndarray of shape (n_features, n_samples) or (n_features, 0), C-contiguous (IN/OUT)
+        The working layout (see :mod:`fasttree.kernels.split_search`).  Labels carried along for
+        classification; pass a zero-width array (any dtype, e.g. uint8) when there are none.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
         Segments of the nodes to split; ranges must not overlap.
     split_feature : ndarray of shape (n_segments,), int64 (IN)
@@ -55,27 +58,42 @@ def partition_segments(
     max_len = 0
     for s in range(n_segments):
         max_len = max(max_len, seg_end[s] - seg_start[s])
+    has_labels = sorted_y.shape[1] > 0
 
     for g in prange(n_features):
         xs = sorted_x[g]
         idx = sorted_idx[g]
+        ys = sorted_y[g]
         buf_x = np.empty(max_len, dtype=np.float32)
         buf_idx = np.empty(max_len, dtype=np.int32)
+        buf_y = np.empty(max_len if has_labels else 0, dtype=sorted_y.dtype)
         for s in range(n_segments):
+            if split_feature[s] == g:
+                continue  # already in order: its first split_n_left[s] positions are the left rows
             start = seg_start[s]
             end = seg_end[s]
             write = start
             n_right = 0
+            # Branch-free: every row is written to both places and only the matching cursor
+            # advances (the direction of a row is unpredictable, a branch would mispredict).
+            # Writing at ``write <= p`` never clobbers a row not yet read.
             for p in range(start, end):
                 row = idx[p]
-                if goes_left[row]:
-                    xs[write] = xs[p]
-                    idx[write] = row
-                    write += 1
-                else:
-                    buf_x[n_right] = xs[p]
-                    buf_idx[n_right] = row
-                    n_right += 1
+                x = xs[p]
+                go = np.int64(goes_left[row])
+                xs[write] = x
+                idx[write] = row
+                buf_x[n_right] = x
+                buf_idx[n_right] = row
+                if has_labels:
+                    label = ys[p]
+                    ys[write] = label
+                    buf_y[n_right] = label
+                write += go
+                n_right += 1 - go
             for j in range(n_right):
                 xs[write + j] = buf_x[j]
                 idx[write + j] = buf_idx[j]
+            if has_labels:
+                for j in range(n_right):
+                    ys[write + j] = buf_y[j]

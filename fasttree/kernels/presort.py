@@ -1,39 +1,102 @@
-"""Sort every feature once per fit."""
+"""Sort every feature once per fit: a parallel LSD radix sort of float32 keys."""
 
 import numpy as np
 from numba import njit, prange
 
+_SIGN_BIT = np.uint32(0x80000000)
+_RADIX_BITS = 11
+_N_BUCKETS = 1 << _RADIX_BITS
+_DIGIT_MASK = np.uint32(_N_BUCKETS - 1)
+_N_PASSES = 3  # 3 x 11 bits covers the 32-bit key
+
+
+@njit(cache=True, inline="always")
+def _float_to_key(bits):
+    """Map float32 bits to a uint32 whose unsigned order is the float order.
+
+    Positive floats get the sign bit set; negative floats are inverted, so that larger magnitudes
+    sort first.  -0.0 is mapped like +0.0 so that the two (equal) zeros keep their row order.
+    """
+    if bits == _SIGN_BIT:
+        bits = np.uint32(0)
+    if bits & _SIGN_BIT:
+        return ~bits
+    return bits | _SIGN_BIT
+
+
+@njit(cache=True, inline="always")
+def _key_to_float_bits(key):
+    if key & _SIGN_BIT:
+        return key ^ _SIGN_BIT
+    return ~key
+
 
 @njit(parallel=True, cache=True)
-def presort_features(X_by_feature):
+def presort_features(X):
     """Sort the rows by each feature's value, all features in parallel.
+
+    An O(n) least-significant-digit radix sort (three passes of 11 bits) of the float32 values'
+    order-preserving integer keys; stable, so tied values keep their row order and the result
+    equals a stable argsort.  Passes whose digit is the same for every row are skipped.
 
     Parameters
     ----------
-    X_by_feature : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN)
-        The design matrix transposed (a Fortran-ordered ``X`` gives this as ``X.T`` without a copy).
+    X : ndarray of shape (n_samples, n_features), float32, C-contiguous (IN)
+        Finite values (validated by the caller; NaN has no place in the order).
 
     Returns
     -------
     sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous
-        ``sorted_x[f]`` holds feature ``f``'s values in non-decreasing order.
+        ``sorted_x[f]`` holds feature ``f``'s values in non-decreasing order (``-0.0`` as ``0.0``).
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous
-        ``sorted_idx[f, p]`` is the row whose value is ``sorted_x[f, p]``.  The sort is stable, so
-        tied values keep their row order and the result is deterministic.
+        ``sorted_idx[f, p]`` is the row whose value is ``sorted_x[f, p]``.
 
     Notes
     -----
     These two arrays are the working layout of the grower: the partition kernel later keeps each
     node's rows contiguous and still sorted inside them, so no node is ever sorted again.
+    Scratch memory: four arrays of ``n_samples`` 32-bit words per running thread.
     """
-    n_features, n_samples = X_by_feature.shape
+    n_samples, n_features = X.shape
     sorted_x = np.empty((n_features, n_samples), dtype=np.float32)
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
     for f in prange(n_features):
-        column = X_by_feature[f]
-        order = np.argsort(column, kind="mergesort")
+        keys = np.empty(n_samples, dtype=np.uint32)
+        keys_tmp = np.empty(n_samples, dtype=np.uint32)
+        idx = np.empty(n_samples, dtype=np.int32)
+        idx_tmp = np.empty(n_samples, dtype=np.int32)
+        column = np.empty(n_samples, dtype=np.float32)
+        for i in range(n_samples):
+            column[i] = X[i, f]
+        bits = column.view(np.uint32)
+        counts = np.zeros((_N_PASSES, _N_BUCKETS), dtype=np.int64)
+        for i in range(n_samples):
+            key = _float_to_key(bits[i])
+            keys[i] = key
+            idx[i] = i
+            for d in range(_N_PASSES):
+                counts[d, (key >> np.uint32(d * _RADIX_BITS)) & _DIGIT_MASK] += 1
+        for d in range(_N_PASSES):
+            shift = np.uint32(d * _RADIX_BITS)
+            if counts[d, (keys[0] >> shift) & _DIGIT_MASK] == n_samples:
+                continue  # every key has the same digit: the pass would not move anything
+            # exclusive prefix sums: offset[b] = first output slot of bucket b
+            offset = np.empty(_N_BUCKETS, dtype=np.int64)
+            running = 0
+            for b in range(_N_BUCKETS):
+                offset[b] = running
+                running += counts[d, b]
+            for i in range(n_samples):
+                key = keys[i]
+                b = (key >> shift) & _DIGIT_MASK
+                slot = offset[b]
+                offset[b] = slot + 1
+                keys_tmp[slot] = key
+                idx_tmp[slot] = idx[i]
+            keys, keys_tmp = keys_tmp, keys
+            idx, idx_tmp = idx_tmp, idx
+        out_bits = sorted_x[f].view(np.uint32)
         for p in range(n_samples):
-            row = order[p]
-            sorted_idx[f, p] = row
-            sorted_x[f, p] = column[row]
+            out_bits[p] = _key_to_float_bits(keys[p])
+            sorted_idx[f, p] = idx[p]
     return sorted_x, sorted_idx

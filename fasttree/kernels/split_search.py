@@ -5,10 +5,12 @@ Layout shared by the kernels here and in :mod:`fasttree.kernels.partition` (one 
     sorted_x[f]   | node a: sorted by x_f | node b: sorted by x_f | ... | finished leaves ... |
                    ^seg_start[0]          ^seg_start[1]
     sorted_idx[f] | the row ids of those values, same positions                              |
+    sorted_y[f]   | their class labels (classification), same positions                      |
 
 A node ("segment") owns the positions ``seg_start[s] <= p < seg_end[s]`` in *every* feature row, so
 its rows are contiguous and already in sorted order for each feature: one forward scan with
-cumulative statistics evaluates all its candidate thresholds.
+cumulative statistics evaluates all its candidate thresholds.  Carrying the labels along in
+``sorted_y`` makes an unweighted classification scan purely sequential (no gather through row ids).
 
 Both kernels return, per (feature, segment), the *children impurity* of the best split, i.e.
 ``w_left * impurity(left) + w_right * impurity(right)`` with weighted sample counts ``w``; lower is
@@ -84,7 +86,7 @@ def _classification_children_impurity(left, total, w_left, w_right, criterion):
 
 
 @njit(cache=True, inline="always")
-def _scan_weighted(xs, idx, y, sample_weight, start, end, total, left, criterion,
+def _scan_weighted(xs, idx, labels, sample_weight, start, end, total, left, criterion,
                    min_samples_leaf, min_weight_leaf):
     """Scan one (feature, node) pair with float weights; returns (best value, best position)."""
     n_classes = left.shape[0]
@@ -97,9 +99,8 @@ def _scan_weighted(xs, idx, y, sample_weight, start, end, total, left, criterion
     best_p = -1
     # Candidate between positions p and p+1; the last rows can never go left.
     for p in range(start, end - min_samples_leaf):
-        row = idx[p]
-        w = sample_weight[row]
-        left[y[row]] += w
+        w = sample_weight[idx[p]]
+        left[labels[p]] += w
         w_left += w
         if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
             continue
@@ -116,9 +117,38 @@ def _scan_weighted(xs, idx, y, sample_weight, start, end, total, left, criterion
 
 
 @njit(cache=True, inline="always")
-def _scan_unit_weight(xs, idx, y, start, end, total, left, criterion, min_samples_leaf,
-                      min_weight_leaf, table):
-    """Scan one (feature, node) pair when every weight is 1: integer counts, no weight reads.
+def _scan_unit_weight_binary(xs, labels, start, end, total_1, criterion, min_rows_leaf, table):
+    """Two classes, every weight 1: one integer counter, a handful of operations per row."""
+    n_node = end - start
+    left_1 = 0
+    best = np.inf
+    best_p = -1
+    for p in range(start, end - min_rows_leaf):
+        left_1 += labels[p]
+        if xs[p + 1] == xs[p]:
+            continue
+        n_left = p - start + 1
+        if n_left < min_rows_leaf:
+            continue
+        n_right = n_node - n_left
+        left_0 = n_left - left_1
+        right_1 = total_1 - left_1
+        right_0 = n_right - right_1
+        if criterion == CRITERION_GINI:
+            value = (n_left - (left_0 * left_0 + left_1 * left_1) / n_left) + (
+                n_right - (right_0 * right_0 + right_1 * right_1) / n_right)
+        else:
+            value = (table[n_left] + table[n_right]
+                     - (table[left_0] + table[left_1]) - (table[right_0] + table[right_1]))
+        if value < best:
+            best = value
+            best_p = p
+    return best, best_p
+
+
+@njit(cache=True, inline="always")
+def _scan_unit_weight(xs, labels, start, end, total, left, criterion, min_rows_leaf, table):
+    """Any number of classes, every weight 1: integer counts, no weight reads.
 
     Gini keeps the sums of squared counts up to date in O(1) per row (exact: they are integers);
     entropy reads c log2 c from ``table``.  Both give bit-identical values for identical
@@ -133,8 +163,8 @@ def _scan_unit_weight(xs, idx, y, start, end, total, left, criterion, min_sample
         sq_right += total[k] * total[k]
     best = np.inf
     best_p = -1
-    for p in range(start, end - min_samples_leaf):
-        c = y[idx[p]]
+    for p in range(start, end - min_rows_leaf):
+        c = labels[p]
         c_left = left[c]
         c_right = total[c] - c_left
         sq_left += 2 * c_left + 1
@@ -143,9 +173,9 @@ def _scan_unit_weight(xs, idx, y, start, end, total, left, criterion, min_sample
         if xs[p + 1] == xs[p]:
             continue
         n_left = p - start + 1
-        n_right = n_node - n_left
-        if n_left < min_samples_leaf or n_left < min_weight_leaf or n_right < min_weight_leaf:
+        if n_left < min_rows_leaf:
             continue
+        n_right = n_node - n_left
         if criterion == CRITERION_GINI:
             value = (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
         else:
@@ -162,7 +192,7 @@ def _scan_unit_weight(xs, idx, y, start, end, total, left, criterion, min_sample
 def find_best_splits_classification(
     sorted_x,
     sorted_idx,
-    y,
+    sorted_y,
     sample_weight,
     seg_start,
     seg_end,
@@ -180,11 +210,12 @@ def find_best_splits_classification(
     sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN)
         Feature values, each node's rows contiguous and sorted (see the module docstring).
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
-        Row ids matching ``sorted_x``.
-    y : ndarray of shape (n_samples,), int32 (IN)
-        Encoded classes ``0 .. n_classes - 1``.
+        Row ids matching ``sorted_x`` (read only for a weighted fit).
+    sorted_y : ndarray of shape (n_features, n_samples), uint8 or uint16, C-contiguous (IN)
+        Encoded classes ``0 .. n_classes - 1`` of the rows at the same positions (from
+        :func:`gather_labels`); uint8 up to 256 classes.
     sample_weight : ndarray of shape (n_samples,), float64 (IN)
-        Non-negative weights (ones for an unweighted fit).
+        Non-negative weights, indexed by row id (ones for an unweighted fit).
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
         Position range ``[seg_start[s], seg_end[s])`` of each node; ranges must not overlap.
     seg_class_weight : ndarray of shape (n_segments, n_classes), float64 (IN)
@@ -199,8 +230,9 @@ def find_best_splits_classification(
         Minimum weighted count in each child.
     unit_weight_table : ndarray of shape (0,) or (n_samples + 1,), float64 (IN)
         Empty for a weighted fit.  Non-empty promises that every sample weight is 1: the kernel
-        then counts in integers, skips reading ``sample_weight`` and, for entropy, reads
-        ``c log2 c`` from this table (see :func:`xlog2x_table`) instead of computing logarithms.
+        then counts in integers, reads neither ``sample_weight`` nor ``sorted_idx`` and, for
+        entropy, reads ``c log2 c`` from this table (see :func:`xlog2x_table`) instead of
+        computing logarithms.
 
     Returns
     -------
@@ -222,6 +254,8 @@ def find_best_splits_classification(
     n_segments = seg_start.shape[0]
     n_classes = seg_class_weight.shape[1]
     unit_weight = unit_weight_table.shape[0] > 0
+    # with unit weights a child of n rows weighs n, so both minimums are one row count
+    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
     children_impurity = np.full((n_features, n_segments), np.inf)
     threshold = np.zeros((n_features, n_segments))
     n_left = np.zeros((n_features, n_segments), dtype=np.int32)
@@ -231,7 +265,7 @@ def find_best_splits_classification(
         left_count = np.empty(n_classes, dtype=np.int64)
         total_count = np.empty(n_classes, dtype=np.int64)
         xs = sorted_x[f]
-        idx = sorted_idx[f]
+        labels = sorted_y[f]
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
@@ -239,21 +273,47 @@ def find_best_splits_classification(
             end = seg_end[s]
             if end - start < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
                 continue
-            if unit_weight:
+            if not unit_weight:
+                best, best_p = _scan_weighted(
+                    xs, sorted_idx[f], labels, sample_weight, start, end, seg_class_weight[s],
+                    left, criterion, min_samples_leaf, min_weight_leaf)
+            elif n_classes == 2:
+                best, best_p = _scan_unit_weight_binary(
+                    xs, labels, start, end, np.int64(seg_class_weight[s, 1]), criterion,
+                    min_rows_leaf, unit_weight_table)
+            else:
                 for k in range(n_classes):
                     total_count[k] = np.int64(seg_class_weight[s, k])
                 best, best_p = _scan_unit_weight(
-                    xs, idx, y, start, end, total_count, left_count, criterion,
-                    min_samples_leaf, min_weight_leaf, unit_weight_table)
-            else:
-                best, best_p = _scan_weighted(
-                    xs, idx, y, sample_weight, start, end, seg_class_weight[s], left,
-                    criterion, min_samples_leaf, min_weight_leaf)
+                    xs, labels, start, end, total_count, left_count, criterion, min_rows_leaf,
+                    unit_weight_table)
             if best_p >= 0:
                 children_impurity[f, s] = best
                 threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
                 n_left[f, s] = best_p - start + 1
     return children_impurity, threshold, n_left
+
+
+@njit(parallel=True, cache=True)
+def gather_labels(sorted_idx, y):
+    """Labels in layout order: ``sorted_y[f, p] = y[sorted_idx[f, p]]``, features in parallel.
+
+    Parameters
+    ----------
+    sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
+    y : ndarray of shape (n_samples,), uint8 or uint16 (IN)
+        Encoded classes.
+
+    Returns
+    -------
+    sorted_y : ndarray of shape (n_features, n_samples), same dtype as ``y``
+    """
+    n_features, n_samples = sorted_idx.shape
+    sorted_y = np.empty((n_features, n_samples), dtype=y.dtype)
+    for f in prange(n_features):
+        for p in range(n_samples):
+            sorted_y[f, p] = y[sorted_idx[f, p]]
+    return sorted_y
 
 
 @njit(parallel=True, cache=True)
