@@ -71,11 +71,10 @@ def check_X(X, *, order, name="X"):
         raise ValueError(f"{name} has 0 samples; at least 1 is required.")
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 features; at least 1 is required.")
-    if arr.dtype.kind == "f":
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():  # one pass in the common case
         if np.isnan(arr).any():
             raise ValueError(f"{name} contains NaN; missing values are not supported yet.")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"{name} contains infinity.")
+        raise ValueError(f"{name} contains infinity.")
     if arr.dtype != X_DTYPE and arr.size and np.abs(arr).max() > _FLOAT32_MAX:
         raise ValueError(f"{name} contains a value too large for float32.")
     return np.asarray(arr, dtype=X_DTYPE, order=order)

@@ -350,8 +350,12 @@ class DecisionTreeClassifier(_BaseDecisionTree):
 
     def predict(self, X):
         """Most probable class of each sample (ties to the first class in ``classes_``)."""
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs):
+            leaves = self.tree_.apply(X)
+        # one argmax per node instead of one per row
+        node_class = np.argmax(self.tree_.value[:, 0, :], axis=1)
+        return self.classes_[node_class[leaves]]
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy on the given data (weighted if ``sample_weight`` is given)."""

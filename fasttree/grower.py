@@ -16,7 +16,7 @@ from ._dtypes import CRITERION_ENTROPY, CRITERION_GINI, TREE_LEAF, label_dtype
 from .kernels import (
     find_best_splits_classification,
     find_best_splits_regression,
-    gather_labels,
+    gather_targets,
     partition_segments,
     presort_features,
     segment_class_weights,
@@ -126,8 +126,8 @@ class TreeGrower:
 
     def _segment_stats(self, start, end):
         if self.n_classes is None:
-            return self._timed("node_stats", segment_target_sums, self._sorted_idx[0], self.y,
-                               self.sample_weight, start, end)
+            return self._timed("node_stats", segment_target_sums, self._sorted_idx[0],
+                               self._sorted_y[0], self.sample_weight, start, end)
         return self._timed("node_stats", segment_class_weights, self._sorted_idx[0],
                            self._sorted_y[0], self.sample_weight, start, end, self.n_classes)
 
@@ -170,8 +170,8 @@ class TreeGrower:
             if self.n_classes is None:
                 children, thr, n_left = self._timed(
                     "search", find_best_splits_regression, self._sorted_x, self._sorted_idx,
-                    self.y, self.sample_weight, start, end, stats, mask, p.min_samples_leaf,
-                    p.min_weight_leaf)
+                    self._sorted_y, self.sample_weight, start, end, stats, mask,
+                    p.min_samples_leaf, p.min_weight_leaf, self._unit_weight)
             else:
                 children, thr, n_left = self._timed(
                     "search", find_best_splits_classification, self._sorted_x, self._sorted_idx,
@@ -227,20 +227,18 @@ class TreeGrower:
         """Grow the tree and return it as a :class:`~fasttree.tree.Tree`."""
         self.timings = {}
         t_total = time.perf_counter()
-        self._sorted_x, self._sorted_idx = self._timed(
-            "presort", presort_features, self.X)
-        if self.n_classes is None:
-            self._sorted_y = np.empty((self.n_features, 0), dtype=np.uint8)
-        else:
-            labels = self.y.astype(label_dtype(self.n_classes))
-            self._sorted_y = self._timed("presort", gather_labels, self._sorted_idx, labels)
+        self._sorted_x, self._sorted_idx = self._timed("presort", presort_features, self.X)
+        # targets travel with the rows: uint8/uint16 class labels, or float64 regression values
+        targets = self.y if self.n_classes is None else self.y.astype(label_dtype(self.n_classes))
+        self._sorted_y = self._timed("presort", gather_targets, self._sorted_idx, targets)
         self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
         self._batches = []
         self._n_nodes = 0
         self._links = []  # (parent ids, left child ids, right child ids) per split call
         self._root_weight = float(self.sample_weight.sum())
-        unit = self.n_classes is not None and bool(np.all(self.sample_weight == 1.0))
-        self._unit_weight_table = xlog2x_table(self.n_samples) if unit else np.empty(0)
+        self._unit_weight = bool(np.all(self.sample_weight == 1.0))
+        use_table = self._unit_weight and self.n_classes is not None
+        self._unit_weight_table = xlog2x_table(self.n_samples) if use_table else np.empty(0)
 
         root = self._new_batch(np.array([0], dtype=np.int64),
                                np.array([self.n_samples], dtype=np.int64),
@@ -251,8 +249,9 @@ class TreeGrower:
             self._grow_best_first(root)
         tree = self._build_tree()
         self.timings["total"] = time.perf_counter() - t_total
-        del self._sorted_x, self._sorted_idx, self._sorted_y, self._goes_left, self._batches, self._links
-        del self._unit_weight_table
+        # release the working layout (several times the size of X) as soon as the tree exists
+        del self._sorted_x, self._sorted_idx, self._sorted_y, self._goes_left
+        del self._batches, self._links, self._unit_weight_table
         return tree
 
     def _grow_level_wise(self, batch):

@@ -13,7 +13,7 @@ from fasttree.kernels import (
     decision_paths,
     find_best_splits_classification,
     find_best_splits_regression,
-    gather_labels,
+    gather_targets,
     partition_segments,
     presort_features,
     segment_class_weights,
@@ -89,7 +89,7 @@ def test_presort_any_float32_values(values):
 
 def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mwl):
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
-    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     np.testing.assert_array_equal(sorted_y, y[sorted_idx])
     counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, starts, ends, n_classes)
     mask = np.ones((X.shape[1], starts.size), np.uint8)
@@ -108,12 +108,12 @@ def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mw
             check_against_reference(imp[f, s], thr[f, s], n_left[f, s], ref_value, X[rows, f])
 
 
-def check_against_reference(value, thr, n_left, ref_value, x):
+def check_against_reference(value, thr, n_left, ref_value, x, tolerance=1e-9):
     """The kernel's best value equals brute force's, and its threshold sends n_left rows left."""
     if not np.isfinite(ref_value):
         assert value == np.inf
         return
-    assert value == pytest.approx(ref_value, rel=1e-9, abs=1e-9)
+    assert value == pytest.approx(ref_value, rel=tolerance, abs=tolerance)
     assert int((x <= thr).sum()) == n_left
 
 
@@ -168,10 +168,11 @@ def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighte
     y = rng.normal(size=n) * 10
     w = rng.uniform(0.1, 2.0, n) if weighted else np.ones(n)
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 1 if n < 6 else 2)
-    sums = segment_target_sums(sorted_idx[0], y, w, starts, ends)
+    sorted_y = gather_targets(sorted_idx, y)
+    sums = segment_target_sums(sorted_idx[0], sorted_y[0], w, starts, ends)
     mask = np.ones((m, starts.size), np.uint8)
     imp, thr, n_left = find_best_splits_regression(
-        sorted_x, sorted_idx, y, w, starts, ends, sums, mask, msl, 0.0)
+        sorted_x, sorted_idx, sorted_y, w, starts, ends, sums, mask, msl, 0.0, not weighted)
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(
@@ -182,8 +183,8 @@ def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighte
             if not np.isfinite(ref_value):
                 assert imp[f, s] == np.inf
                 continue
-            assert imp[f, s] == pytest.approx(ref_value, rel=1e-7, abs=1e-7)
-            assert int((X[rows, f] <= thr[f, s]).sum()) == n_left[f, s]
+            check_against_reference(imp[f, s], thr[f, s], n_left[f, s], ref_value, X[rows, f],
+                                    tolerance=1e-7)
 
 
 def test_threshold_is_midpoint_and_lowest_on_ties():
@@ -193,7 +194,7 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     w = np.ones(5)
     sorted_x, sorted_idx = layout(x)
     start, end = np.array([0]), np.array([5])
-    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, start, end, 2)
     imp, thr, n_left = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((1, 1), np.uint8),
@@ -206,7 +207,7 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     y = np.array([0, 1, 1, 0], np.int32)
     sorted_x, sorted_idx = layout(x)
     start, end = np.array([0]), np.array([4])
-    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     counts = segment_class_weights(sorted_idx[0], sorted_y[0], np.ones(4), start, end, 2)
     _, thr, _ = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, np.ones(4), start, end, counts, np.ones((1, 1), np.uint8),
@@ -219,7 +220,7 @@ def test_feature_mask_skips_pairs(rng):
     y = (X[:, 0] > 0).astype(np.int32)
     sorted_x, sorted_idx = layout(X)
     start, end = np.array([0]), np.array([50])
-    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     counts = segment_class_weights(sorted_idx[0], sorted_y[0], np.ones(50), start, end, 2)
     mask = np.array([[0], [1], [1]], np.uint8)
     imp, _, _ = find_best_splits_classification(
@@ -246,7 +247,7 @@ def test_partition_is_stable_and_routes_by_split(seed):
     X = rng.integers(0, 10, size=(n, m)).astype(np.float32)
     y = rng.integers(0, 300, size=n).astype(np.uint16)
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 3)
-    sorted_y = gather_labels(sorted_idx, y)
+    sorted_y = gather_targets(sorted_idx, y)
     before_idx = sorted_idx.copy()
     feature = rng.integers(0, m, size=starts.size)
     n_left = np.array([rng.integers(0, e - s + 1) for s, e in zip(starts, ends)], np.int64)

@@ -14,7 +14,7 @@ class Kernels:
     param_names = ["n_samples", "n_features"]
 
     def setup(self, n_samples, n_features):
-        from fasttree.kernels import (gather_labels, presort_features, segment_class_weights,
+        from fasttree.kernels import (gather_targets, presort_features, segment_class_weights,
                                       xlog2x_table)
 
         warm_up()
@@ -26,7 +26,7 @@ class Kernels:
         # one level of 64 equal nodes (rows assigned by position: fine for timing a scan)
         bounds = np.linspace(0, n_samples, 65).astype(np.int64)
         self.start, self.end = bounds[:-1].copy(), bounds[1:].copy()
-        self.sorted_y = gather_labels(self.sorted_idx, self.y.astype(np.uint8))
+        self.sorted_y = gather_targets(self.sorted_idx, self.y.astype(np.uint8))
         self.counts = segment_class_weights(self.sorted_idx[0], self.sorted_y[0], self.w, self.start,
                                             self.end, 2)
         self.mask = np.ones((n_features, 64), np.uint8)

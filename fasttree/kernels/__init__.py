@@ -5,7 +5,7 @@ Import them into your own learners.  Every kernel is compiled once for the dtype
 C-contiguous, as each docstring states.  A typical level of a tree::
 
     sorted_x, sorted_idx = presort_features(np.ascontiguousarray(X, np.float32))
-    sorted_y = gather_labels(sorted_idx, y.astype(np.uint8))
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, seg_start, seg_end, n_classes)
     imp, thr, n_left = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, seg_start, seg_end, counts, mask, criterion, 1, 0.0,
@@ -22,7 +22,7 @@ from .presort import presort_features
 from .split_search import (
     find_best_splits_classification,
     find_best_splits_regression,
-    gather_labels,
+    gather_targets,
     select_best_splits,
     xlog2x_table,
 )
@@ -32,7 +32,7 @@ __all__ = [
     "decision_paths",
     "find_best_splits_classification",
     "find_best_splits_regression",
-    "gather_labels",
+    "gather_targets",
     "partition_segments",
     "presort_features",
     "segment_class_weights",

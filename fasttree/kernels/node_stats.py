@@ -34,15 +34,17 @@ def segment_class_weights(row_ids, labels, sample_weight, seg_start, seg_end, n_
 
 
 @njit(parallel=True, cache=True)
-def segment_target_sums(row_ids, y, sample_weight, seg_start, seg_end):
+def segment_target_sums(row_ids, targets, sample_weight, seg_start, seg_end):
     """Weighted count, sum and sum of squares of a regression target per segment.
 
     Parameters
     ----------
     row_ids : ndarray of shape (n_samples,), int32 (IN)
-        Any one row of the working layout.
-    y : ndarray of shape (n_samples,), float64 (IN)
+        Any one row of the working layout, e.g. ``sorted_idx[0]``.
+    targets : ndarray of shape (n_samples,), float64 (IN)
+        The matching row of the target layout, e.g. ``sorted_y[0]``.
     sample_weight : ndarray of shape (n_samples,), float64 (IN)
+        Indexed by row id.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
 
     Returns
@@ -57,11 +59,11 @@ def segment_target_sums(row_ids, y, sample_weight, seg_start, seg_end):
         wy_sum = 0.0
         wyy_sum = 0.0
         for p in range(seg_start[s], seg_end[s]):
-            row = row_ids[p]
-            w = sample_weight[row]
+            w = sample_weight[row_ids[p]]
+            y = targets[p]
             w_sum += w
-            wy_sum += w * y[row]
-            wyy_sum += w * y[row] * y[row]
+            wy_sum += w * y
+            wyy_sum += w * y * y
         out[s, 0] = w_sum
         out[s, 1] = wy_sum
         out[s, 2] = wyy_sum

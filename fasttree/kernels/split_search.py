@@ -5,12 +5,12 @@ Layout shared by the kernels here and in :mod:`fasttree.kernels.partition` (one 
     sorted_x[f]   | node a: sorted by x_f | node b: sorted by x_f | ... | finished leaves ... |
                    ^seg_start[0]          ^seg_start[1]
     sorted_idx[f] | the row ids of those values, same positions                              |
-    sorted_y[f]   | their class labels (classification), same positions                      |
+    sorted_y[f]   | their targets (class labels or regression values), same positions        |
 
 A node ("segment") owns the positions ``seg_start[s] <= p < seg_end[s]`` in *every* feature row, so
 its rows are contiguous and already in sorted order for each feature: one forward scan with
-cumulative statistics evaluates all its candidate thresholds.  Carrying the labels along in
-``sorted_y`` makes an unweighted classification scan purely sequential (no gather through row ids).
+cumulative statistics evaluates all its candidate thresholds.  Carrying the targets along in
+``sorted_y`` makes an unweighted scan purely sequential (no gather through row ids).
 
 Both kernels return, per (feature, segment), the *children impurity* of the best split, i.e.
 ``w_left * impurity(left) + w_right * impurity(right)`` with weighted sample counts ``w``; lower is
@@ -213,7 +213,7 @@ def find_best_splits_classification(
         Row ids matching ``sorted_x`` (read only for a weighted fit).
     sorted_y : ndarray of shape (n_features, n_samples), uint8 or uint16, C-contiguous (IN)
         Encoded classes ``0 .. n_classes - 1`` of the rows at the same positions (from
-        :func:`gather_labels`); uint8 up to 256 classes.
+        :func:`gather_targets`); uint8 up to 256 classes.
     sample_weight : ndarray of shape (n_samples,), float64 (IN)
         Non-negative weights, indexed by row id (ones for an unweighted fit).
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
@@ -295,14 +295,13 @@ def find_best_splits_classification(
 
 
 @njit(parallel=True, cache=True)
-def gather_labels(sorted_idx, y):
-    """Labels in layout order: ``sorted_y[f, p] = y[sorted_idx[f, p]]``, features in parallel.
+def gather_targets(sorted_idx, y):
+    """Targets in layout order: ``sorted_y[f, p] = y[sorted_idx[f, p]]``, features in parallel.
 
     Parameters
     ----------
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
-    y : ndarray of shape (n_samples,), uint8 or uint16 (IN)
-        Encoded classes.
+    y : ndarray of shape (n_samples,), uint8 or uint16 (classes) or float64 (regression) (IN)
 
     Returns
     -------
@@ -320,7 +319,7 @@ def gather_labels(sorted_idx, y):
 def find_best_splits_regression(
     sorted_x,
     sorted_idx,
-    y,
+    sorted_y,
     sample_weight,
     seg_start,
     seg_end,
@@ -328,6 +327,7 @@ def find_best_splits_regression(
     feature_mask,
     min_samples_leaf,
     min_weight_leaf,
+    unit_weight,
 ):
     """Best threshold of every feature for every segment (node) of a level, squared error.
 
@@ -335,10 +335,13 @@ def find_best_splits_regression(
 
     Parameters
     ----------
-    y : ndarray of shape (n_samples,), float64 (IN)
-        Regression target.
+    sorted_y : ndarray of shape (n_features, n_samples), float64, C-contiguous (IN)
+        Regression target of the rows at the same positions (from :func:`gather_targets`).
     seg_sums : ndarray of shape (n_segments, 3), float64 (IN)
         Per node ``[sum w, sum w*y, sum w*y**2]`` (from :func:`segment_target_sums`).
+    unit_weight : bool
+        True promises that every sample weight is 1: ``sample_weight`` and ``sorted_idx`` are then
+        not read, and the scan touches contiguous memory only.
 
     Returns
     -------
@@ -355,13 +358,13 @@ def find_best_splits_regression(
     for f in prange(n_features):
         xs = sorted_x[f]
         idx = sorted_idx[f]
+        ys = sorted_y[f]
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
             start = seg_start[s]
             end = seg_end[s]
-            n_node = end - start
-            if n_node < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
+            if end - start < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
                 continue
             w_total = seg_sums[s, 0]
             sum_total = seg_sums[s, 1]
@@ -371,14 +374,13 @@ def find_best_splits_regression(
             sq_left = 0.0
             best = np.inf
             best_p = -1
-            last_p = end - 1 - min_samples_leaf
-            for p in range(start, last_p + 1):
-                row = idx[p]
-                w = sample_weight[row]
-                wy = w * y[row]
+            for p in range(start, end - min_samples_leaf):
+                y = ys[p]
+                w = 1.0 if unit_weight else sample_weight[idx[p]]
+                wy = w * y
                 w_left += w
                 sum_left += wy
-                sq_left += wy * y[row]
+                sq_left += wy * y
                 if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
                     continue
                 w_right = w_total - w_left

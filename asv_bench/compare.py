@@ -1,0 +1,280 @@
+"""Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
+
+Runs the performance cases of the project (B1-B9), each library on the same data in this one
+process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
+warm-up.  Prints a markdown table of times and ratios and writes a PNG chart.
+
+    pip install ".[bench]"
+    python asv_bench/compare.py --repeats 3 --chart docs/_static/performance.png
+
+Use ``--quick`` for a smaller, faster smoke run (sizes divided by 10, one repeat).
+"""
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from benchmarks.common import (  # noqa: E402
+    classification_data,
+    make_estimator,
+    regression_data,
+    warm_up,
+)
+
+
+def best_time(fit, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fit()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def fit_case(library, task, X, y, *, max_depth, criterion, n_jobs, repeats):
+    est = make_estimator(library, task, max_depth=max_depth, criterion=criterion, n_jobs=n_jobs)
+    est.fit(X[:2000], y[:2000])  # warm-up: compile / load caches, spin up thread pools
+    seconds = best_time(lambda: est.fit(X, y), repeats)
+    return seconds, est
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def fresh_process(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+FIRST_CALL = """
+import json, time
+t0 = time.perf_counter()
+import numpy as np, fasttree
+rng = np.random.default_rng(0)
+X = rng.normal(size=(1000, 10)); y = (X[:, 0] > 0).astype(int)
+fasttree.DecisionTreeClassifier().fit(X, y).predict(X)
+fasttree.DecisionTreeRegressor().fit(X, X[:, 1]).predict(X)
+print(json.dumps(time.perf_counter() - t0))
+"""
+BARE_NUMBA = """
+import json, time
+t0 = time.perf_counter()
+import numba
+print(json.dumps(time.perf_counter() - t0))
+"""
+PEAK_MEMORY = """
+import json, resource, sys
+import numpy as np, fasttree
+X = np.load(sys.argv[1]); y = np.load(sys.argv[2])
+fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=3).fit(X[:2000], y[:2000])
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+before = rss()
+fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=10, n_jobs=2).fit(X, y)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"before": before, "peak": peak, "x_nbytes": X.nbytes}))
+"""
+
+
+def peak_memory(X, y):
+    """Peak RSS of the B1 fit above the process before it, in a fresh process.
+
+    ru_maxrss is the process's lifetime peak, so anything before the fit that peaked higher would
+    be counted too: the figure is an upper bound.
+    """
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        x_path, y_path = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
+        np.save(x_path, X)
+        np.save(y_path, y)
+        out = subprocess.run([sys.executable, "-c", PEAK_MEMORY, x_path, y_path],
+                             capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def same_tree(a, b):
+    return all(np.array_equal(getattr(a.tree_, name), getattr(b.tree_, name))
+               for name in ("children_left", "children_right", "feature", "threshold", "value"))
+
+
+def run(args):
+    scale = 10 if args.quick else 1
+    repeats = 1 if args.quick else args.repeats
+    n_big, n_mid, n_wide = 1_000_000 // scale, 300_000 // scale, 50_000 // scale
+    warm_up()
+    rows = []  # (case, description, {library: seconds}, ratio text, target text, met)
+    phases = {}
+
+    def add(case, description, times, ratio, target, met):
+        rows.append((case, description, times, ratio, target, met))
+        print(f"{case}: {description}: " + ", ".join(f"{k} {v:.3f}s" for k, v in times.items())
+              + f" -> {ratio} (target {target})", flush=True)
+
+    # B1 and B7: 1M x 20, entropy, depth 10
+    X, y = classification_data(n_big, 20)
+    t = {}
+    t["fasttree"], est2 = fit_case("fasttree", "classification", X, y, max_depth=10,
+                                   criterion="entropy", n_jobs=2, repeats=repeats)
+    phases["B1 (1M x 20, entropy, depth 10, 2 threads)"] = dict(est2.fit_timings_)
+    t["xgboost"], _ = fit_case("xgboost", "classification", X, y, max_depth=10,
+                               criterion="entropy", n_jobs=2, repeats=repeats)
+    t["lightgbm"], _ = fit_case("lightgbm", "classification", X, y, max_depth=10,
+                                criterion="entropy", n_jobs=2, repeats=repeats)
+    if args.sklearn_1m:
+        t["sklearn"], _ = fit_case("sklearn", "classification", X, y, max_depth=10,
+                                   criterion="entropy", n_jobs=1, repeats=1)
+    ratio = t["fasttree"] / t["xgboost"]
+    add("B1", f"{n_big:,} x 20, entropy, depth 10 (fasttree / XGBoost exact)", t,
+        f"{ratio:.2f}x XGBoost's time", "<= 0.5x", ratio <= 0.5)
+    t1, est1 = fit_case("fasttree", "classification", X, y, max_depth=10, criterion="entropy",
+                        n_jobs=1, repeats=repeats)
+    speedup = t1 / t["fasttree"]
+    identical = same_tree(est1, est2)
+    add("B7", "B1 with n_jobs=1 vs n_jobs=2", {"fasttree n_jobs=1": t1,
+                                               "fasttree n_jobs=2": t["fasttree"]},
+        f"{speedup:.2f}x speed-up, identical trees: {identical}", ">= 1.7x, identical",
+        speedup >= 1.7 and identical)
+    mem = peak_memory(X, y)
+    extra = (mem["peak"] - mem["before"]) / mem["x_nbytes"]
+    add("B9", "peak memory of the B1 fit above the process before it", {},
+        f"{extra:.2f} x X.nbytes ({(mem['peak'] - mem['before']) / 2**20:.0f} MiB)",
+        "<= 3 x X.nbytes", extra <= 3.0)
+    del X, y
+
+    def vs_sklearn(case, description, task, X, y, *, max_depth, criterion, target, anchors=()):
+        t = {}
+        t["fasttree"], est = fit_case("fasttree", task, X, y, max_depth=max_depth,
+                                      criterion=criterion, n_jobs=2, repeats=repeats)
+        phases[f"{case} ({description})"] = dict(est.fit_timings_)
+        t["sklearn"], _ = fit_case("sklearn", task, X, y, max_depth=max_depth,
+                                   criterion=criterion, n_jobs=1, repeats=repeats)
+        for library in anchors:
+            t[library], _ = fit_case(library, task, X, y, max_depth=max_depth,
+                                     criterion=criterion, n_jobs=2, repeats=repeats)
+        ratio = t["sklearn"] / t["fasttree"]
+        add(case, description, t, f"{ratio:.1f}x faster than scikit-learn", f">= {target}x",
+            ratio >= target)
+
+    X, y = classification_data(n_mid, 20)
+    vs_sklearn("B2", f"{n_mid:,} x 20, entropy, depth 10", "classification", X, y, max_depth=10,
+               criterion="entropy", target=25, anchors=("xgboost", "lightgbm"))
+    vs_sklearn("B3", f"{n_mid:,} x 20, gini, full depth", "classification", X, y, max_depth=None,
+               criterion="gini", target=20)
+    Xr, yr = regression_data(n_mid, 20)
+    vs_sklearn("B4", f"{n_mid:,} x 20, squared_error, depth 10", "regression", Xr, yr,
+               max_depth=10, criterion="squared_error", target=20,
+               anchors=("xgboost", "lightgbm"))
+    Xw, yw = classification_data(n_wide, 200)
+    vs_sklearn("B5", f"{n_wide:,} x 200, entropy, depth 10", "classification", Xw, yw,
+               max_depth=10, criterion="entropy", target=15, anchors=("xgboost", "lightgbm"))
+
+    # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
+    X_test, _ = classification_data(n_big, 20, seed=1)
+    t = {}
+    for library in ("fasttree", "sklearn"):
+        est = make_estimator(library, "classification", max_depth=12, criterion="gini",
+                             n_jobs=2).fit(X, y)
+        est.predict(X_test[:1000])
+        t[library] = best_time(lambda: est.predict(X_test), repeats)
+    ratio = t["sklearn"] / t["fasttree"]
+    add("B6", f"predict {n_big:,} rows, depth-12 tree", t, f"{ratio:.1f}x faster than "
+        "scikit-learn", ">= 2x", ratio >= 2)
+
+    # B8: fresh process, numba's cache warm
+    fresh_process(FIRST_CALL)
+    first = min(fresh_process(FIRST_CALL) for _ in range(repeats))
+    bare = min(fresh_process(BARE_NUMBA) for _ in range(repeats))
+    add("B8", "fresh process: import, fit + predict 1000 x 10 (cache warm) minus bare numba "
+        "import", {"fasttree": first, "import numba": bare}, f"{first - bare:.2f} s more",
+        "<= 1.5 s", first - bare <= 1.5)
+    return rows, phases
+
+
+def markdown(rows, phases):
+    libraries = ["fasttree", "sklearn", "xgboost", "lightgbm"]
+    lines = [
+        f"Machine: {cpu_model()}, {__import__('os').cpu_count()} cores, Python "
+        f"{platform.python_version()}, numpy {np.__version__}.",
+        "",
+        "| case | what | fasttree | scikit-learn | XGBoost exact | LightGBM | result | target | met |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case, description, times, ratio, target, met in rows:
+        cells = [f"{times[k]:.3f} s" if k in times else "" for k in libraries]
+        if case in ("B7", "B8"):
+            cells = [" / ".join(f"{k}: {v:.3f} s" for k, v in times.items()), "", "", ""]
+        lines.append(f"| {case} | {description} | " + " | ".join(cells)
+                     + f" | {ratio} | {target} | {'yes' if met else '**no**'} |")
+    lines += ["", "Per-phase breakdown of fasttree's fits (seconds, from `fit_timings_`):", "",
+              "| case | presort | search | partition | node_stats | total |",
+              "|---|---|---|---|---|---|"]
+    for case, timings in phases.items():
+        lines.append(f"| {case} | " + " | ".join(
+            f"{timings.get(k, 0.0):.3f}" for k in ("presort", "search", "partition",
+                                                  "node_stats", "total")) + " |")
+    return "\n".join(lines)
+
+
+def chart(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = [r for r in rows if r[0] in ("B1", "B2", "B3", "B4", "B5", "B6")]
+    libraries = ["fasttree", "sklearn", "xgboost", "lightgbm"]
+    colors = {"fasttree": "#1f77b4", "sklearn": "#ff7f0e", "xgboost": "#2ca02c",
+              "lightgbm": "#9467bd"}
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.2
+    for i, library in enumerate(libraries):
+        xs = [j + (i - 1.5) * width for j, r in enumerate(cases) if library in r[2]]
+        ys = [r[2][library] for r in cases if library in r[2]]
+        ax.bar(xs, ys, width, label=library, color=colors[library])
+    ax.set_xticks(range(len(cases)))
+    ax.set_xticklabels([f"{r[0]}\n{r[1].split('(')[0][:28]}" for r in cases], fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds (log scale, lower is better)")
+    ax.set_title("One exact tree: fit (B1-B5) and predict (B6) time, best of runs")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="sizes / 10, one repeat")
+    parser.add_argument("--sklearn-1m", action="store_true",
+                        help="also time scikit-learn on the 1M-row case (about a minute)")
+    parser.add_argument("--chart", default="performance.png", help="PNG file to write")
+    parser.add_argument("--json", help="also write the raw results to this JSON file")
+    args = parser.parse_args()
+    rows, phases = run(args)
+    table = markdown(rows, phases)
+    print()
+    print(table)
+    chart(rows, args.chart)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "phases": phases}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
