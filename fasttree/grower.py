@@ -124,12 +124,12 @@ class TreeGrower:
         self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
         return result
 
-    def _segment_stats(self, start, end):
+    def _segment_stats(self, start, end, feature):
         if self.n_classes is None:
-            return self._timed("node_stats", segment_target_sums, self._sorted_idx[0],
-                               self._sorted_y[0], self.sample_weight, start, end)
-        return self._timed("node_stats", segment_class_weights, self._sorted_idx[0],
-                           self._sorted_y[0], self.sample_weight, start, end, self.n_classes)
+            return self._timed("node_stats", segment_target_sums, self._sorted_idx,
+                               self._sorted_y, self.sample_weight, start, end, feature)
+        return self._timed("node_stats", segment_class_weights, self._sorted_idx, self._sorted_y,
+                           self.sample_weight, start, end, feature, self.n_classes)
 
     def _feature_mask(self, start, end):
         n_features = self.n_features
@@ -145,18 +145,22 @@ class TreeGrower:
         mask[:] = (rank < k) & non_constant
         return mask
 
-    def _search(self, batch):
-        """Find the best split of every node in the batch and decide which ones to split."""
+    def _candidates(self, batch):
+        """Nodes that the stopping rules allow to split (scikit-learn's pre-search checks)."""
         p = self.params
         n = batch.end - batch.start
-        candidate = (
+        return (
             (batch.depth < p.max_depth)
             & (n >= p.min_samples_split)
             & (n >= 2 * p.min_samples_leaf)
             & (batch.weight >= 2.0 * p.min_weight_leaf)
             & (batch.impurity > EPSILON)
         )
-        size = n.shape[0]
+
+    def _search(self, batch, candidate):
+        """Find the best split of the candidate nodes and decide which ones to split."""
+        p = self.params
+        size = batch.start.shape[0]
         batch.feature = np.full(size, -1, dtype=np.int64)
         batch.threshold = np.zeros(size)
         batch.n_left = np.zeros(size, dtype=np.int64)
@@ -192,25 +196,23 @@ class TreeGrower:
         batch.splittable = (batch.feature >= 0) & (
             batch.improvement + EPSILON >= p.min_impurity_decrease)
 
-    def _new_batch(self, start, end, depth):
+    def _new_batch(self, start, end, depth, stats_feature):
+        """Register new nodes and compute their statistics (not yet their splits)."""
         batch = _Batch()
         batch.ids = np.arange(self._n_nodes, self._n_nodes + start.shape[0])
         self._n_nodes += start.shape[0]
         batch.start, batch.end, batch.depth = start, end, depth
-        batch.stats = self._segment_stats(start, end)
+        batch.stats = self._segment_stats(start, end, stats_feature)
         batch.weight, batch.impurity = node_impurity(batch.stats, self.params.criterion)
-        self._search(batch)
         self._batches.append(batch)
         return batch
 
     def _split(self, batch, rows):
-        """Partition the given nodes of a batch and create (and search) their children."""
+        """Split the given nodes of a batch: create, partition where needed, search children."""
         start = np.ascontiguousarray(batch.start[rows])
         end = np.ascontiguousarray(batch.end[rows])
         feature = np.ascontiguousarray(batch.feature[rows])
         n_left = np.ascontiguousarray(batch.n_left[rows])
-        self._timed("partition", partition_segments, self._sorted_x, self._sorted_idx,
-                    self._sorted_y, start, end, feature, n_left, self._goes_left)
         middle = start + n_left
         # children of node i are 2i (left) and 2i+1 (right) of the new batch
         child_start = np.empty(2 * rows.size, dtype=np.int64)
@@ -218,7 +220,18 @@ class TreeGrower:
         child_start[0::2], child_end[0::2] = start, middle
         child_start[1::2], child_end[1::2] = middle, end
         child_depth = np.repeat(batch.depth[rows] + 1, 2)
-        children = self._new_batch(child_start, child_end, child_depth)
+        # The split feature's row already has each left child first, so the children's
+        # statistics, and with them the stopping rules, are known before partitioning; a parent
+        # none of whose children will be searched (pure, too small, at max_depth) is not
+        # partitioned at all.
+        children = self._new_batch(child_start, child_end, child_depth, np.repeat(feature, 2))
+        candidate = self._candidates(children)
+        needed = np.flatnonzero(candidate[0::2] | candidate[1::2])
+        if needed.size:
+            self._timed("partition", partition_segments, self._sorted_x, self._sorted_idx,
+                        self._sorted_y, start[needed], end[needed], feature[needed],
+                        n_left[needed], self._goes_left)
+        self._search(children, candidate)
         self._links.append((batch.ids[rows], children.ids[0::2], children.ids[1::2]))
         return children
 
@@ -242,7 +255,8 @@ class TreeGrower:
 
         root = self._new_batch(np.array([0], dtype=np.int64),
                                np.array([self.n_samples], dtype=np.int64),
-                               np.zeros(1, dtype=np.int64))
+                               np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        self._search(root, self._candidates(root))
         if self.params.max_leaf_nodes is None:
             self._grow_level_wise(root)
         else:

@@ -91,7 +91,7 @@ def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mw
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     np.testing.assert_array_equal(sorted_y, y[sorted_idx])
-    counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, starts, ends, n_classes)
+    counts = segment_class_weights(sorted_idx, sorted_y, w, starts, ends, starts * 0, n_classes)
     mask = np.ones((X.shape[1], starts.size), np.uint8)
     unit = np.all(w == 1.0)
     table = xlog2x_table(len(y)) if unit else np.empty(0)
@@ -169,7 +169,7 @@ def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighte
     w = rng.uniform(0.1, 2.0, n) if weighted else np.ones(n)
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 1 if n < 6 else 2)
     sorted_y = gather_targets(sorted_idx, y)
-    sums = segment_target_sums(sorted_idx[0], sorted_y[0], w, starts, ends)
+    sums = segment_target_sums(sorted_idx, sorted_y, w, starts, ends, starts * 0 + m - 1)
     mask = np.ones((m, starts.size), np.uint8)
     imp, thr, n_left = find_best_splits_regression(
         sorted_x, sorted_idx, sorted_y, w, starts, ends, sums, mask, msl, 0.0, not weighted)
@@ -195,7 +195,7 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     sorted_x, sorted_idx = layout(x)
     start, end = np.array([0]), np.array([5])
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, start, end, 2)
+    counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, start * 0, 2)
     imp, thr, n_left = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((1, 1), np.uint8),
         CRITERION_ENTROPY, 1, 0.0, np.empty(0))
@@ -208,7 +208,7 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     sorted_x, sorted_idx = layout(x)
     start, end = np.array([0]), np.array([4])
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    counts = segment_class_weights(sorted_idx[0], sorted_y[0], np.ones(4), start, end, 2)
+    counts = segment_class_weights(sorted_idx, sorted_y, np.ones(4), start, end, start * 0, 2)
     _, thr, _ = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, np.ones(4), start, end, counts, np.ones((1, 1), np.uint8),
         CRITERION_GINI, 1, 0.0, xlog2x_table(4))
@@ -221,7 +221,7 @@ def test_feature_mask_skips_pairs(rng):
     sorted_x, sorted_idx = layout(X)
     start, end = np.array([0]), np.array([50])
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    counts = segment_class_weights(sorted_idx[0], sorted_y[0], np.ones(50), start, end, 2)
+    counts = segment_class_weights(sorted_idx, sorted_y, np.ones(50), start, end, start * 0, 2)
     mask = np.array([[0], [1], [1]], np.uint8)
     imp, _, _ = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, np.ones(50), start, end, counts, mask, CRITERION_GINI, 1,

@@ -27,8 +27,8 @@ class Kernels:
         bounds = np.linspace(0, n_samples, 65).astype(np.int64)
         self.start, self.end = bounds[:-1].copy(), bounds[1:].copy()
         self.sorted_y = gather_targets(self.sorted_idx, self.y.astype(np.uint8))
-        self.counts = segment_class_weights(self.sorted_idx[0], self.sorted_y[0], self.w, self.start,
-                                            self.end, 2)
+        self.counts = segment_class_weights(self.sorted_idx, self.sorted_y, self.w, self.start,
+                                            self.end, np.zeros(64, np.int64), 2)
         self.mask = np.ones((n_features, 64), np.uint8)
         self.table = xlog2x_table(n_samples)
 

@@ -6,7 +6,8 @@ C-contiguous, as each docstring states.  A typical level of a tree::
 
     sorted_x, sorted_idx = presort_features(np.ascontiguousarray(X, np.float32))
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    counts = segment_class_weights(sorted_idx[0], sorted_y[0], w, seg_start, seg_end, n_classes)
+    counts = segment_class_weights(sorted_idx, sorted_y, w, seg_start, seg_end, seg_feature,
+                                   n_classes)
     imp, thr, n_left = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, seg_start, seg_end, counts, mask, criterion, 1, 0.0,
         xlog2x_table(len(y)))

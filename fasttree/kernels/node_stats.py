@@ -5,20 +5,23 @@ from numba import njit, prange
 
 
 @njit(parallel=True, cache=True)
-def segment_class_weights(row_ids, labels, sample_weight, seg_start, seg_end, n_classes):
+def segment_class_weights(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+                          n_classes):
     """Weighted class counts of each segment.
 
     Parameters
     ----------
-    row_ids : ndarray of shape (n_samples,), int32 (IN)
-        Any one row of the working layout, e.g. ``sorted_idx[0]``: every feature row holds the same
-        set of rows inside a segment.
-    labels : ndarray of shape (n_samples,), uint8 or uint16 (IN)
-        The matching row of the label layout, e.g. ``sorted_y[0]`` (``labels[p]`` is the class of
-        row ``row_ids[p]``).
+    sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
+    sorted_y : ndarray of shape (n_features, n_samples), uint8 or uint16, C-contiguous (IN)
+        The working layout (see :mod:`fasttree.kernels.split_search`).
     sample_weight : ndarray of shape (n_samples,), float64 (IN)
         Indexed by row id.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    seg_feature : ndarray of shape (n_segments,), int64 (IN)
+        Feature row that holds exactly segment ``s``'s rows in ``[seg_start[s], seg_end[s])``: any
+        row once the segment is partitioned; before that, the split feature of its parent (whose
+        row already has the left child first).  This lets the grower learn the children's
+        statistics before deciding which nodes need partitioning at all.
     n_classes : int
 
     Returns
@@ -28,24 +31,27 @@ def segment_class_weights(row_ids, labels, sample_weight, seg_start, seg_end, n_
     n_segments = seg_start.shape[0]
     out = np.zeros((n_segments, n_classes))
     for s in prange(n_segments):
+        row_ids = sorted_idx[seg_feature[s]]
+        labels = sorted_y[seg_feature[s]]
         for p in range(seg_start[s], seg_end[s]):
             out[s, labels[p]] += sample_weight[row_ids[p]]
     return out
 
 
 @njit(parallel=True, cache=True)
-def segment_target_sums(row_ids, targets, sample_weight, seg_start, seg_end):
+def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature):
     """Weighted count, sum and sum of squares of a regression target per segment.
 
     Parameters
     ----------
-    row_ids : ndarray of shape (n_samples,), int32 (IN)
-        Any one row of the working layout, e.g. ``sorted_idx[0]``.
-    targets : ndarray of shape (n_samples,), float64 (IN)
-        The matching row of the target layout, e.g. ``sorted_y[0]``.
+    sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
+    sorted_y : ndarray of shape (n_features, n_samples), float64, C-contiguous (IN)
+        The working layout.
     sample_weight : ndarray of shape (n_samples,), float64 (IN)
         Indexed by row id.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    seg_feature : ndarray of shape (n_segments,), int64 (IN)
+        Feature row holding each segment's rows, as in :func:`segment_class_weights`.
 
     Returns
     -------
@@ -55,6 +61,8 @@ def segment_target_sums(row_ids, targets, sample_weight, seg_start, seg_end):
     n_segments = seg_start.shape[0]
     out = np.zeros((n_segments, 3))
     for s in prange(n_segments):
+        row_ids = sorted_idx[seg_feature[s]]
+        targets = sorted_y[seg_feature[s]]
         w_sum = 0.0
         wy_sum = 0.0
         wyy_sum = 0.0
