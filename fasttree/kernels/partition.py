@@ -48,11 +48,12 @@ def partition_segments(
     n_segments = seg_start.shape[0]
 
     for s in prange(n_segments):
-        idx = sorted_idx[split_feature[s]]
-        middle = seg_start[s] + split_n_left[s]
-        for p in range(seg_start[s], middle):
+        # node slices: indices from 0, so numba emits no wrap-around checks
+        idx = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
+        n_left = split_n_left[s]
+        for p in range(n_left):
             goes_left[idx[p]] = 1
-        for p in range(middle, seg_end[s]):
+        for p in range(n_left, idx.shape[0]):
             goes_left[idx[p]] = 0
 
     max_len = 0
@@ -61,9 +62,6 @@ def partition_segments(
     has_labels = sorted_y.shape[1] > 0
 
     for g in prange(n_features):
-        xs = sorted_x[g]
-        idx = sorted_idx[g]
-        ys = sorted_y[g]
         buf_x = np.empty(max_len, dtype=np.float32)
         buf_idx = np.empty(max_len, dtype=np.int32)
         buf_y = np.empty(max_len if has_labels else 0, dtype=sorted_y.dtype)
@@ -72,12 +70,15 @@ def partition_segments(
                 continue  # already in order: its first split_n_left[s] positions are the left rows
             start = seg_start[s]
             end = seg_end[s]
-            write = start
+            xs = sorted_x[g, start:end]
+            idx = sorted_idx[g, start:end]
+            ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
+            write = 0
             n_right = 0
             # Branch-free: every row is written to both places and only the matching cursor
             # advances (the direction of a row is unpredictable, a branch would mispredict).
             # Writing at ``write <= p`` never clobbers a row not yet read.
-            for p in range(start, end):
+            for p in range(end - start):
                 row = idx[p]
                 x = xs[p]
                 go = np.int64(goes_left[row])

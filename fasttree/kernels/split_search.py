@@ -86,9 +86,14 @@ def _classification_children_impurity(left, total, w_left, w_right, criterion):
 
 
 @njit(cache=True, inline="always")
-def _scan_weighted(xs, idx, labels, sample_weight, start, end, total, left, criterion,
-                   min_samples_leaf, min_weight_leaf):
-    """Scan one (feature, node) pair with float weights; returns (best value, best position)."""
+def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_samples_leaf,
+                   min_weight_leaf):
+    """Scan one (feature, node) pair with float weights.
+
+    The arrays are the node's slices of the layout (positions from 0, so that no index can be
+    negative and numba emits no wrap-around checks).  Returns (best value, best position ``i``:
+    rows ``0..i`` go left), position -1 if there is no valid split.
+    """
     n_classes = left.shape[0]
     w_total = 0.0
     for k in range(n_classes):
@@ -98,11 +103,11 @@ def _scan_weighted(xs, idx, labels, sample_weight, start, end, total, left, crit
     best = np.inf
     best_p = -1
     # Candidate between positions p and p+1; the last rows can never go left.
-    for p in range(start, end - min_samples_leaf):
+    for p in range(xs.shape[0] - min_samples_leaf):
         w = sample_weight[idx[p]]
         left[labels[p]] += w
         w_left += w
-        if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
+        if xs[p + 1] == xs[p] or p + 1 < min_samples_leaf:
             continue
         w_right = w_total - w_left
         if w_left < min_weight_leaf or w_right < min_weight_leaf:
@@ -117,17 +122,17 @@ def _scan_weighted(xs, idx, labels, sample_weight, start, end, total, left, crit
 
 
 @njit(cache=True, inline="always")
-def _scan_unit_weight_binary(xs, labels, start, end, total_1, criterion, min_rows_leaf, table):
+def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, table):
     """Two classes, every weight 1: one integer counter, a handful of operations per row."""
-    n_node = end - start
+    n_node = xs.shape[0]
     left_1 = 0
     best = np.inf
     best_p = -1
-    for p in range(start, end - min_rows_leaf):
+    for p in range(n_node - min_rows_leaf):
         left_1 += labels[p]
         if xs[p + 1] == xs[p]:
             continue
-        n_left = p - start + 1
+        n_left = p + 1
         if n_left < min_rows_leaf:
             continue
         n_right = n_node - n_left
@@ -147,7 +152,7 @@ def _scan_unit_weight_binary(xs, labels, start, end, total_1, criterion, min_row
 
 
 @njit(cache=True, inline="always")
-def _scan_unit_weight(xs, labels, start, end, total, left, criterion, min_rows_leaf, table):
+def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
     """Any number of classes, every weight 1: integer counts, no weight reads.
 
     Gini keeps the sums of squared counts up to date in O(1) per row (exact: they are integers);
@@ -155,7 +160,7 @@ def _scan_unit_weight(xs, labels, start, end, total, left, criterion, min_rows_l
     partitions, whatever feature produced them, so ties between features stay exact.
     """
     n_classes = left.shape[0]
-    n_node = end - start
+    n_node = xs.shape[0]
     sq_left = 0
     sq_right = 0
     for k in range(n_classes):
@@ -163,7 +168,7 @@ def _scan_unit_weight(xs, labels, start, end, total, left, criterion, min_rows_l
         sq_right += total[k] * total[k]
     best = np.inf
     best_p = -1
-    for p in range(start, end - min_rows_leaf):
+    for p in range(n_node - min_rows_leaf):
         c = labels[p]
         c_left = left[c]
         c_right = total[c] - c_left
@@ -172,7 +177,7 @@ def _scan_unit_weight(xs, labels, start, end, total, left, criterion, min_rows_l
         left[c] = c_left + 1
         if xs[p + 1] == xs[p]:
             continue
-        n_left = p - start + 1
+        n_left = p + 1
         if n_left < min_rows_leaf:
             continue
         n_right = n_node - n_left
@@ -273,24 +278,26 @@ def find_best_splits_classification(
             end = seg_end[s]
             if end - start < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
                 continue
+            xs_node = xs[start:end]
+            labels_node = labels[start:end]
             if not unit_weight:
                 best, best_p = _scan_weighted(
-                    xs, sorted_idx[f], labels, sample_weight, start, end, seg_class_weight[s],
-                    left, criterion, min_samples_leaf, min_weight_leaf)
+                    xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
+                    seg_class_weight[s], left, criterion, min_samples_leaf, min_weight_leaf)
             elif n_classes == 2:
                 best, best_p = _scan_unit_weight_binary(
-                    xs, labels, start, end, np.int64(seg_class_weight[s, 1]), criterion,
+                    xs_node, labels_node, np.int64(seg_class_weight[s, 1]), criterion,
                     min_rows_leaf, unit_weight_table)
             else:
                 for k in range(n_classes):
                     total_count[k] = np.int64(seg_class_weight[s, k])
                 best, best_p = _scan_unit_weight(
-                    xs, labels, start, end, total_count, left_count, criterion, min_rows_leaf,
+                    xs_node, labels_node, total_count, left_count, criterion, min_rows_leaf,
                     unit_weight_table)
             if best_p >= 0:
                 children_impurity[f, s] = best
-                threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
-                n_left[f, s] = best_p - start + 1
+                threshold[f, s] = _midpoint(xs_node[best_p], xs_node[best_p + 1])
+                n_left[f, s] = best_p + 1
     return children_impurity, threshold, n_left
 
 
@@ -369,19 +376,23 @@ def find_best_splits_regression(
             w_total = seg_sums[s, 0]
             sum_total = seg_sums[s, 1]
             sq_total = seg_sums[s, 2]
+            # node slices: indices from 0, so numba emits no wrap-around checks
+            xs_node = xs[start:end]
+            ys_node = ys[start:end]
+            idx_node = idx[start:end]
             w_left = 0.0
             sum_left = 0.0
             sq_left = 0.0
             best = np.inf
             best_p = -1
-            for p in range(start, end - min_samples_leaf):
-                y = ys[p]
-                w = 1.0 if unit_weight else sample_weight[idx[p]]
+            for p in range(end - start - min_samples_leaf):
+                y = ys_node[p]
+                w = 1.0 if unit_weight else sample_weight[idx_node[p]]
                 wy = w * y
                 w_left += w
                 sum_left += wy
                 sq_left += wy * y
-                if xs[p + 1] == xs[p] or p - start + 1 < min_samples_leaf:
+                if xs_node[p + 1] == xs_node[p] or p + 1 < min_samples_leaf:
                     continue
                 w_right = w_total - w_left
                 if w_left < min_weight_leaf or w_right < min_weight_leaf:
@@ -397,8 +408,8 @@ def find_best_splits_regression(
                     best_p = p
             if best_p >= 0:
                 children_impurity[f, s] = best
-                threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
-                n_left[f, s] = best_p - start + 1
+                threshold[f, s] = _midpoint(xs_node[best_p], xs_node[best_p + 1])
+                n_left[f, s] = best_p + 1
     return children_impurity, threshold, n_left
 
 
