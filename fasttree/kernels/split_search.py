@@ -382,16 +382,14 @@ def find_best_splits_regression(
             idx_node = idx[start:end]
             w_left = 0.0
             sum_left = 0.0
-            sq_left = 0.0
-            best = np.inf
+            # maximise scikit-learn's proxy sum_left**2 / w_left + sum_right**2 / w_right, i.e.
+            # minimise the children's squared error sq_total - proxy; one division per candidate
+            best = -np.inf
             best_p = -1
             for p in range(end - start - min_samples_leaf):
-                y = ys_node[p]
                 w = 1.0 if unit_weight else sample_weight[idx_node[p]]
-                wy = w * y
                 w_left += w
-                sum_left += wy
-                sq_left += wy * y
+                sum_left += w * ys_node[p]
                 if xs_node[p + 1] == xs_node[p] or p + 1 < min_samples_leaf:
                     continue
                 w_right = w_total - w_left
@@ -400,14 +398,13 @@ def find_best_splits_regression(
                 if w_left <= 0.0 or w_right <= 0.0:
                     continue
                 sum_right = sum_total - sum_left
-                value = (sq_left - sum_left * sum_left / w_left) + (
-                    (sq_total - sq_left) - sum_right * sum_right / w_right
-                )
-                if value < best:
-                    best = value
+                proxy = (sum_left * sum_left * w_right + sum_right * sum_right * w_left) / (
+                    w_left * w_right)
+                if proxy > best:
+                    best = proxy
                     best_p = p
             if best_p >= 0:
-                children_impurity[f, s] = best
+                children_impurity[f, s] = max(sq_total - best, 0.0)
                 threshold[f, s] = _midpoint(xs_node[best_p], xs_node[best_p + 1])
                 n_left[f, s] = best_p + 1
     return children_impurity, threshold, n_left
