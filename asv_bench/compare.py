@@ -76,25 +76,24 @@ import numba
 print(json.dumps(time.perf_counter() - t0))
 """
 PEAK_MEMORY = """
-import json, resource, sys
+import json, sys
 import numpy as np, fasttree
 X = np.load(sys.argv[1]); y = np.load(sys.argv[2])
 fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=3).fit(X[:2000], y[:2000])
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize()
-before = rss()
+def status(field):  # VmRSS now, VmHWM peak of this process image (ru_maxrss would include the
+    with open("/proc/self/status") as f:  # parent's peak, inherited across fork + exec)
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field))
+before = status("VmRSS:")
 fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=10, n_jobs=2).fit(X, y)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"before": before, "peak": peak, "x_nbytes": X.nbytes}))
+print(json.dumps({"before": before, "peak": status("VmHWM:"), "x_nbytes": X.nbytes}))
 """
 
 
 def peak_memory(X, y):
-    """Peak RSS of the B1 fit above the process before it, in a fresh process.
+    """Peak RSS of the B1 fit above the process before it, in a fresh process (Linux).
 
-    ru_maxrss is the process's lifetime peak, so anything before the fit that peaked higher would
-    be counted too: the figure is an upper bound.
+    VmHWM is the process's peak since it started, so anything before the fit that peaked higher
+    would be counted too: the figure is an upper bound.
     """
     import os
     import tempfile

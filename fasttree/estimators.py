@@ -119,6 +119,8 @@ class _BaseDecisionTree(BaseEstimator):
         if class_weights is not None:
             weight = weight * class_weights
         params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
+        if np.all(weight == 1.0):
+            weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
         rng = _check_random_state(self.random_state)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng)
         with numba_threads(self.n_jobs):
@@ -303,6 +305,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         except TypeError:
             raise TypeError("y mixes label types that cannot be compared (e.g. str and int).") \
                 from None
+        y_encoded = y_encoded.astype(CLASS_DTYPE)  # drops np.unique's int64 copy
         if classes.shape[0] > MAX_CLASSES:
             raise ValueError(
                 f"y has {classes.shape[0]} classes; fasttree supports at most {MAX_CLASSES}.")
@@ -310,7 +313,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         self._set_feature_names(X)
         self.classes_ = classes
         self.n_classes_ = int(classes.shape[0])
-        return self._fit(X_checked, y_encoded.astype(CLASS_DTYPE), sample_weight,
+        return self._fit(X_checked, y_encoded, sample_weight,
                          n_classes=self.n_classes_, class_weights=class_weights)
 
     def _expand_class_weight(self, classes, y_encoded):

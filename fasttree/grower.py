@@ -93,7 +93,8 @@ class TreeGrower:
     X : ndarray of shape (n_samples, n_features), float32, C-contiguous
     y : ndarray of shape (n_samples,)
         int32 encoded classes (classification) or float64 target (regression).
-    sample_weight : ndarray of shape (n_samples,), float64
+    sample_weight : ndarray of shape (n_samples,), float64, or None
+        None when every weight is 1: the kernels then count in integers and skip weight reads.
     params : GrowerParams
     n_classes : int or None
         None for regression.
@@ -110,7 +111,8 @@ class TreeGrower:
     def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None):
         self.X = X
         self.y = y
-        self.sample_weight = sample_weight
+        # the kernels' convention for "every weight is 1" is an empty weight array
+        self.sample_weight = np.empty(0) if sample_weight is None else sample_weight
         self.params = params
         self.n_classes = n_classes
         self.rng = rng
@@ -175,13 +177,13 @@ class TreeGrower:
                 children, thr, n_left = self._timed(
                     "search", find_best_splits_regression, self._sorted_x, self._sorted_idx,
                     self._sorted_y, self.sample_weight, start, end, stats, mask,
-                    p.min_samples_leaf, p.min_weight_leaf, self._unit_weight)
+                    p.min_samples_leaf, p.min_weight_leaf)
             else:
                 children, thr, n_left = self._timed(
                     "search", find_best_splits_classification, self._sorted_x, self._sorted_idx,
                     self._sorted_y, self.sample_weight, start, end, stats, mask,
                     CLASSIFICATION_CRITERIA[p.criterion], p.min_samples_leaf, p.min_weight_leaf,
-                    self._unit_weight_table)
+                    self._xlog2x)
             best = select_best_splits(children)
             found = best >= 0
             cols = np.arange(cand.size)
@@ -248,10 +250,10 @@ class TreeGrower:
         self._batches = []
         self._n_nodes = 0
         self._links = []  # (parent ids, left child ids, right child ids) per split call
-        self._root_weight = float(self.sample_weight.sum())
-        self._unit_weight = bool(np.all(self.sample_weight == 1.0))
-        use_table = self._unit_weight and self.n_classes is not None
-        self._unit_weight_table = xlog2x_table(self.n_samples) if use_table else np.empty(0)
+        unit_weight = self.sample_weight.shape[0] == 0
+        self._root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
+        use_table = unit_weight and self.params.criterion in ("entropy", "log_loss")
+        self._xlog2x = xlog2x_table(self.n_samples) if use_table else np.empty(0)
 
         root = self._new_batch(np.array([0], dtype=np.int64),
                                np.array([self.n_samples], dtype=np.int64),
@@ -265,7 +267,7 @@ class TreeGrower:
         self.timings["total"] = time.perf_counter() - t_total
         # release the working layout (several times the size of X) as soon as the tree exists
         del self._sorted_x, self._sorted_idx, self._sorted_y, self._goes_left
-        del self._batches, self._links, self._unit_weight_table
+        del self._batches, self._links, self._xlog2x
         return tree
 
     def _grow_level_wise(self, batch):

@@ -196,6 +196,16 @@ def test_string_labels_and_dataframe():
     assert not hasattr(DecisionTreeClassifier().fit(df.to_numpy(), y), "feature_names_in_")
 
 
+def test_many_classes_use_wide_labels():
+    # more than 256 classes: labels travel through the layout as uint16
+    rng = np.random.default_rng(0)
+    X = rng.permutation(900).reshape(300, 3).astype(float)
+    y = np.arange(300) * 7  # 300 distinct labels
+    est = DecisionTreeClassifier(criterion="entropy").fit(X, y)
+    assert est.n_classes_ == 300 and est.score(X, y) == 1.0
+    assert est.predict_proba(X[:5]).shape == (5, 300)
+
+
 def test_edge_cases_work():
     X = np.arange(20, dtype=np.int64).reshape(10, 2)
     one_class = DecisionTreeClassifier().fit(X, np.ones(10))

@@ -91,13 +91,14 @@ def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mw
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     np.testing.assert_array_equal(sorted_y, y[sorted_idx])
-    counts = segment_class_weights(sorted_idx, sorted_y, w, starts, ends, starts * 0, n_classes)
+    # unit weights take the kernels' fast path: an empty weight array
+    w_kernel = np.empty(0) if np.all(w == 1.0) else w
+    counts = segment_class_weights(sorted_idx, sorted_y, w_kernel, starts, ends, starts * 0,
+                                   n_classes)
     mask = np.ones((X.shape[1], starts.size), np.uint8)
-    unit = np.all(w == 1.0)
-    table = xlog2x_table(len(y)) if unit else np.empty(0)
     imp, thr, n_left = find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, w, starts, ends, counts, mask, CRITERIA[criterion], msl,
-        mwl, table)
+        sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends, counts, mask,
+        CRITERIA[criterion], msl, mwl, xlog2x_table(len(y)))
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(counts[s], np.bincount(y[rows], w[rows], n_classes))
@@ -169,10 +170,11 @@ def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighte
     w = rng.uniform(0.1, 2.0, n) if weighted else np.ones(n)
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 1 if n < 6 else 2)
     sorted_y = gather_targets(sorted_idx, y)
-    sums = segment_target_sums(sorted_idx, sorted_y, w, starts, ends, starts * 0 + m - 1)
+    w_kernel = w if weighted else np.empty(0)
+    sums = segment_target_sums(sorted_idx, sorted_y, w_kernel, starts, ends, starts * 0 + m - 1)
     mask = np.ones((m, starts.size), np.uint8)
     imp, thr, n_left = find_best_splits_regression(
-        sorted_x, sorted_idx, sorted_y, w, starts, ends, sums, mask, msl, 0.0, not weighted)
+        sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends, sums, mask, msl, 0.0)
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(
@@ -196,6 +198,7 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     start, end = np.array([0]), np.array([5])
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, start * 0, 2)
+    # weights given explicitly (all 1.0): the general path, entropy from logarithms
     imp, thr, n_left = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((1, 1), np.uint8),
         CRITERION_ENTROPY, 1, 0.0, np.empty(0))
@@ -208,9 +211,9 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     sorted_x, sorted_idx = layout(x)
     start, end = np.array([0]), np.array([4])
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    counts = segment_class_weights(sorted_idx, sorted_y, np.ones(4), start, end, start * 0, 2)
+    counts = segment_class_weights(sorted_idx, sorted_y, np.empty(0), start, end, start * 0, 2)
     _, thr, _ = find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, np.ones(4), start, end, counts, np.ones((1, 1), np.uint8),
+        sorted_x, sorted_idx, sorted_y, np.empty(0), start, end, counts, np.ones((1, 1), np.uint8),
         CRITERION_GINI, 1, 0.0, xlog2x_table(4))
     assert thr[0, 0] == 1.5
 

@@ -21,7 +21,7 @@ class Kernels:
         X, y = classification_data(n_samples, n_features)
         self.X = np.ascontiguousarray(X)
         self.y = y.astype(np.int32)
-        self.w = np.ones(n_samples)
+        self.w = np.empty(0)  # unit weights
         self.sorted_x, self.sorted_idx = presort_features(self.X)
         # one level of 64 equal nodes (rows assigned by position: fine for timing a scan)
         bounds = np.linspace(0, n_samples, 65).astype(np.int64)

@@ -10,7 +10,7 @@ C-contiguous, as each docstring states.  A typical level of a tree::
                                    n_classes)
     imp, thr, n_left = find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, seg_start, seg_end, counts, mask, criterion, 1, 0.0,
-        xlog2x_table(len(y)))
+        xlog2x_table(len(y)))  # w: weights, or np.empty(0) when all are 1
     best_feature = select_best_splits(imp)
     partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, best_feature,
                        n_left_of_best, buf)

@@ -14,8 +14,8 @@ def segment_class_weights(sorted_idx, sorted_y, sample_weight, seg_start, seg_en
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
     sorted_y : ndarray of shape (n_features, n_samples), uint8 or uint16, C-contiguous (IN)
         The working layout (see :mod:`fasttree.kernels.split_search`).
-    sample_weight : ndarray of shape (n_samples,), float64 (IN)
-        Indexed by row id.
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+        Indexed by row id; empty means every weight is 1.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
     seg_feature : ndarray of shape (n_segments,), int64 (IN)
         Feature row that holds exactly segment ``s``'s rows in ``[seg_start[s], seg_end[s])``: any
@@ -29,12 +29,13 @@ def segment_class_weights(sorted_idx, sorted_y, sample_weight, seg_start, seg_en
     class_weight : ndarray of shape (n_segments, n_classes), float64
     """
     n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
     out = np.zeros((n_segments, n_classes))
     for s in prange(n_segments):
         row_ids = sorted_idx[seg_feature[s]]
         labels = sorted_y[seg_feature[s]]
         for p in range(seg_start[s], seg_end[s]):
-            out[s, labels[p]] += sample_weight[row_ids[p]]
+            out[s, labels[p]] += 1.0 if unit_weight else sample_weight[row_ids[p]]
     return out
 
 
@@ -47,8 +48,8 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
     sorted_y : ndarray of shape (n_features, n_samples), float64, C-contiguous (IN)
         The working layout.
-    sample_weight : ndarray of shape (n_samples,), float64 (IN)
-        Indexed by row id.
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+        Indexed by row id; empty means every weight is 1.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
     seg_feature : ndarray of shape (n_segments,), int64 (IN)
         Feature row holding each segment's rows, as in :func:`segment_class_weights`.
@@ -59,6 +60,7 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
         ``[sum w, sum w*y, sum w*y**2]`` per segment.
     """
     n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
     out = np.zeros((n_segments, 3))
     for s in prange(n_segments):
         row_ids = sorted_idx[seg_feature[s]]
@@ -67,7 +69,7 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
         wy_sum = 0.0
         wyy_sum = 0.0
         for p in range(seg_start[s], seg_end[s]):
-            w = sample_weight[row_ids[p]]
+            w = 1.0 if unit_weight else sample_weight[row_ids[p]]
             y = targets[p]
             w_sum += w
             wy_sum += w * y

@@ -206,7 +206,7 @@ def find_best_splits_classification(
     criterion,
     min_samples_leaf,
     min_weight_leaf,
-    unit_weight_table,
+    xlog2x,
 ):
     """Best threshold of every feature for every segment (node) of a level, classification.
 
@@ -219,8 +219,10 @@ def find_best_splits_classification(
     sorted_y : ndarray of shape (n_features, n_samples), uint8 or uint16, C-contiguous (IN)
         Encoded classes ``0 .. n_classes - 1`` of the rows at the same positions (from
         :func:`gather_targets`); uint8 up to 256 classes.
-    sample_weight : ndarray of shape (n_samples,), float64 (IN)
-        Non-negative weights, indexed by row id (ones for an unweighted fit).
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+        Non-negative weights indexed by row id; an empty array means every weight is 1, and the
+        kernel then counts in integers and reads neither weights nor ``sorted_idx``: the scan
+        touches contiguous memory only.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
         Position range ``[seg_start[s], seg_end[s])`` of each node; ranges must not overlap.
     seg_class_weight : ndarray of shape (n_segments, n_classes), float64 (IN)
@@ -233,11 +235,10 @@ def find_best_splits_classification(
         Minimum number of rows (unweighted) in each child.
     min_weight_leaf : float
         Minimum weighted count in each child.
-    unit_weight_table : ndarray of shape (0,) or (n_samples + 1,), float64 (IN)
-        Empty for a weighted fit.  Non-empty promises that every sample weight is 1: the kernel
-        then counts in integers, reads neither ``sample_weight`` nor ``sorted_idx`` and, for
-        entropy, reads ``c log2 c`` from this table (see :func:`xlog2x_table`) instead of
-        computing logarithms.
+    xlog2x : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
+        ``c log2 c`` for integer counts (:func:`xlog2x_table`): required for entropy with unit
+        weights, which then reads it instead of computing logarithms; otherwise unused (pass an
+        empty array).
 
     Returns
     -------
@@ -258,7 +259,7 @@ def find_best_splits_classification(
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     n_classes = seg_class_weight.shape[1]
-    unit_weight = unit_weight_table.shape[0] > 0
+    unit_weight = sample_weight.shape[0] == 0
     # with unit weights a child of n rows weighs n, so both minimums are one row count
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
     children_impurity = np.full((n_features, n_segments), np.inf)
@@ -287,13 +288,13 @@ def find_best_splits_classification(
             elif n_classes == 2:
                 best, best_p = _scan_unit_weight_binary(
                     xs_node, labels_node, np.int64(seg_class_weight[s, 1]), criterion,
-                    min_rows_leaf, unit_weight_table)
+                    min_rows_leaf, xlog2x)
             else:
                 for k in range(n_classes):
                     total_count[k] = np.int64(seg_class_weight[s, k])
                 best, best_p = _scan_unit_weight(
                     xs_node, labels_node, total_count, left_count, criterion, min_rows_leaf,
-                    unit_weight_table)
+                    xlog2x)
             if best_p >= 0:
                 children_impurity[f, s] = best
                 threshold[f, s] = _midpoint(xs_node[best_p], xs_node[best_p + 1])
@@ -334,7 +335,6 @@ def find_best_splits_regression(
     feature_mask,
     min_samples_leaf,
     min_weight_leaf,
-    unit_weight,
 ):
     """Best threshold of every feature for every segment (node) of a level, squared error.
 
@@ -346,9 +346,8 @@ def find_best_splits_regression(
         Regression target of the rows at the same positions (from :func:`gather_targets`).
     seg_sums : ndarray of shape (n_segments, 3), float64 (IN)
         Per node ``[sum w, sum w*y, sum w*y**2]`` (from :func:`segment_target_sums`).
-    unit_weight : bool
-        True promises that every sample weight is 1: ``sample_weight`` and ``sorted_idx`` are then
-        not read, and the scan touches contiguous memory only.
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+        As in the classification kernel: empty means every weight is 1.
 
     Returns
     -------
@@ -358,6 +357,7 @@ def find_best_splits_regression(
     """
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
     children_impurity = np.full((n_features, n_segments), np.inf)
     threshold = np.zeros((n_features, n_segments))
     n_left = np.zeros((n_features, n_segments), dtype=np.int32)
@@ -387,9 +387,13 @@ def find_best_splits_regression(
             best = -np.inf
             best_p = -1
             for p in range(end - start - min_samples_leaf):
-                w = 1.0 if unit_weight else sample_weight[idx_node[p]]
-                w_left += w
-                sum_left += w * ys_node[p]
+                if unit_weight:
+                    w_left = np.float64(p + 1)  # a count: no loop-carried float addition
+                    sum_left += ys_node[p]
+                else:
+                    w = sample_weight[idx_node[p]]
+                    w_left += w
+                    sum_left += w * ys_node[p]
                 if xs_node[p + 1] == xs_node[p] or p + 1 < min_samples_leaf:
                     continue
                 w_right = w_total - w_left
