@@ -107,6 +107,39 @@ def peak_memory(X, y):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def memory_bandwidth():
+    """Streaming bandwidth of this machine with all threads: (read GB/s, copy GB/s counted as
+    bytes read + written), best of 5 over 512 MiB arrays."""
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def read_all(a):
+        # one block per chunk, 8 independent sums: bound by memory, not by the add latency
+        n_chunks = 64
+        size = a.shape[0] // n_chunks
+        partial = np.zeros(n_chunks)
+        for c in prange(n_chunks):
+            acc = np.zeros(8, dtype=np.float32)
+            for i in range(c * size, (c + 1) * size, 8):
+                for j in range(8):
+                    acc[j] += a[i + j]
+            partial[c] = acc.sum()
+        return partial.sum()
+
+    @njit(parallel=True)
+    def copy_all(a, b):
+        for i in prange(a.shape[0]):
+            b[i] = a[i]
+
+    a = np.ones(2**27, dtype=np.float32)
+    b = np.empty_like(a)
+    read_all(a[:1000])
+    copy_all(a[:1000], b[:1000])
+    read = best_time(lambda: read_all(a), 5)
+    copy = best_time(lambda: copy_all(a, b), 5)
+    return a.nbytes / read / 1e9, 2 * a.nbytes / copy / 1e9
+
+
 def same_tree(a, b):
     return all(np.array_equal(getattr(a.tree_, name), getattr(b.tree_, name))
                for name in ("children_left", "children_right", "feature", "threshold", "value"))
@@ -195,6 +228,10 @@ def run(args):
     add("B6", f"predict {n_big:,} rows, depth-12 tree", t, f"{ratio:.1f}x faster than "
         "scikit-learn", ">= 2x", ratio >= 2)
 
+    bandwidth = memory_bandwidth()
+    print(f"memory bandwidth: read {bandwidth[0]:.1f} GB/s, copy {bandwidth[1]:.1f} GB/s")
+    phases["_bandwidth"] = {"read_GBps": bandwidth[0], "copy_GBps": bandwidth[1]}
+
     # B8: fresh process, numba's cache warm
     fresh_process(FIRST_CALL)
     first = min(fresh_process(FIRST_CALL) for _ in range(repeats))
@@ -224,9 +261,14 @@ def markdown(rows, phases):
               "| case | presort | search | partition | node_stats | total |",
               "|---|---|---|---|---|---|"]
     for case, timings in phases.items():
+        if case.startswith("_"):
+            continue
         lines.append(f"| {case} | " + " | ".join(
             f"{timings.get(k, 0.0):.3f}" for k in ("presort", "search", "partition",
                                                   "node_stats", "total")) + " |")
+    read, copy = phases["_bandwidth"].values()
+    lines += ["", f"Measured streaming bandwidth (all threads): read {read:.1f} GB/s, "
+              f"copy {copy:.1f} GB/s (bytes read + written)."]
     return "\n".join(lines)
 
 

@@ -19,6 +19,7 @@ from .kernels import (
     gather_targets,
     partition_segments,
     presort_features,
+    reciprocal_table,
     segment_class_weights,
     segment_target_sums,
     select_best_splits,
@@ -177,13 +178,13 @@ class TreeGrower:
                 children, thr, n_left = self._timed(
                     "search", find_best_splits_regression, self._sorted_x, self._sorted_idx,
                     self._sorted_y, self.sample_weight, start, end, stats, mask,
-                    p.min_samples_leaf, p.min_weight_leaf)
+                    p.min_samples_leaf, p.min_weight_leaf, self._count_table)
             else:
                 children, thr, n_left = self._timed(
                     "search", find_best_splits_classification, self._sorted_x, self._sorted_idx,
                     self._sorted_y, self.sample_weight, start, end, stats, mask,
                     CLASSIFICATION_CRITERIA[p.criterion], p.min_samples_leaf, p.min_weight_leaf,
-                    self._xlog2x)
+                    self._count_table)
             best = select_best_splits(children)
             found = best >= 0
             cols = np.arange(cand.size)
@@ -252,8 +253,12 @@ class TreeGrower:
         self._links = []  # (parent ids, left child ids, right child ids) per split call
         unit_weight = self.sample_weight.shape[0] == 0
         self._root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
-        use_table = unit_weight and self.params.criterion in ("entropy", "log_loss")
-        self._xlog2x = xlog2x_table(self.n_samples) if use_table else np.empty(0)
+        # unit weights make counts integers: entropy reads c log2 c, regression 1 / c from a table
+        self._count_table = np.empty(0)
+        if unit_weight and self.params.criterion in ("entropy", "log_loss"):
+            self._count_table = xlog2x_table(self.n_samples)
+        elif unit_weight and self.params.criterion == "squared_error":
+            self._count_table = reciprocal_table(self.n_samples)
 
         root = self._new_batch(np.array([0], dtype=np.int64),
                                np.array([self.n_samples], dtype=np.int64),
@@ -267,7 +272,7 @@ class TreeGrower:
         self.timings["total"] = time.perf_counter() - t_total
         # release the working layout (several times the size of X) as soon as the tree exists
         del self._sorted_x, self._sorted_idx, self._sorted_y, self._goes_left
-        del self._batches, self._links, self._xlog2x
+        del self._batches, self._links, self._count_table
         return tree
 
     def _grow_level_wise(self, batch):

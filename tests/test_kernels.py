@@ -16,6 +16,7 @@ from fasttree.kernels import (
     gather_targets,
     partition_segments,
     presort_features,
+    reciprocal_table,
     segment_class_weights,
     segment_target_sums,
     select_best_splits,
@@ -174,7 +175,8 @@ def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighte
     sums = segment_target_sums(sorted_idx, sorted_y, w_kernel, starts, ends, starts * 0 + m - 1)
     mask = np.ones((m, starts.size), np.uint8)
     imp, thr, n_left = find_best_splits_regression(
-        sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends, sums, mask, msl, 0.0)
+        sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends, sums, mask, msl, 0.0,
+        reciprocal_table(n))
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(

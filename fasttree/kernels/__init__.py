@@ -24,6 +24,7 @@ from .split_search import (
     find_best_splits_classification,
     find_best_splits_regression,
     gather_targets,
+    reciprocal_table,
     select_best_splits,
     xlog2x_table,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "find_best_splits_regression",
     "gather_targets",
     "partition_segments",
+    "reciprocal_table",
     "presort_features",
     "segment_class_weights",
     "segment_target_sums",

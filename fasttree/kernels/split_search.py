@@ -323,6 +323,79 @@ def gather_targets(sorted_idx, y):
     return sorted_y
 
 
+@njit(cache=True)
+def reciprocal_table(n):
+    """``table[c] = 1 / c`` for the integer counts ``c = 1 .. n`` (``table[0] = inf``).
+
+    Lets an unweighted regression scan multiply instead of divide per candidate.
+
+    Parameters
+    ----------
+    n : int
+        Largest count (the number of rows).
+
+    Returns
+    -------
+    table : ndarray of shape (n + 1,), float64
+    """
+    table = np.empty(n + 1)
+    table[0] = np.inf
+    for c in range(1, n + 1):
+        table[c] = 1.0 / c
+    return table
+
+
+@njit(cache=True, inline="always")
+def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
+    """Every weight 1: maximise sum_left**2 / n_left + sum_right**2 / n_right, the reciprocals of
+    the counts read from a table.  Returns (best proxy, best position)."""
+    n_node = xs.shape[0]
+    sum_left = 0.0
+    best = -np.inf
+    best_p = -1
+    for p in range(n_node - min_rows_leaf):
+        sum_left += ys[p]
+        if xs[p + 1] == xs[p]:
+            continue
+        n_left = p + 1
+        if n_left < min_rows_leaf:
+            continue
+        sum_right = sum_total - sum_left
+        proxy = (sum_left * sum_left * reciprocal[n_left]
+                 + sum_right * sum_right * reciprocal[n_node - n_left])
+        if proxy > best:
+            best = proxy
+            best_p = p
+    return best, best_p
+
+
+@njit(cache=True, inline="always")
+def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, min_samples_leaf,
+                              min_weight_leaf):
+    """Float weights: maximise sum_left**2 / w_left + sum_right**2 / w_right."""
+    w_left = 0.0
+    sum_left = 0.0
+    best = -np.inf
+    best_p = -1
+    for p in range(xs.shape[0] - min_samples_leaf):
+        w = sample_weight[idx[p]]
+        w_left += w
+        sum_left += w * ys[p]
+        if xs[p + 1] == xs[p] or p + 1 < min_samples_leaf:
+            continue
+        w_right = w_total - w_left
+        if w_left < min_weight_leaf or w_right < min_weight_leaf:
+            continue
+        if w_left <= 0.0 or w_right <= 0.0:
+            continue
+        sum_right = sum_total - sum_left
+        proxy = sum_left * sum_left / w_left + sum_right * sum_right / w_right
+        if proxy > best:
+            best = proxy
+            best_p = p
+    return best, best_p
+
+
 @njit(parallel=True, cache=True)
 def find_best_splits_regression(
     sorted_x,
@@ -335,6 +408,7 @@ def find_best_splits_regression(
     feature_mask,
     min_samples_leaf,
     min_weight_leaf,
+    reciprocal,
 ):
     """Best threshold of every feature for every segment (node) of a level, squared error.
 
@@ -348,68 +422,47 @@ def find_best_splits_regression(
         Per node ``[sum w, sum w*y, sum w*y**2]`` (from :func:`segment_target_sums`).
     sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
         As in the classification kernel: empty means every weight is 1.
+    reciprocal : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
+        ``1 / c`` for integer counts (:func:`reciprocal_table`): required with unit weights,
+        unused otherwise.
 
     Returns
     -------
     children_impurity, threshold, n_left
         As in the classification kernel, with impurity the weighted variance (mean squared error
-        around the child's mean), so ``children_impurity`` is the children's total squared error.
+        around the child's mean), so ``children_impurity`` is the children's total squared error,
+        ``sum w*y**2 - proxy`` with scikit-learn's proxy ``sum_left**2 / w_left +
+        sum_right**2 / w_right`` (maximised, lowest threshold on a tie).
     """
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     unit_weight = sample_weight.shape[0] == 0
+    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
     children_impurity = np.full((n_features, n_segments), np.inf)
     threshold = np.zeros((n_features, n_segments))
     n_left = np.zeros((n_features, n_segments), dtype=np.int32)
 
     for f in prange(n_features):
-        xs = sorted_x[f]
-        idx = sorted_idx[f]
-        ys = sorted_y[f]
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
             start = seg_start[s]
             end = seg_end[s]
-            if end - start < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
-                continue
-            w_total = seg_sums[s, 0]
-            sum_total = seg_sums[s, 1]
-            sq_total = seg_sums[s, 2]
             # node slices: indices from 0, so numba emits no wrap-around checks
-            xs_node = xs[start:end]
-            ys_node = ys[start:end]
-            idx_node = idx[start:end]
-            w_left = 0.0
-            sum_left = 0.0
-            # maximise scikit-learn's proxy sum_left**2 / w_left + sum_right**2 / w_right, i.e.
-            # minimise the children's squared error sq_total - proxy; one division per candidate
-            best = -np.inf
-            best_p = -1
-            for p in range(end - start - min_samples_leaf):
-                if unit_weight:
-                    w_left = np.float64(p + 1)  # a count: no loop-carried float addition
-                    sum_left += ys_node[p]
-                else:
-                    w = sample_weight[idx_node[p]]
-                    w_left += w
-                    sum_left += w * ys_node[p]
-                if xs_node[p + 1] == xs_node[p] or p + 1 < min_samples_leaf:
-                    continue
-                w_right = w_total - w_left
-                if w_left < min_weight_leaf or w_right < min_weight_leaf:
-                    continue
-                if w_left <= 0.0 or w_right <= 0.0:
-                    continue
-                sum_right = sum_total - sum_left
-                proxy = (sum_left * sum_left * w_right + sum_right * sum_right * w_left) / (
-                    w_left * w_right)
-                if proxy > best:
-                    best = proxy
-                    best_p = p
+            xs = sorted_x[f, start:end]
+            if end - start < 2 * min_samples_leaf or xs[0] == xs[end - start - 1]:
+                continue
+            ys = sorted_y[f, start:end]
+            if unit_weight:
+                best, best_p = _scan_regression_unit_weight(xs, ys, seg_sums[s, 1],
+                                                            min_rows_leaf, reciprocal)
+            else:
+                best, best_p = _scan_regression_weighted(
+                    xs, ys, sorted_idx[f, start:end], sample_weight, seg_sums[s, 0],
+                    seg_sums[s, 1], min_samples_leaf, min_weight_leaf)
             if best_p >= 0:
-                children_impurity[f, s] = max(sq_total - best, 0.0)
-                threshold[f, s] = _midpoint(xs_node[best_p], xs_node[best_p + 1])
+                children_impurity[f, s] = max(seg_sums[s, 2] - best, 0.0)
+                threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
                 n_left[f, s] = best_p + 1
     return children_impurity, threshold, n_left
 

@@ -1,0 +1,414 @@
+"""Pruning kernels: from node statistics to a keep-mask over the nodes of a tree.
+
+Every kernel reads the flat node arrays of a tree whose nodes are numbered parents first (as the
+grower numbers them), so a forward loop is top-down and a reversed loop is bottom-up.  Each
+returns a ``collapse`` mask (uint8, one per node: 1 turns that internal node into a leaf); the
+shared :func:`keep_mask` turns it into the set of nodes that remain, and
+:func:`fasttree.pruning.build_pruned_tree` into a new compact tree.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def keep_mask(children_left, children_right, collapse):
+    """Nodes that remain once the ``collapse``d nodes become leaves.
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+        Parents before children; ``-1`` at leaves.
+    collapse : ndarray of shape (node_count,), uint8 (IN)
+        1 for an internal node to turn into a leaf (its descendants are dropped).
+
+    Returns
+    -------
+    keep : ndarray of shape (node_count,), uint8
+        1 for the nodes of the pruned tree.  A kept node whose children are not kept is a leaf.
+    """
+    node_count = children_left.shape[0]
+    keep = np.zeros(node_count, dtype=np.uint8)
+    keep[0] = 1
+    for node in range(node_count):  # top-down: parents are decided before their children
+        if keep[node] and children_left[node] != -1 and not collapse[node]:
+            keep[children_left[node]] = 1
+            keep[children_right[node]] = 1
+    return keep
+
+
+@njit(cache=True)
+def _subtree_totals(children_left, children_right, leaf_value):
+    """Sum of ``leaf_value`` over the leaves of every subtree, and the number of those leaves."""
+    node_count = children_left.shape[0]
+    total = np.zeros(node_count)
+    n_leaves = np.zeros(node_count, dtype=np.int64)
+    for node in range(node_count - 1, -1, -1):  # bottom-up
+        if children_left[node] == -1:
+            total[node] = leaf_value[node]
+            n_leaves[node] = 1
+        else:
+            total[node] = total[children_left[node]] + total[children_right[node]]
+            n_leaves[node] = n_leaves[children_left[node]] + n_leaves[children_right[node]]
+    return total, n_leaves
+
+
+@njit(cache=True)
+def cost_complexity_sequence(children_left, children_right, weighted_n_node_samples, impurity):
+    """Weakest-link pruning sequence of minimal cost-complexity pruning (Breiman et al.).
+
+    Repeatedly collapses the internal node with the smallest effective alpha
+    ``(R(t) - R(T_t)) / (|leaves(T_t)| - 1)``, where ``R(t)`` is the node's impurity weighted by
+    its share of the root's weight and ``R(T_t)`` the sum of that over the subtree's leaves; one
+    node per step, the lowest node id on a tie (scikit-learn's procedure).
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    weighted_n_node_samples, impurity : ndarray of shape (node_count,), float64 (IN)
+
+    Returns
+    -------
+    ccp_alphas : ndarray of shape (n_steps + 1,), float64
+        0, then the effective alpha of each step.
+    impurities : ndarray of shape (n_steps + 1,), float64
+        Total leaf impurity ``R(T)`` of the tree before any step, then after each step.
+    collapsed_node : ndarray of shape (n_steps + 1,), int64
+        -1, then the node collapsed at each step.
+    """
+    node_count = children_left.shape[0]
+    r_node = weighted_n_node_samples * impurity / weighted_n_node_samples[0]
+    parent = np.full(node_count, -1, dtype=np.int64)
+    for node in range(node_count):
+        if children_left[node] != -1:
+            parent[children_left[node]] = node
+            parent[children_right[node]] = node
+    r_branch, n_leaves = _subtree_totals(children_left, children_right, r_node)
+    candidate = np.zeros(node_count, dtype=np.uint8)
+    for node in range(node_count):
+        candidate[node] = children_left[node] != -1
+    n_internal = int(candidate.sum())
+    ccp_alphas = np.zeros(n_internal + 1)
+    impurities = np.zeros(n_internal + 1)
+    collapsed_node = np.full(n_internal + 1, -1, dtype=np.int64)
+    impurities[0] = r_branch[0]
+    step = 0
+    stack = np.empty(node_count, dtype=np.int64)
+    while candidate[0]:
+        best = np.inf
+        weakest = -1
+        for node in range(node_count):
+            if candidate[node]:
+                alpha = (r_node[node] - r_branch[node]) / (n_leaves[node] - 1)
+                if alpha < best:
+                    best = alpha
+                    weakest = node
+        # the weakest node's descendants leave the tree
+        top = 0
+        stack[top] = weakest
+        top += 1
+        while top > 0:
+            top -= 1
+            node = stack[top]
+            candidate[node] = 0
+            if children_left[node] != -1:
+                stack[top] = children_left[node]
+                stack[top + 1] = children_right[node]
+                top += 2
+        removed_leaves = n_leaves[weakest] - 1
+        r_diff = r_node[weakest] - r_branch[weakest]
+        n_leaves[weakest] = 1
+        r_branch[weakest] = r_node[weakest]
+        node = parent[weakest]
+        while node != -1:
+            n_leaves[node] -= removed_leaves
+            r_branch[node] += r_diff
+            node = parent[node]
+        step += 1
+        ccp_alphas[step] = best
+        impurities[step] = r_branch[0]
+        collapsed_node[step] = weakest
+    return ccp_alphas[:step + 1], impurities[:step + 1], collapsed_node[:step + 1]
+
+
+@njit(cache=True)
+def reduced_error_collapse(children_left, children_right, leaf_error):
+    """Reduced-error pruning: bottom-up, collapse a node whose own prediction errs no more.
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    leaf_error : ndarray of shape (node_count,), float64 (IN)
+        Validation error the node would make as a leaf (predicting what it learned from the
+        training rows), summed over the validation rows that reach it.
+
+    Returns
+    -------
+    collapse : ndarray of shape (node_count,), uint8
+        A node is collapsed when ``leaf_error <= error of its (already pruned) subtree``: ties
+        prune.
+    """
+    node_count = children_left.shape[0]
+    collapse = np.zeros(node_count, dtype=np.uint8)
+    subtree_error = leaf_error.copy()
+    for node in range(node_count - 1, -1, -1):
+        if children_left[node] == -1:
+            continue
+        below = subtree_error[children_left[node]] + subtree_error[children_right[node]]
+        if leaf_error[node] <= below:
+            collapse[node] = 1
+        else:
+            subtree_error[node] = below
+    return collapse
+
+
+@njit(cache=True)
+def _log_beta(a, b):
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+@njit(cache=True)
+def _beta_continued_fraction(a, b, x):
+    # Lentz's algorithm for the continued fraction of the incomplete beta function
+    tiny = 1e-300
+    qab = a + b
+    qap = a + 1.0
+    qam = a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    if abs(d) < tiny:
+        d = tiny
+    d = 1.0 / d
+    h = d
+    for m in range(1, 1000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        if abs(d) < tiny:
+            d = tiny
+        c = 1.0 + aa / c
+        if abs(c) < tiny:
+            c = tiny
+        d = 1.0 / d
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        if abs(d) < tiny:
+            d = tiny
+        c = 1.0 + aa / c
+        if abs(c) < tiny:
+            c = tiny
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+@njit(cache=True)
+def _regularized_incomplete_beta(a, b, x):
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - _log_beta(a, b))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_continued_fraction(a, b, x) / a
+    return 1.0 - front * _beta_continued_fraction(b, a, 1.0 - x) / b
+
+
+@njit(cache=True)
+def binomial_upper_limit(n_errors, n, confidence):
+    """C4.5's ``U_CF(E, N)``: the error rate ``p`` at which seeing at most ``E`` errors in ``N``
+    trials has probability ``CF``, i.e. the upper limit of a one-sided ``1 - CF`` interval.
+
+    Solves ``P(X <= E | N, p) = CF`` by bisection, with the binomial distribution function written
+    as a regularized incomplete beta function, ``P(X <= E) = I_{1-p}(N - E, E + 1)``, which also
+    covers the fractional counts of weighted rows.  ``E = 0`` gives ``1 - CF ** (1 / N)``.
+
+    Parameters
+    ----------
+    n_errors : float
+        Errors ``E`` (0 <= E <= N).
+    n : float
+        Rows ``N`` (> 0).
+    confidence : float
+        ``CF`` in (0, 1).
+
+    Returns
+    -------
+    float
+        The upper limit, in [0, 1].
+    """
+    if n_errors >= n:
+        return 1.0
+    if n_errors <= 0.0:
+        return 1.0 - confidence ** (1.0 / n)
+    lo = 0.0
+    hi = 1.0
+    for _ in range(200):  # P(X <= E) decreases in p
+        mid = 0.5 * (lo + hi)
+        if _regularized_incomplete_beta(n - n_errors, n_errors + 1.0, 1.0 - mid) > confidence:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-15:
+            break
+    return 0.5 * (lo + hi)
+
+
+@njit(cache=True)
+def error_based_collapse(children_left, children_right, n_rows, n_errors, confidence):
+    """C4.5's error-based pruning by subtree replacement.
+
+    A leaf with ``E`` training errors among ``N`` rows is charged ``N * U_CF(E, N)`` predicted
+    errors; bottom-up, a node is collapsed when its charge as a leaf is no more than the total
+    charge of its (already pruned) subtree.  (Subtree raising is not performed.)
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    n_rows : ndarray of shape (node_count,), float64 (IN)
+        ``N``: (weighted) training rows at each node.
+    n_errors : ndarray of shape (node_count,), float64 (IN)
+        ``E``: (weighted) training rows not in the node's majority class.
+    confidence : float
+        ``CF`` (C4.5's default 0.25); smaller prunes more.
+
+    Returns
+    -------
+    collapse : ndarray of shape (node_count,), uint8
+    """
+    node_count = children_left.shape[0]
+    collapse = np.zeros(node_count, dtype=np.uint8)
+    charge = np.empty(node_count)
+    for node in range(node_count - 1, -1, -1):
+        as_leaf = n_rows[node] * binomial_upper_limit(n_errors[node], n_rows[node], confidence)
+        if children_left[node] == -1:
+            charge[node] = as_leaf
+            continue
+        below = charge[children_left[node]] + charge[children_right[node]]
+        if as_leaf <= below:
+            collapse[node] = 1
+            charge[node] = as_leaf
+        else:
+            charge[node] = below
+    return collapse
+
+
+@njit(cache=True)
+def minimum_error_collapse(children_left, children_right, n_rows, n_majority, n_classes):
+    """Niblett-Bratko minimum-error pruning with the Laplace estimate.
+
+    Static error ``E(S) = (N - n + K - 1) / (N + K)``; backed-up error
+    ``B(S) = sum_i N_i / N * Error(S_i)``; ``Error(S) = min(E(S), B(S))``; bottom-up, a node is
+    collapsed when ``B(S) >= E(S)``.  Leaves have ``Error = E``.
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    n_rows : ndarray of shape (node_count,), float64 (IN)
+        ``N``: (weighted) training rows at each node.
+    n_majority : ndarray of shape (node_count,), float64 (IN)
+        ``n``: (weighted) rows of the node's majority class.
+    n_classes : int
+        ``K``.
+
+    Returns
+    -------
+    collapse : ndarray of shape (node_count,), uint8
+    """
+    node_count = children_left.shape[0]
+    collapse = np.zeros(node_count, dtype=np.uint8)
+    error = np.empty(node_count)
+    for node in range(node_count - 1, -1, -1):
+        static = (n_rows[node] - n_majority[node] + n_classes - 1) / (n_rows[node] + n_classes)
+        if children_left[node] == -1:
+            error[node] = static
+            continue
+        left = children_left[node]
+        right = children_right[node]
+        backed_up = (n_rows[left] * error[left] + n_rows[right] * error[right]) / n_rows[node]
+        if backed_up >= static:
+            collapse[node] = 1
+            error[node] = static
+        else:
+            error[node] = backed_up
+    return collapse
+
+
+@njit(cache=True)
+def pessimistic_collapse(children_left, children_right, n_rows, n_errors):
+    """Quinlan's pessimistic error pruning (1987), top-down.
+
+    A leaf is charged its training errors + 1/2.  Visiting nodes from the root, a node is collapsed
+    (and its subtree no longer examined) when ``e(t) + 1/2 <= e'(T_t) + SE``, with ``e'(T_t)`` the
+    subtree's total charge and ``SE = sqrt(e'(T_t) * (N(t) - e'(T_t)) / N(t))`` one standard
+    error of it.
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    n_rows, n_errors : ndarray of shape (node_count,), float64 (IN)
+        (Weighted) training rows and errors (rows outside the majority class) at each node.
+
+    Returns
+    -------
+    collapse : ndarray of shape (node_count,), uint8
+    """
+    node_count = children_left.shape[0]
+    leaf_charge = n_errors + 0.5
+    subtree_charge, _ = _subtree_totals(children_left, children_right, leaf_charge)
+    collapse = np.zeros(node_count, dtype=np.uint8)
+    reached = np.zeros(node_count, dtype=np.uint8)
+    reached[0] = 1
+    for node in range(node_count):  # top-down
+        if not reached[node] or children_left[node] == -1:
+            continue
+        charge = subtree_charge[node]
+        se = math.sqrt(max(charge * (n_rows[node] - charge), 0.0) / n_rows[node])
+        if leaf_charge[node] <= charge + se:
+            collapse[node] = 1
+        else:
+            reached[children_left[node]] = 1
+            reached[children_right[node]] = 1
+    return collapse
+
+
+@njit(cache=True)
+def node_validation_errors(leaf_path, n_path, y_true, sample_weight, node_prediction,
+                           regression):
+    """Validation error each node would make as a leaf, from the rows' decision paths.
+
+    Parameters
+    ----------
+    leaf_path : ndarray of shape (n_rows, max_depth + 1), int32 (IN)
+        Nodes visited by each validation row (from :func:`decision_paths`).
+    n_path : ndarray of shape (n_rows,), int32 (IN)
+        Length of each path.
+    y_true : ndarray of shape (n_rows,), float64 (IN)
+        Encoded class (classification) or target (regression) of each row.
+    sample_weight : ndarray of shape (n_rows,), float64 (IN)
+    node_prediction : ndarray of shape (node_count,), float64 (IN)
+        Each node's prediction as a leaf: its training majority class, or its training mean.
+    regression : bool
+        Squared error if True, else misclassification (0/1) error.
+
+    Returns
+    -------
+    leaf_error : ndarray of shape (node_count,), float64
+    """
+    node_count = node_prediction.shape[0]
+    leaf_error = np.zeros(node_count)
+    for i in range(leaf_path.shape[0]):
+        for d in range(n_path[i]):
+            node = leaf_path[i, d]
+            if regression:
+                diff = y_true[i] - node_prediction[node]
+                leaf_error[node] += sample_weight[i] * diff * diff
+            elif node_prediction[node] != y_true[i]:
+                leaf_error[node] += sample_weight[i]
+    return leaf_error
