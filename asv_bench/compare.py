@@ -114,16 +114,18 @@ def memory_bandwidth():
 
     @njit(parallel=True)
     def read_all(a):
-        # one block per chunk, 8 independent sums: bound by memory, not by the add latency
+        # one block per chunk, 4 independent sums: bound by memory, not by the add latency
         n_chunks = 64
         size = a.shape[0] // n_chunks
         partial = np.zeros(n_chunks)
         for c in prange(n_chunks):
-            acc = np.zeros(8, dtype=np.float32)
-            for i in range(c * size, (c + 1) * size, 8):
-                for j in range(8):
-                    acc[j] += a[i + j]
-            partial[c] = acc.sum()
+            s0 = s1 = s2 = s3 = np.float32(0.0)
+            for i in range(c * size, (c + 1) * size, 4):
+                s0 += a[i]
+                s1 += a[i + 1]
+                s2 += a[i + 2]
+                s3 += a[i + 3]
+            partial[c] = s0 + s1 + s2 + s3
         return partial.sum()
 
     @njit(parallel=True)
