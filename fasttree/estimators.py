@@ -34,6 +34,27 @@ def _check_random_state(random_state):
         f"got {random_state!r}.")
 
 
+def _holdout(n_samples, y_codes, fraction, rng):
+    """Row indices (train, validation), validation about ``fraction`` of the rows.
+
+    Stratified when ``y_codes`` (encoded classes) is given: each class contributes the same share,
+    rounded, and never all of its rows.
+    """
+    groups = [np.arange(n_samples)] if y_codes is None else [
+        np.flatnonzero(y_codes == k) for k in range(int(y_codes.max()) + 1)]
+    validation = []
+    for rows in groups:
+        n_val = min(int(round(fraction * rows.size)), rows.size - 1)
+        validation.append(rng.permutation(rows)[:max(n_val, 0)])
+    validation = np.sort(np.concatenate(validation))
+    train = np.setdiff1d(np.arange(n_samples), validation, assume_unique=True)
+    if validation.size == 0:
+        raise ValueError(
+            f"validation_fraction={fraction} of {n_samples} rows leaves no validation rows for "
+            "reduced-error pruning.")
+    return train, validation
+
+
 class _BaseDecisionTree(BaseEstimator):
     """Shared fit/validation logic of the classifier and the regressor."""
 
@@ -118,10 +139,18 @@ class _BaseDecisionTree(BaseEstimator):
         weight = check_sample_weight(sample_weight, n_samples)
         if class_weights is not None:
             weight = weight * class_weights
+        pruning = self._check_pruning()
+        rng = _check_random_state(self.random_state)
+        validation = None
+        if pruning == "reduced_error":
+            train, held_out = _holdout(n_samples, y if n_classes else None,
+                                       self.validation_fraction, rng)
+            validation = (X[held_out], y[held_out], weight[held_out])
+            X, y, weight = np.ascontiguousarray(X[train]), y[train], weight[train]
+            n_samples = X.shape[0]
         params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
         if np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
-        rng = _check_random_state(self.random_state)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng)
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
@@ -129,7 +158,58 @@ class _BaseDecisionTree(BaseEstimator):
         self.n_features_in_ = n_features
         self.max_features_ = params.max_features
         self.n_outputs_ = 1
+        self._prune(pruning, validation)
         return self
+
+    def _check_pruning(self):
+        rules = self._pruning_rules
+        if self.pruning not in rules:
+            raise ValueError(f"pruning must be one of {list(rules)}; got {self.pruning!r}.")
+        if not (_is_real(self.ccp_alpha) and self.ccp_alpha >= 0.0):
+            raise ValueError(f"ccp_alpha must be a float >= 0; got {self.ccp_alpha!r}.")
+        vf = self.validation_fraction
+        if self.pruning == "reduced_error" and not (_is_real(vf) and 0.0 < vf < 1.0):
+            raise ValueError(f"validation_fraction must be a float in (0, 1); got {vf!r}.")
+        return self.pruning
+
+    def _prune(self, pruning, validation):
+        """Apply ccp_alpha, then the chosen post-pruning rule, to the freshly grown tree."""
+        from . import pruning as rules  # the pruning module imports this one
+
+        if self.ccp_alpha > 0.0:
+            self.tree_ = rules.cost_complexity_tree(self.tree_, self.ccp_alpha)
+        if pruning == "reduced_error":
+            X_val, y_val, w_val = validation
+            if self._estimator_type == "classifier":
+                y_val = self.classes_[y_val]  # reduced_error takes labels, not codes
+            self.tree_ = rules.reduced_error(self, X_val, y_val, w_val).tree_
+        elif pruning == "error_based":
+            self.tree_ = rules.error_based(self, self.pruning_confidence).tree_
+        elif pruning == "minimum_error":
+            self.tree_ = rules.minimum_error(self).tree_
+        elif pruning == "pessimistic":
+            self.tree_ = rules.pessimistic(self).tree_
+
+    def cost_complexity_pruning_path(self, X, y, sample_weight=None):
+        """The minimal cost-complexity pruning path of the unpruned tree grown on (X, y).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        path : fasttree.pruning.PruningPath
+            ``ccp_alphas`` and ``impurities`` (also readable as ``path["ccp_alphas"]``), as
+            scikit-learn's ``cost_complexity_pruning_path`` returns them.
+        """
+        from .pruning import cost_complexity_path
+
+        unpruned = type(self)(**{**self.get_params(), "ccp_alpha": 0.0, "pruning": None})
+        unpruned.fit(X, y, sample_weight)
+        return cost_complexity_path(unpruned.tree_)
 
     def _set_feature_names(self, X):
         names = feature_names_of(X)
@@ -227,6 +307,19 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         Weights per class, multiplied into the sample weights.
     n_jobs : int or None, default=None
         Threads for fit and predict; None or -1 means all cores.  The tree does not depend on it.
+    ccp_alpha : float, default=0.0
+        Minimal cost-complexity pruning after growth (scikit-learn's meaning); 0 prunes nothing.
+    pruning : {None, "cost_complexity", "reduced_error", "error_based", "minimum_error", \
+"pessimistic"}, default=None
+        Post-pruning rule applied in ``fit`` (see :mod:`fasttree.pruning`).  "cost_complexity"
+        uses ``ccp_alpha``; "reduced_error" grows on a stratified random
+        ``1 - validation_fraction`` of the rows and prunes on the rest; the last three are
+        C4.5-family rules on the training counts.
+    validation_fraction : float, default=0.25
+        Share of the rows held out (stratified, drawn with ``random_state``) for
+        ``pruning="reduced_error"``.
+    pruning_confidence : float, default=0.25
+        C4.5's confidence factor ``CF`` for ``pruning="error_based"``.
 
     Attributes
     ----------
@@ -250,6 +343,8 @@ class DecisionTreeClassifier(_BaseDecisionTree):
 
     _estimator_type = "classifier"
     _criteria = tuple(CLASSIFICATION_CRITERIA)
+    _pruning_rules = (None, "cost_complexity", "reduced_error", "error_based", "minimum_error",
+                      "pessimistic")
 
     def __init__(
         self,
@@ -265,6 +360,10 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         min_impurity_decrease=0.0,
         class_weight=None,
         n_jobs=None,
+        ccp_alpha=0.0,
+        pruning=None,
+        validation_fraction=0.25,
+        pruning_confidence=0.25,
     ):
         self.criterion = criterion
         self.max_depth = max_depth
@@ -277,6 +376,10 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.class_weight = class_weight
         self.n_jobs = n_jobs
+        self.ccp_alpha = ccp_alpha
+        self.pruning = pruning
+        self.validation_fraction = validation_fraction
+        self.pruning_confidence = pruning_confidence
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.
@@ -378,12 +481,16 @@ class DecisionTreeRegressor(_BaseDecisionTree):
     criterion : {"squared_error"}, default="squared_error"
         Variance reduction; leaves predict the weighted mean of their rows.
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features,
-    random_state, max_leaf_nodes, min_impurity_decrease, n_jobs
+    random_state, max_leaf_nodes, min_impurity_decrease, n_jobs, ccp_alpha, validation_fraction
         As in :class:`DecisionTreeClassifier`.
+    pruning : {None, "cost_complexity", "reduced_error"}, default=None
+        Post-pruning rule applied in ``fit``; reduced-error pruning uses squared error on a
+        random ``validation_fraction`` of the rows.
     """
 
     _estimator_type = "regressor"
     _criteria = REGRESSION_CRITERIA
+    _pruning_rules = (None, "cost_complexity", "reduced_error")
 
     def __init__(
         self,
@@ -398,6 +505,9 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         n_jobs=None,
+        ccp_alpha=0.0,
+        pruning=None,
+        validation_fraction=0.25,
     ):
         self.criterion = criterion
         self.max_depth = max_depth
@@ -409,6 +519,9 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
         self.n_jobs = n_jobs
+        self.ccp_alpha = ccp_alpha
+        self.pruning = pruning
+        self.validation_fraction = validation_fraction
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.

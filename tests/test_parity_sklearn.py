@@ -17,6 +17,7 @@ import pytest
 sklearn_tree = pytest.importorskip("sklearn.tree")
 
 import fasttree  # noqa: E402
+from datasets import exact_weights, make_data, same_partition  # noqa: E402
 
 STOPPING_RULES = [
     {},
@@ -28,28 +29,6 @@ STOPPING_RULES = [
     {"max_depth": 6, "max_leaf_nodes": 20, "min_samples_leaf": 3},
     {"min_weight_fraction_leaf": 0.02},
 ]
-
-
-def make_data(seed, n=600, m=6, task="classification", n_classes=3):
-    rng = np.random.default_rng(seed)
-    X = np.round(rng.normal(size=(n, m)) * 3, 3)
-    signal = X[:, 0] + np.sin(X[:, 1]) + 0.5 * X[:, 2] * X[:, 3] + rng.normal(size=n)
-    if task == "regression":
-        return X, signal
-    edges = np.quantile(signal, np.linspace(0, 1, n_classes + 1)[1:-1])
-    return X, np.digitize(signal, edges)
-
-
-def exact_weights(seed, n):
-    """Random weights in [0.5, 1.5], multiples of 2**-20: sums of them are exact in float64, and
-    two different partitions practically never tie."""
-    return np.random.default_rng(seed).integers(2**19, 3 * 2**19, n) / 2.0**20
-
-
-def same_partition(a, b):
-    """Two leaf assignments group the rows identically (leaf ids may be numbered differently)."""
-    pairs = set(zip(a.tolist(), b.tolist()))
-    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
 
 
 def assert_same_tree(ours, theirs, X):

@@ -342,12 +342,14 @@ def minimum_error_collapse(children_left, children_right, n_rows, n_majority, n_
 
 @njit(cache=True)
 def pessimistic_collapse(children_left, children_right, n_rows, n_errors):
-    """Quinlan's pessimistic error pruning (1987), top-down.
+    """Quinlan's pessimistic error pruning (1987): 1/2 continuity correction, one standard error.
 
-    A leaf is charged its training errors + 1/2.  Visiting nodes from the root, a node is collapsed
-    (and its subtree no longer examined) when ``e(t) + 1/2 <= e'(T_t) + SE``, with ``e'(T_t)`` the
-    subtree's total charge and ``SE = sqrt(e'(T_t) * (N(t) - e'(T_t)) / N(t))`` one standard
-    error of it.
+    A leaf is charged its training errors + 1/2, a subtree the sum of its leaves' charges
+    ``e'(T_t)``.  A node is collapsed when ``e(t) + 1/2 <= e'(T_t) + SE`` with
+    ``SE = sqrt(e'(T_t) * (N(t) - e'(T_t)) / N(t))``.  Nodes are judged bottom-up against their
+    already pruned subtrees, like the other rules here, which makes the result idempotent;
+    Quinlan's description visits nodes top-down and judges each against its unpruned subtree, so
+    a node it keeps may still have children that this order collapses first.
 
     Parameters
     ----------
@@ -360,21 +362,17 @@ def pessimistic_collapse(children_left, children_right, n_rows, n_errors):
     collapse : ndarray of shape (node_count,), uint8
     """
     node_count = children_left.shape[0]
-    leaf_charge = n_errors + 0.5
-    subtree_charge, _ = _subtree_totals(children_left, children_right, leaf_charge)
     collapse = np.zeros(node_count, dtype=np.uint8)
-    reached = np.zeros(node_count, dtype=np.uint8)
-    reached[0] = 1
-    for node in range(node_count):  # top-down
-        if not reached[node] or children_left[node] == -1:
+    charge = n_errors + 0.5
+    for node in range(node_count - 1, -1, -1):
+        if children_left[node] == -1:
             continue
-        charge = subtree_charge[node]
-        se = math.sqrt(max(charge * (n_rows[node] - charge), 0.0) / n_rows[node])
-        if leaf_charge[node] <= charge + se:
-            collapse[node] = 1
+        below = charge[children_left[node]] + charge[children_right[node]]
+        se = math.sqrt(max(below * (n_rows[node] - below), 0.0) / n_rows[node])
+        if n_errors[node] + 0.5 <= below + se:
+            collapse[node] = 1  # charge[node] keeps its leaf charge
         else:
-            reached[children_left[node]] = 1
-            reached[children_right[node]] = 1
+            charge[node] = below
     return collapse
 
 

@@ -1,0 +1,265 @@
+"""Post-pruning: five rules, one tree structure, one builder.
+
+Each pruner takes a fitted fasttree estimator and returns a new fitted estimator of the same class
+whose tree is a subtree of the original; the input is never modified.  Every rule computes a
+collapse mask with a kernel from :mod:`fasttree.kernels.pruning`, and :func:`build_pruned_tree`
+turns the mask into a new compact tree.
+"""
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._base import numba_threads
+from ._validation import check_sample_weight, check_y
+from .kernels import decision_paths
+from .kernels.pruning import (
+    cost_complexity_sequence,
+    error_based_collapse,
+    keep_mask,
+    minimum_error_collapse,
+    node_validation_errors,
+    pessimistic_collapse,
+    reduced_error_collapse,
+)
+from .tree import TREE_UNDEFINED, Tree
+
+__all__ = [
+    "PruningPath",
+    "build_pruned_tree",
+    "cost_complexity",
+    "cost_complexity_path",
+    "error_based",
+    "minimum_error",
+    "pessimistic",
+    "reduced_error",
+]
+
+
+@dataclass
+class PruningPath:
+    """The minimal cost-complexity pruning path (scikit-learn's ``ccp_path`` Bunch).
+
+    Attributes
+    ----------
+    ccp_alphas : ndarray of shape (n_steps + 1,)
+        Effective alphas of the subtrees along the path, starting at 0.
+    impurities : ndarray of shape (n_steps + 1,)
+        Total weighted leaf impurity of the subtree for the matching alpha.
+    """
+
+    ccp_alphas: np.ndarray
+    impurities: np.ndarray
+
+    def __getitem__(self, key):  # dictionary access, as on scikit-learn's Bunch
+        return getattr(self, key)
+
+
+def build_pruned_tree(tree, collapse):
+    """A new, compact tree in which the ``collapse``d internal nodes are leaves.
+
+    Parameters
+    ----------
+    tree : fasttree.tree.Tree
+        Nodes numbered parents first (as every fasttree tree is).
+    collapse : ndarray of shape (node_count,), uint8 or bool
+        1 for the internal nodes to turn into leaves.
+
+    Returns
+    -------
+    fasttree.tree.Tree
+        Kept nodes in their original order (so still parents first); node statistics, values and
+        the splits of the remaining internal nodes are copied unchanged.
+    """
+    collapse = np.ascontiguousarray(collapse, dtype=np.uint8)
+    keep = keep_mask(tree.children_left, tree.children_right, collapse).astype(bool)
+    kept = np.flatnonzero(keep)
+    new_id = np.full(tree.node_count, -1, dtype=np.int64)
+    new_id[kept] = np.arange(kept.size)
+    left, right = tree.children_left[kept], tree.children_right[kept]
+    is_leaf = (left == -1) | (collapse[kept] == 1)
+    return Tree(
+        children_left=np.where(is_leaf, -1, new_id[left]),
+        children_right=np.where(is_leaf, -1, new_id[right]),
+        feature=np.where(is_leaf, TREE_UNDEFINED, tree.feature[kept]),
+        threshold=np.where(is_leaf, float(TREE_UNDEFINED), tree.threshold[kept]),
+        value=tree.value[kept],
+        impurity=tree.impurity[kept],
+        n_node_samples=tree.n_node_samples[kept],
+        weighted_n_node_samples=tree.weighted_n_node_samples[kept],
+        depth=tree.depth[kept],
+        n_features=tree.n_features,
+    )
+
+
+def _with_tree(estimator, tree):
+    """A shallow copy of a fitted estimator carrying a new tree (the input is left as it was)."""
+    estimator._check_is_fitted()
+    pruned = copy.copy(estimator)
+    pruned.__dict__ = dict(estimator.__dict__)
+    pruned.tree_ = tree
+    return pruned
+
+
+def _classification_counts(estimator, rule):
+    estimator._check_is_fitted()
+    if estimator._estimator_type != "classifier":
+        raise TypeError(f"{rule} pruning counts classification errors; it needs a classifier, "
+                        f"got {type(estimator).__name__}.")
+    tree = estimator.tree_
+    n_rows = tree.weighted_n_node_samples
+    n_majority = n_rows * tree.value[:, 0, :].max(axis=1)
+    return n_rows, n_majority
+
+
+def cost_complexity_path(tree):
+    """The pruning path of a tree: see :class:`PruningPath` (kernel: weakest-link sequence)."""
+    alphas, impurities, _ = cost_complexity_sequence(
+        tree.children_left, tree.children_right, tree.weighted_n_node_samples, tree.impurity)
+    return PruningPath(ccp_alphas=alphas, impurities=impurities)
+
+
+def cost_complexity_tree(tree, alpha):
+    """The subtree that minimal cost-complexity pruning keeps for ``alpha`` (scikit-learn's rule:
+    collapse the weakest links while their effective alpha is at most ``alpha``)."""
+    if not (isinstance(alpha, (int, float, np.floating, np.integer)) and alpha >= 0):
+        raise ValueError(f"alpha must be a non-negative number; got {alpha!r}.")
+    alphas, _, nodes = cost_complexity_sequence(
+        tree.children_left, tree.children_right, tree.weighted_n_node_samples, tree.impurity)
+    collapse = np.zeros(tree.node_count, dtype=np.uint8)
+    for step in range(1, alphas.shape[0]):
+        if alphas[step] > alpha:
+            break
+        collapse[nodes[step]] = 1
+    return build_pruned_tree(tree, collapse)
+
+
+def cost_complexity(estimator, alpha):
+    """Minimal cost-complexity pruning with complexity parameter ``alpha``.
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier or DecisionTreeRegressor
+    alpha : float
+        Non-negative; the larger, the smaller the tree.
+
+    Returns
+    -------
+    A new fitted estimator of the same class.
+    """
+    estimator._check_is_fitted()
+    return _with_tree(estimator, cost_complexity_tree(estimator.tree_, alpha))
+
+
+def reduced_error(estimator, X_val, y_val, sample_weight=None):
+    """Reduced-error pruning on a validation set.
+
+    Bottom-up, a node becomes a leaf when its own prediction (learned from the training rows)
+    makes no more validation errors than its already pruned subtree; ties prune.  Errors are
+    misclassifications for a classifier and squared errors for a regressor, weighted by
+    ``sample_weight``.
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier or DecisionTreeRegressor
+    X_val : array-like of shape (n_val, n_features)
+    y_val : array-like of shape (n_val,)
+    sample_weight : array-like of shape (n_val,), optional
+
+    Returns
+    -------
+    A new fitted estimator of the same class.
+    """
+    X = estimator._validate_X_predict(X_val)
+    tree = estimator.tree_
+    regression = estimator._estimator_type == "regressor"
+    y = check_y(y_val, X.shape[0], regression=regression)
+    w = check_sample_weight(sample_weight, X.shape[0])
+    if regression:
+        y_code = y
+        prediction = tree.value[:, 0, 0]
+    else:
+        # encode labels as class indices; a label never seen in training is always an error
+        classes = estimator.classes_
+        position = np.searchsorted(classes, y)
+        position = np.minimum(position, classes.shape[0] - 1)
+        y_code = np.where(classes[position] == y, position, -1).astype(np.float64)
+        prediction = np.argmax(tree.value[:, 0, :], axis=1).astype(np.float64)
+    with numba_threads(estimator.n_jobs):
+        path, length = decision_paths(X, tree.children_left, tree.children_right, tree.feature,
+                                      tree.threshold, tree.max_depth)
+    leaf_error = node_validation_errors(path, length, np.asarray(y_code, np.float64), w,
+                                        prediction, regression)
+    collapse = reduced_error_collapse(tree.children_left, tree.children_right, leaf_error)
+    return _with_tree(estimator, build_pruned_tree(tree, collapse))
+
+
+def error_based(estimator, confidence=0.25):
+    """C4.5's error-based pruning (subtree replacement; subtree raising is not performed).
+
+    Each leaf with ``E`` training errors among ``N`` rows is charged ``N * U_CF(E, N)``, the upper
+    limit of the binomial error rate at confidence ``CF``; a subtree is replaced by a leaf when the
+    leaf's charge is no more than the subtree's total.
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier
+    confidence : float, default=0.25
+        ``CF`` in (0, 1); smaller values prune more.
+
+    Returns
+    -------
+    A new fitted DecisionTreeClassifier.
+    """
+    if not (isinstance(confidence, (int, float, np.floating)) and 0.0 < confidence < 1.0):
+        raise ValueError(f"confidence must be a float in (0, 1); got {confidence!r}.")
+    n_rows, n_majority = _classification_counts(estimator, "error-based")
+    tree = estimator.tree_
+    collapse = error_based_collapse(tree.children_left, tree.children_right, n_rows,
+                                    n_rows - n_majority, float(confidence))
+    return _with_tree(estimator, build_pruned_tree(tree, collapse))
+
+
+def minimum_error(estimator):
+    """Niblett-Bratko minimum-error pruning with the Laplace error estimate.
+
+    ``E(S) = (N - n + K - 1) / (N + K)`` at a node of ``N`` rows, ``n`` of its majority class, for
+    ``K`` classes; a node becomes a leaf when the backed-up error of its children is at least
+    ``E(S)``.
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier
+
+    Returns
+    -------
+    A new fitted DecisionTreeClassifier.
+    """
+    n_rows, n_majority = _classification_counts(estimator, "minimum-error")
+    tree = estimator.tree_
+    collapse = minimum_error_collapse(tree.children_left, tree.children_right, n_rows,
+                                      n_majority, estimator.n_classes_)
+    return _with_tree(estimator, build_pruned_tree(tree, collapse))
+
+
+def pessimistic(estimator):
+    """Quinlan's pessimistic error pruning (1/2 continuity correction per leaf, one SE).
+
+    A node becomes a leaf when its training errors + 1/2 are at most its subtree's charge (errors
+    + 1/2 per leaf) plus one standard error of that charge; judged bottom-up against the already
+    pruned subtrees (see :func:`fasttree.kernels.pruning.pessimistic_collapse`).
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier
+
+    Returns
+    -------
+    A new fitted DecisionTreeClassifier.
+    """
+    n_rows, n_majority = _classification_counts(estimator, "pessimistic")
+    tree = estimator.tree_
+    collapse = pessimistic_collapse(tree.children_left, tree.children_right, n_rows,
+                                    n_rows - n_majority)
+    return _with_tree(estimator, build_pruned_tree(tree, collapse))
