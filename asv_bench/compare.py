@@ -291,7 +291,10 @@ def chart(rows, path):
         ys = [r[2][library] for r in cases if library in r[2]]
         ax.bar(xs, ys, width, label=library, color=colors[library])
     ax.set_xticks(range(len(cases)))
-    ax.set_xticklabels([f"{r[0]}\n{r[1].split('(')[0][:28]}" for r in cases], fontsize=7)
+    short = {"B1": "1M x 20\nentropy, depth 10", "B2": "300k x 20\nentropy, depth 10",
+             "B3": "300k x 20\ngini, full depth", "B4": "300k x 20\nsquared error, depth 10",
+             "B5": "50k x 200\nentropy, depth 10", "B6": "predict 1M rows\ndepth-12 tree"}
+    ax.set_xticklabels([f"{r[0]}: {short[r[0]]}" for r in cases], fontsize=8)
     ax.set_yscale("log")
     ax.set_ylabel("seconds (log scale, lower is better)")
     ax.set_title("One exact tree: fit (B1-B5) and predict (B6) time, best of runs")

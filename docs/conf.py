@@ -12,9 +12,13 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "numpydoc",
+    "myst_parser",
 ]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+myst_enable_extensions = ["dollarmath"]
 autosummary_generate = True
 numpydoc_show_class_members = False
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "*.py"]
+html_static_path = ["_static"]
 html_theme = "pydata_sphinx_theme"
 html_title = "fasttree"

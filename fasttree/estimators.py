@@ -328,7 +328,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
     classes_ : ndarray of shape (n_classes,)
     n_classes_ : int
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape ``(n_features_in_,)``
         Only when ``X`` was a DataFrame with string column names.
     max_features_ : int
     fit_timings_ : dict

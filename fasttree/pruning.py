@@ -57,7 +57,7 @@ class PruningPath:
 
 
 def build_pruned_tree(tree, collapse):
-    """A new, compact tree in which the ``collapse``d internal nodes are leaves.
+    """A new, compact tree in which the internal nodes marked in ``collapse`` are leaves.
 
     Parameters
     ----------

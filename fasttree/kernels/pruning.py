@@ -15,7 +15,7 @@ from numba import njit
 
 @njit(cache=True)
 def keep_mask(children_left, children_right, collapse):
-    """Nodes that remain once the ``collapse``d nodes become leaves.
+    """Nodes that remain once the nodes marked in ``collapse`` become leaves.
 
     Parameters
     ----------
