@@ -299,3 +299,32 @@ def test_apply_and_paths_match_naive(rng):
         assert path[i, length[i] - 1] == leaves[i]
         assert path[i, 0] == 0
         assert (path[i, length[i]:] == -1).all()
+
+
+def test_public_kernels_grow_one_level_like_the_estimator():
+    """The module docstring's recipe, as a user's own learner would run it, finds the root split
+    of a fasttree estimator and partitions the rows accordingly."""
+    import fasttree
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(500, 4)).astype(np.float32)
+    y = ((X[:, 2] > 0.3) ^ (rng.uniform(size=500) < 0.1)).astype(np.int32)
+    sorted_x, sorted_idx = presort_features(X)
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
+    start, end, feature0 = np.array([0]), np.array([500]), np.array([0])
+    w = np.empty(0)  # unit weights
+    counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, feature0, 2)
+    imp, thr, n_left = find_best_splits_classification(
+        sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((4, 1), np.uint8),
+        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(500))
+    best = select_best_splits(imp)
+    est = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=1).fit(X, y)
+    assert best[0] == est.tree_.feature[0] == 2
+    assert thr[best[0], 0] == est.tree_.threshold[0]
+    partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,
+                       n_left[best, [0]].astype(np.int64), np.empty(500, np.uint8))
+    k = n_left[best[0], 0]
+    for f in range(4):
+        assert (X[sorted_idx[f, :k], 2] <= thr[2, 0]).all()
+        assert (X[sorted_idx[f, k:], 2] > thr[2, 0]).all()
+        assert (np.diff(sorted_x[f, :k]) >= 0).all() and (np.diff(sorted_x[f, k:]) >= 0).all()

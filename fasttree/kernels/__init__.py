@@ -5,15 +5,19 @@ Import them into your own learners.  Every kernel is compiled once for the dtype
 C-contiguous, as each docstring states.  A typical level of a tree::
 
     sorted_x, sorted_idx = presort_features(np.ascontiguousarray(X, np.float32))
-    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    counts = segment_class_weights(sorted_idx, sorted_y, w, seg_start, seg_end, seg_feature,
-                                   n_classes)
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))   # classes 0 .. K-1
+    w = np.empty(0)                                              # every weight 1 (or real weights)
+    start, end, row = np.array([0]), np.array([len(y)]), np.array([0])   # one node: the root
+    counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, row, n_classes)
     imp, thr, n_left = find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, w, seg_start, seg_end, counts, mask, criterion, 1, 0.0,
-        xlog2x_table(len(y)))  # w: weights, or np.empty(0) when all are 1
-    best_feature = select_best_splits(imp)
-    partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, best_feature,
-                       n_left_of_best, buf)
+        sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((n_features, 1), np.uint8),
+        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)))
+    best = select_best_splits(imp)                               # feature per node
+    partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,
+                       n_left[best, np.arange(len(best))].astype(np.int64),
+                       np.empty(len(y), np.uint8))               # children: [0, k), [k, n)
+
+``tests/test_kernels.py::test_public_kernels_grow_one_level_like_the_estimator`` runs this recipe.
 """
 
 from .apply import apply_tree, decision_paths
