@@ -16,12 +16,12 @@ from ._validation import check_sample_weight, check_y
 from .kernels import decision_paths
 from .kernels.pruning import (
     cost_complexity_sequence,
-    error_based_collapse,
+    error_based_leaf_cost,
     keep_mask,
     minimum_error_collapse,
     node_validation_errors,
     pessimistic_collapse,
-    reduced_error_collapse,
+    subtree_replacement_collapse,
 )
 from .tree import TREE_UNDEFINED, Tree
 
@@ -191,7 +191,7 @@ def reduced_error(estimator, X_val, y_val, sample_weight=None):
                                       tree.threshold, tree.max_depth)
     leaf_error = node_validation_errors(path, length, np.asarray(y_code, np.float64), w,
                                         prediction, regression)
-    collapse = reduced_error_collapse(tree.children_left, tree.children_right, leaf_error)
+    collapse = subtree_replacement_collapse(tree.children_left, tree.children_right, leaf_error)
     return _with_tree(estimator, build_pruned_tree(tree, collapse))
 
 
@@ -216,8 +216,8 @@ def error_based(estimator, confidence=0.25):
         raise ValueError(f"confidence must be a float in (0, 1); got {confidence!r}.")
     n_rows, n_majority = _classification_counts(estimator, "error-based")
     tree = estimator.tree_
-    collapse = error_based_collapse(tree.children_left, tree.children_right, n_rows,
-                                    n_rows - n_majority, float(confidence))
+    leaf_cost = error_based_leaf_cost(n_rows, n_rows - n_majority, float(confidence))
+    collapse = subtree_replacement_collapse(tree.children_left, tree.children_right, leaf_cost)
     return _with_tree(estimator, build_pruned_tree(tree, collapse))
 
 

@@ -134,33 +134,34 @@ def cost_complexity_sequence(children_left, children_right, weighted_n_node_samp
 
 
 @njit(cache=True)
-def reduced_error_collapse(children_left, children_right, leaf_error):
-    """Reduced-error pruning: bottom-up, collapse a node whose own prediction errs no more.
+def subtree_replacement_collapse(children_left, children_right, leaf_cost):
+    """Bottom-up subtree replacement: collapse a node whose cost as a leaf is no more than the
+    summed cost of its already pruned subtree (ties prune).
+
+    The rule of reduced-error pruning (cost: validation errors the node would make as a leaf) and
+    of C4.5's error-based pruning (cost: ``N * U_CF(E, N)``, see :func:`error_based_leaf_cost`).
 
     Parameters
     ----------
     children_left, children_right : ndarray of shape (node_count,), int32 (IN)
-    leaf_error : ndarray of shape (node_count,), float64 (IN)
-        Validation error the node would make as a leaf (predicting what it learned from the
-        training rows), summed over the validation rows that reach it.
+    leaf_cost : ndarray of shape (node_count,), float64 (IN)
+        Cost of each node if it were a leaf.
 
     Returns
     -------
     collapse : ndarray of shape (node_count,), uint8
-        A node is collapsed when ``leaf_error <= error of its (already pruned) subtree``: ties
-        prune.
     """
     node_count = children_left.shape[0]
     collapse = np.zeros(node_count, dtype=np.uint8)
-    subtree_error = leaf_error.copy()
+    subtree_cost = leaf_cost.copy()
     for node in range(node_count - 1, -1, -1):
         if children_left[node] == -1:
             continue
-        below = subtree_error[children_left[node]] + subtree_error[children_right[node]]
-        if leaf_error[node] <= below:
+        below = subtree_cost[children_left[node]] + subtree_cost[children_right[node]]
+        if leaf_cost[node] <= below:
             collapse[node] = 1
         else:
-            subtree_error[node] = below
+            subtree_cost[node] = below
     return collapse
 
 
@@ -261,42 +262,29 @@ def binomial_upper_limit(n_errors, n, confidence):
 
 
 @njit(cache=True)
-def error_based_collapse(children_left, children_right, n_rows, n_errors, confidence):
-    """C4.5's error-based pruning by subtree replacement.
+def error_based_leaf_cost(n_rows, n_errors, confidence):
+    """C4.5's predicted errors of each node as a leaf: ``N * U_CF(E, N)``.
 
-    A leaf with ``E`` training errors among ``N`` rows is charged ``N * U_CF(E, N)`` predicted
-    errors; bottom-up, a node is collapsed when its charge as a leaf is no more than the total
-    charge of its (already pruned) subtree.  (Subtree raising is not performed.)
+    With :func:`subtree_replacement_collapse` this is C4.5's error-based pruning by subtree
+    replacement (subtree raising is not performed).
 
     Parameters
     ----------
-    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
     n_rows : ndarray of shape (node_count,), float64 (IN)
         ``N``: (weighted) training rows at each node.
     n_errors : ndarray of shape (node_count,), float64 (IN)
         ``E``: (weighted) training rows not in the node's majority class.
     confidence : float
-        ``CF`` (C4.5's default 0.25); smaller prunes more.
+        ``CF`` (C4.5's default 0.25); smaller charges more and so prunes more.
 
     Returns
     -------
-    collapse : ndarray of shape (node_count,), uint8
+    cost : ndarray of shape (node_count,), float64
     """
-    node_count = children_left.shape[0]
-    collapse = np.zeros(node_count, dtype=np.uint8)
-    charge = np.empty(node_count)
-    for node in range(node_count - 1, -1, -1):
-        as_leaf = n_rows[node] * binomial_upper_limit(n_errors[node], n_rows[node], confidence)
-        if children_left[node] == -1:
-            charge[node] = as_leaf
-            continue
-        below = charge[children_left[node]] + charge[children_right[node]]
-        if as_leaf <= below:
-            collapse[node] = 1
-            charge[node] = as_leaf
-        else:
-            charge[node] = below
-    return collapse
+    cost = np.empty(n_rows.shape[0])
+    for node in range(n_rows.shape[0]):
+        cost[node] = n_rows[node] * binomial_upper_limit(n_errors[node], n_rows[node], confidence)
+    return cost
 
 
 @njit(cache=True)
