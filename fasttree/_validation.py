@@ -60,17 +60,20 @@ def check_X(X, *, order, name="X"):
             raise TypeError(
                 f"{name} must be numeric; it holds values that are not numbers ({exc}).") from None
     elif arr.dtype.kind == "c":
-        raise TypeError(f"{name} must be real-valued; got complex dtype {arr.dtype}.")
+        raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}.")
     elif arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
     if arr.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features); got an array with {arr.ndim} "
-            "dimension(s). Reshape a single feature with X.reshape(-1, 1).")
+            "dimension(s). Reshape your data: X.reshape(-1, 1) for a single feature, "
+            "X.reshape(1, -1) for a single sample.")
     if arr.shape[0] == 0:
-        raise ValueError(f"{name} has 0 samples; at least 1 is required.")
+        raise ValueError(f"{name} has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
+                         "required.")
     if arr.shape[1] == 0:
-        raise ValueError(f"{name} has 0 features; at least 1 is required.")
+        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
+                         "required.")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():  # one pass in the common case
         if np.isnan(arr).any():
             raise ValueError(f"{name} contains NaN; missing values are not supported yet.")
@@ -80,11 +83,13 @@ def check_X(X, *, order, name="X"):
     return np.asarray(arr, dtype=X_DTYPE, order=order)
 
 
-def check_y(y, n_samples, *, regression):
+def check_y(y, n_samples, *, regression, estimator_name="The estimator"):
     """Return ``y`` as a 1-D array of length ``n_samples`` (float64 for regression).
 
     A column vector of shape (n, 1) is accepted and flattened; several outputs are not supported.
     """
+    if y is None:
+        raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None.")
     if _is_sparse(y):
         raise TypeError("y is a sparse matrix; pass a 1-D array.")
     if _is_dataframe(y):
@@ -114,6 +119,8 @@ def check_y(y, n_samples, *, regression):
         return arr
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise ValueError("y contains NaN; drop the rows with a missing target first.")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError("y contains infinity.")
     if arr.dtype.kind == "O" and any(v is None for v in arr):
         raise ValueError("y contains None; drop the rows with a missing target first.")
     return arr

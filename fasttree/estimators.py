@@ -231,8 +231,8 @@ class _BaseDecisionTree(BaseEstimator):
         X = check_X(X, order="C")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_} features.")
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input.")
         return X
 
     def apply(self, X):
@@ -398,7 +398,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         self
         """
         X_checked = check_X(X, order="C")
-        y = check_y(y, X_checked.shape[0], regression=False)
+        y = check_y(y, X_checked.shape[0], regression=False, estimator_name=type(self).__name__)
         if y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
             raise ValueError(
                 "Unknown label type: continuous values in y. Use DecisionTreeRegressor for a "
@@ -538,7 +538,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self
         """
         X_checked = check_X(X, order="C")
-        y = check_y(y, X_checked.shape[0], regression=True)
+        y = check_y(y, X_checked.shape[0], regression=True, estimator_name=type(self).__name__)
         self._set_feature_names(X)
         return self._fit(X_checked, y, sample_weight, n_classes=None)
 
