@@ -1,4 +1,4 @@
-"""Command line: ``python -m fasttree`` (bundled data) and ``fasttree fit FILE.csv --target COL``."""
+"""Command line: ``python -m fasttree`` (bundled data), ``fasttree fit FILE.csv --target COL``."""
 
 import argparse
 import sys

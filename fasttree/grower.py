@@ -1,9 +1,10 @@
 """Grow a tree level by level (or best-first under ``max_leaf_nodes``) with the kernels.
 
 The grower never loops over features or rows in Python: for a batch of nodes it calls the split
-kernel once, reduces the per-(feature, node) results, and calls the partition kernel once.  Level-wise
-growth makes the batch a whole level; best-first growth (scikit-learn's rule when ``max_leaf_nodes``
-is set) expands one node at a time, always the one with the largest impurity improvement.
+kernel once, reduces the per-(feature, node) results, and calls the partition kernel once.
+Level-wise growth makes the batch a whole level; best-first growth (scikit-learn's rule when
+``max_leaf_nodes`` is set) expands one node at a time, always the one with the largest impurity
+improvement.
 """
 
 import heapq

@@ -32,7 +32,8 @@ def brute_force_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=1,
     """Best split of one feature of one node by trying every midpoint, independently.
 
     Returns (children_impurity, threshold, n_left) or (inf, None, 0) if there is no valid split.
-    children_impurity = w_left * I(left) + w_right * I(right), recomputed from scratch per candidate.
+    children_impurity = w_left * I(left) + w_right * I(right), recomputed from scratch for each
+    candidate.
     """
     x = np.asarray(x, dtype=np.float32)
     values = np.unique(x)

@@ -193,9 +193,9 @@ def hand_tree(structure, counts):
     left = np.array([s[0] for s in structure])
     right = np.array([s[1] for s in structure])
     depth = np.zeros(len(structure), dtype=int)
-    for node, (l, r) in enumerate(structure):
-        if l != -1:
-            depth[l] = depth[r] = depth[node] + 1
+    for node, (left_child, right_child) in enumerate(structure):
+        if left_child != -1:
+            depth[left_child] = depth[right_child] = depth[node] + 1
     w = counts.sum(axis=1)
     p = counts / w[:, None]
     est = DecisionTreeClassifier()

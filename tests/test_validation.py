@@ -105,7 +105,7 @@ def test_predict_before_fit_and_wrong_width():
         with pytest.raises(NotFittedError, match="not fitted"):
             getattr(DecisionTreeClassifier(), method)(X)
     with pytest.raises(NotFittedError):
-        DecisionTreeClassifier().feature_importances_
+        _ = DecisionTreeClassifier().feature_importances_
     est = DecisionTreeClassifier().fit(X, y)
     with pytest.raises(ValueError, match="X has 2 features, but .* is expecting 3"):
         est.predict(X[:, :2])

@@ -72,7 +72,7 @@ def _fresh_process_seconds(code):
 
 
 class FirstCall:
-    """Import + first fit/predict in a fresh process, numba's cache warm, minus bare numba import."""
+    """Import + first fit/predict in a fresh process (numba's cache warm) minus `import numba`."""
 
     timeout = 600
     unit = "seconds"

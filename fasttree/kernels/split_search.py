@@ -21,7 +21,7 @@ better, ``+inf`` means "no valid split".  The impurity decrease of a split is th
 import numpy as np
 from numba import njit, prange
 
-from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI
+from .._dtypes import CRITERION_GINI
 
 
 @njit(cache=True, inline="always")
@@ -36,7 +36,7 @@ def _xlog2x(v):
 def _midpoint(a, b):
     """Float64 midpoint of two consecutive distinct float32 values, never equal to ``b``.
 
-    ``a/2 + b/2`` cannot overflow; if rounding lands on ``b`` (values one ulp apart in float64 terms),
+    ``a/2 + b/2`` cannot overflow; if rounding lands on ``b`` (values one ulp apart in float64),
     fall back to ``a`` so that ``x <= threshold`` still separates them (scikit-learn does the same).
     """
     t = np.float64(a) / 2.0 + np.float64(b) / 2.0
