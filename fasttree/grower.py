@@ -81,7 +81,7 @@ def node_impurity(stats, criterion):
 
 
 class _Batch:
-    """New nodes whose statistics are known and whose best split has been searched."""
+    """Nodes created together: statistics first, then (for candidates) their best split."""
 
     __slots__ = ("ids", "start", "end", "depth", "stats", "weight", "impurity", "feature",
                  "threshold", "n_left", "improvement", "splittable")
