@@ -25,6 +25,12 @@ def _parser():
                        help="split criterion; squared_error trains a regressor (default: entropy)")
         p.add_argument("--max-depth", type=int, default=None, help="maximum tree depth")
         p.add_argument("--min-samples-leaf", type=int, default=1, help="minimum rows per leaf")
+        p.add_argument("--pruning", default=None,
+                       choices=["cost_complexity", "reduced_error", "error_based",
+                                "minimum_error", "pessimistic"],
+                       help="post-pruning rule (the last three: classification only)")
+        p.add_argument("--ccp-alpha", type=float, default=0.0,
+                       help="cost-complexity pruning parameter (default: 0, no pruning)")
         p.add_argument("--cv", type=int, default=10, help="number of cross-validation folds")
         p.add_argument("--n-jobs", type=int, default=None, help="threads (default: all cores)")
     return parser
@@ -51,7 +57,8 @@ def run(args):
 
     def make():
         return Estimator(criterion=args.criterion, max_depth=args.max_depth,
-                         min_samples_leaf=args.min_samples_leaf, n_jobs=args.n_jobs)
+                         min_samples_leaf=args.min_samples_leaf, n_jobs=args.n_jobs,
+                         pruning=args.pruning, ccp_alpha=args.ccp_alpha, random_state=0)
 
     try:
         score = cross_val_score(make, data.X, data.y, n_splits=args.cv)

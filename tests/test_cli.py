@@ -39,6 +39,9 @@ def test_fit_numeric_csv(tmp_path):
     assert "|--- a <= 20.50\n|   |--- class: lo\n" in out.stdout
     reg = run_cli("fit", path, "--target", "b", "--criterion", "squared_error", "--cv", "3")
     assert reg.returncode == 2 and "'label' is not numeric" in reg.stderr
+    pruned = run_cli("fit", path, "--target", "label", "--pruning", "error_based", "--cv", "4")
+    assert pruned.returncode == 0, pruned.stderr
+    assert "2 leaves, depth 1" in pruned.stdout
 
 
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="shared/data is not beside the checkout")
