@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from ._dtypes import FLOAT_DTYPE, X_DTYPE
+from ._dtypes import FLOAT_DTYPE, INDEX_DTYPE, X_DTYPE
 
 _FLOAT32_MAX = np.finfo(np.float32).max
 
@@ -74,6 +74,9 @@ def check_X(X, *, order, name="X"):
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
                          "required.")
+    if arr.shape[0] >= np.iinfo(INDEX_DTYPE).max:
+        raise ValueError(f"{name} has {arr.shape[0]} rows; row ids are int32, so fasttree takes "
+                         f"at most {np.iinfo(INDEX_DTYPE).max - 1}.")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():  # one pass in the common case
         if np.isnan(arr).any():
             raise ValueError(f"{name} contains NaN; missing values are not supported yet.")
