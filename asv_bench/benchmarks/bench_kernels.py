@@ -1,12 +1,8 @@
 """The kernels alone, and the first call (compile or cache load) in a fresh process."""
 
-import subprocess
-import sys
-import time
-
 import numpy as np
 
-from .common import classification_data, warm_up
+from .common import BARE_NUMBA, FIRST_CALL, classification_data, fresh_process_seconds, warm_up
 
 
 class Kernels:
@@ -54,23 +50,6 @@ class Kernels:
                            np.empty(self.y.shape[0], np.uint8))
 
 
-FIRST_CALL = """
-import time
-t0 = time.perf_counter()
-import numpy as np, fasttree
-rng = np.random.default_rng(0)
-X = rng.normal(size=(1000, 10)); y = (X[:, 0] > 0).astype(int)
-fasttree.DecisionTreeClassifier().fit(X, y).predict(X)
-fasttree.DecisionTreeRegressor().fit(X, X[:, 1]).predict(X)
-print(time.perf_counter() - t0)
-"""
-
-
-def _fresh_process_seconds(code):
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
-
-
 class FirstCall:
     """Import + first fit/predict in a fresh process (numba's cache warm) minus `import numba`."""
 
@@ -78,13 +57,10 @@ class FirstCall:
     unit = "seconds"
 
     def setup(self):
-        _fresh_process_seconds(FIRST_CALL)  # fills numba's on-disk cache
+        fresh_process_seconds(FIRST_CALL)  # fills numba's on-disk cache
 
     def track_first_fit_over_bare_numba(self):
-        bare = _fresh_process_seconds(
-            "import time; t0 = time.perf_counter(); import numba; "
-            "print(time.perf_counter() - t0)")
-        return _fresh_process_seconds(FIRST_CALL) - bare
+        return fresh_process_seconds(FIRST_CALL) - fresh_process_seconds(BARE_NUMBA)
 
     track_first_fit_over_bare_numba.unit = "seconds"
 
@@ -101,9 +77,7 @@ class Timers:
         import fasttree
 
         X, y = classification_data(300_000, 20)
-        t0 = time.perf_counter()
         est = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=10).fit(X, y)
-        del t0
         return est.fit_timings_["search"] / est.fit_timings_["total"]
 
     track_search_share.unit = "fraction"

@@ -1,6 +1,8 @@
 """Shared pieces of the benchmarks: cached data, estimator factories, warm-up."""
 
 import functools
+import subprocess
+import sys
 
 import numpy as np
 
@@ -75,3 +77,30 @@ def make_estimator(library, task, *, max_depth, criterion, n_jobs):
             return lightgbm.LGBMRegressor(**params)
         return lightgbm.LGBMClassifier(**params)
     raise ValueError(f"unknown library {library!r}")
+
+
+#: Import fasttree, fit and predict a small classifier and regressor; prints the seconds taken.
+FIRST_CALL = """
+import time
+t0 = time.perf_counter()
+import numpy as np, fasttree
+rng = np.random.default_rng(0)
+X = rng.normal(size=(1000, 10)); y = (X[:, 0] > 0).astype(int)
+fasttree.DecisionTreeClassifier().fit(X, y).predict(X)
+fasttree.DecisionTreeRegressor().fit(X, X[:, 1]).predict(X)
+print(time.perf_counter() - t0)
+"""
+
+#: The baseline of FIRST_CALL: a bare ``import numba``.
+BARE_NUMBA = """
+import time
+t0 = time.perf_counter()
+import numba
+print(time.perf_counter() - t0)
+"""
+
+
+def fresh_process_seconds(code):
+    """Run ``code`` in a new interpreter and return the seconds it prints last."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])

@@ -170,39 +170,38 @@ def _log_beta(a, b):
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
 
+@njit(cache=True, inline="always")
+def _lentz_step(aa, c, d):
+    """One modified-Lentz update of the continued fraction; returns (delta, c, d)."""
+    tiny = 1e-300
+    d = 1.0 + aa * d
+    if abs(d) < tiny:
+        d = tiny
+    c = 1.0 + aa / c
+    if abs(c) < tiny:
+        c = tiny
+    d = 1.0 / d
+    return d * c, c, d
+
+
 @njit(cache=True)
 def _beta_continued_fraction(a, b, x):
-    # Lentz's algorithm for the continued fraction of the incomplete beta function
-    tiny = 1e-300
+    # continued fraction of the incomplete beta function (Numerical Recipes' betacf), evaluated
+    # with the modified Lentz algorithm: two half-steps (even and odd terms) per iteration
     qab = a + b
     qap = a + 1.0
     qam = a - 1.0
     c = 1.0
     d = 1.0 - qab * x / qap
-    if abs(d) < tiny:
-        d = tiny
+    if abs(d) < 1e-300:
+        d = 1e-300
     d = 1.0 / d
     h = d
     for m in range(1, 1000):
         m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        if abs(d) < tiny:
-            d = tiny
-        c = 1.0 + aa / c
-        if abs(c) < tiny:
-            c = tiny
-        d = 1.0 / d
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        if abs(d) < tiny:
-            d = tiny
-        c = 1.0 + aa / c
-        if abs(c) < tiny:
-            c = tiny
-        d = 1.0 / d
-        delta = d * c
+        delta, c, d = _lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), c, d)
+        h *= delta
+        delta, c, d = _lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), c, d)
         h *= delta
         if abs(delta - 1.0) < 1e-15:
             break
