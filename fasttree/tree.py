@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._dtypes import NODE_DTYPE, TREE_LEAF
+from ._dtypes import NODE_DTYPE, THRESHOLD_DTYPE, TREE_LEAF
 from .kernels import apply_tree, decision_paths
 
 #: Value of ``feature`` and ``threshold`` at a leaf (scikit-learn's ``TREE_UNDEFINED``).
@@ -51,7 +51,7 @@ class Tree:
         self.children_left = np.ascontiguousarray(children_left, dtype=NODE_DTYPE)
         self.children_right = np.ascontiguousarray(children_right, dtype=NODE_DTYPE)
         self.feature = np.ascontiguousarray(feature, dtype=NODE_DTYPE)
-        self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
+        self.threshold = np.ascontiguousarray(threshold, dtype=THRESHOLD_DTYPE)
         self.value = np.ascontiguousarray(value, dtype=np.float64)
         self.impurity = np.ascontiguousarray(impurity, dtype=np.float64)
         self.n_node_samples = np.ascontiguousarray(n_node_samples, dtype=np.int64)
