@@ -39,6 +39,24 @@ THRESHOLD_DTYPE = np.float64
 NODE_DTYPE = np.int32
 TREE_LEAF = -1
 
-#: Criterion codes understood by the classification split kernel.
+#: Criterion codes understood by the kernels (:mod:`fasttree.kernels.criteria`).
 CRITERION_GINI = 0
 CRITERION_ENTROPY = 1
+CRITERION_SQUARED_ERROR = 2
+
+#: How a node's split is chosen among the features' best candidates
+#: (:func:`fasttree.kernels.select_best_splits`): the lowest children impurity, or C4.5's gain
+#: ratio among the candidates whose gain reaches the average.
+SELECT_IMPURITY = 0
+SELECT_GAIN_RATIO = 1
+
+#: Kinds of features in the working layout (categorical: integer codes 0 .. n_categories - 1
+#: stored as float32, NaN for missing).
+FEATURE_NUMERIC = 0
+FEATURE_CATEGORICAL = 1
+
+#: Kinds of split nodes in a tree: a numeric threshold (two children), a subset of categories
+#: (two children), one child per category (multiway).
+SPLIT_THRESHOLD = 0
+SPLIT_SUBSET = 1
+SPLIT_MULTIWAY = 2

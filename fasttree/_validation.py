@@ -36,12 +36,15 @@ def check_X(X, *, order, name="X"):
     order : {"C", "F"}
         Memory order of the result; the kernels take C-contiguous arrays.
 
+    NaN (and None or pandas NA in a DataFrame) marks a missing value; every NaN is made the
+    positive quiet NaN, which the presort places after every number.
+
     Raises
     ------
     TypeError
         Sparse input, or a column that is not numeric.
     ValueError
-        Not 2-D, empty, NaN, infinity, or a value too large for float32.
+        Not 2-D, empty, infinity, or a value too large for float32.
     """
     if _is_sparse(X):
         raise TypeError(f"{name} is a sparse matrix; fasttree needs a dense array (X.toarray()).")
@@ -49,8 +52,9 @@ def check_X(X, *, order, name="X"):
         for column, dtype in zip(X.columns, X.dtypes):
             if getattr(dtype, "kind", "O") not in "biuf":
                 raise TypeError(
-                    f"{name} column {column!r} has dtype {dtype}; fasttree needs numeric features "
-                    "(encode categorical columns first).")
+                    f"{name} column {column!r} has dtype {dtype} and is not declared "
+                    "categorical; pass categorical_features='from_dtype' (the default) or name "
+                    "it in categorical_features.")
         X = X.to_numpy(dtype=np.float64, na_value=np.nan)
     arr = np.asarray(X)
     if arr.dtype.kind in "OUS":
@@ -77,13 +81,19 @@ def check_X(X, *, order, name="X"):
     if arr.shape[0] >= np.iinfo(INDEX_DTYPE).max:
         raise ValueError(f"{name} has {arr.shape[0]} rows; row ids are int32, so fasttree takes "
                          f"at most {np.iinfo(INDEX_DTYPE).max - 1}.")
+    nan = None
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():  # one pass in the common case
-        if np.isnan(arr).any():
-            raise ValueError(f"{name} contains NaN; missing values are not supported yet.")
-        raise ValueError(f"{name} contains infinity.")
-    if arr.dtype != X_DTYPE and arr.size and np.abs(arr).max() > _FLOAT32_MAX:
+        nan = np.isnan(arr)
+        if np.isinf(arr).any():
+            raise ValueError(f"{name} contains infinity.")
+        if not nan.any():
+            nan = None
+    if arr.dtype != X_DTYPE and arr.size and np.nanmax(np.abs(arr), initial=0.0) > _FLOAT32_MAX:
         raise ValueError(f"{name} contains a value too large for float32.")
-    return np.asarray(arr, dtype=X_DTYPE, order=order)
+    out = np.array(arr, dtype=X_DTYPE, order=order, copy=nan is not None or None)
+    if nan is not None:
+        out[nan] = np.nan  # one NaN bit pattern: the presort orders NaN after every number
+    return out
 
 
 def check_y(y, n_samples, *, regression, estimator_name="The estimator"):

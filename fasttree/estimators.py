@@ -7,8 +7,15 @@ import numpy as np
 
 from ._base import BaseEstimator, numba_threads
 from ._dtypes import CLASS_DTYPE, MAX_CLASSES
+from ._encoding import encode, fit_categories, is_dataframe, resolve_categorical
 from ._validation import check_sample_weight, check_X, check_y, feature_names_of
-from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, GrowerParams, TreeGrower
+from .grower import (
+    CATEGORICAL_SPLITS,
+    CLASSIFICATION_CRITERIA,
+    REGRESSION_CRITERIA,
+    GrowerParams,
+    TreeGrower,
+)
 
 _NO_DEPTH_LIMIT = np.iinfo(np.int32).max
 
@@ -121,7 +128,12 @@ class _BaseDecisionTree(BaseEstimator):
                 "max_features must be None, 'sqrt', 'log2', an int in [1, n_features] or a float "
                 f"in (0.0, 1.0]; got {mf!r} (n_features={n_features}).")
 
+        if self.categorical_split not in CATEGORICAL_SPLITS:
+            raise ValueError(f"categorical_split must be one of {list(CATEGORICAL_SPLITS)}; got "
+                             f"{self.categorical_split!r}.")
+
         return GrowerParams(
+            categorical_split=self.categorical_split,
             criterion=self.criterion,
             max_depth=max_depth,
             min_samples_split=min_samples_split,
@@ -151,7 +163,8 @@ class _BaseDecisionTree(BaseEstimator):
         params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
         if np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
-        grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng)
+        grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
+                            n_categories=self._n_categories())
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
         self.fit_timings_ = dict(grower.timings)
@@ -211,6 +224,28 @@ class _BaseDecisionTree(BaseEstimator):
         unpruned.fit(X, y, sample_weight)
         return cost_complexity_path(unpruned.tree_)
 
+    # -- input encoding ------------------------------------------------------------------------
+    def _encode_fit(self, X):
+        """Validate ``X`` for fit, learn its categorical features and return the kernels' matrix."""
+        shape = X.shape if is_dataframe(X) else np.shape(X)
+        if len(shape) != 2 or self.categorical_features is None:
+            self.is_categorical_ = np.zeros(shape[1] if len(shape) == 2 else 0, dtype=bool)
+            self.categories_ = [None] * self.is_categorical_.shape[0]
+            return check_X(X, order="C")
+        self.is_categorical_ = resolve_categorical(X, self.categorical_features, shape[1])
+        if not self.is_categorical_.any():
+            self.categories_ = [None] * shape[1]
+            return check_X(X, order="C")
+        if shape[0] == 0:
+            return check_X(X, order="C")  # the usual message for empty input
+        self.categories_ = fit_categories(X, self.is_categorical_)
+        return encode(X, self.is_categorical_, self.categories_,
+                      lambda part: check_X(part, order="C"))
+
+    def _n_categories(self):
+        return np.array([0 if c is None else max(len(c), 1) for c in self.categories_],
+                        dtype=np.int64)
+
     def _set_feature_names(self, X):
         names = feature_names_of(X)
         if names is not None:
@@ -228,6 +263,14 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError(
                 "The feature names of X differ from those seen in fit: "
                 f"fit saw {list(fitted_names)}, got {list(names)}.")
+        shape = X.shape if is_dataframe(X) else np.shape(X)
+        if len(shape) == 2 and shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input.")
+        if len(shape) == 2 and shape[0] > 0 and self.is_categorical_.any():
+            return encode(X, self.is_categorical_, self.categories_,
+                          lambda part: check_X(part, order="C"))
         X = check_X(X, order="C")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -364,6 +407,8 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         pruning=None,
         validation_fraction=0.25,
         pruning_confidence=0.25,
+        categorical_features="from_dtype",
+        categorical_split="binary",
     ):
         self.criterion = criterion
         self.max_depth = max_depth
@@ -380,6 +425,8 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         self.pruning = pruning
         self.validation_fraction = validation_fraction
         self.pruning_confidence = pruning_confidence
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.
@@ -397,7 +444,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         -------
         self
         """
-        X_checked = check_X(X, order="C")
+        X_checked = self._encode_fit(X)
         y = check_y(y, X_checked.shape[0], regression=False, estimator_name=type(self).__name__)
         if y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
             raise ValueError(
@@ -508,6 +555,8 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         ccp_alpha=0.0,
         pruning=None,
         validation_fraction=0.25,
+        categorical_features="from_dtype",
+        categorical_split="binary",
     ):
         self.criterion = criterion
         self.max_depth = max_depth
@@ -522,6 +571,8 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self.ccp_alpha = ccp_alpha
         self.pruning = pruning
         self.validation_fraction = validation_fraction
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.
@@ -529,6 +580,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Numeric features (NaN or None for a missing value) and categorical ones.
         y : array-like of shape (n_samples,)
             Finite numeric target.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -537,7 +589,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         -------
         self
         """
-        X_checked = check_X(X, order="C")
+        X_checked = self._encode_fit(X)
         y = check_y(y, X_checked.shape[0], regression=True, estimator_name=type(self).__name__)
         self._set_feature_names(X)
         return self._fit(X_checked, y, sample_weight, n_classes=None)

@@ -13,14 +13,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._dtypes import CRITERION_ENTROPY, CRITERION_GINI, TREE_LEAF, label_dtype
+from ._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_SQUARED_ERROR,
+    FEATURE_CATEGORICAL,
+    SELECT_GAIN_RATIO,
+    SELECT_IMPURITY,
+    SPLIT_MULTIWAY,
+    SPLIT_SUBSET,
+    SPLIT_THRESHOLD,
+    TREE_LEAF,
+    label_dtype,
+)
 from .kernels import (
+    categorical_split_maps,
+    find_best_splits_categorical,
     find_best_splits_classification,
     find_best_splits_regression,
     gather_targets,
+    new_split_record,
+    node_impurity,
     partition_segments,
+    partition_segments_kway,
     presort_features,
     reciprocal_table,
+    route_rows,
     segment_class_weights,
     segment_target_sums,
     select_best_splits,
@@ -33,8 +51,9 @@ from .tree import TREE_UNDEFINED, Tree
 EPSILON = np.finfo(np.float64).eps
 
 CLASSIFICATION_CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
-                           "log_loss": CRITERION_ENTROPY}
+                           "log_loss": CRITERION_ENTROPY, "gain_ratio": CRITERION_ENTROPY}
 REGRESSION_CRITERIA = ("squared_error",)
+CATEGORICAL_SPLITS = {"binary": SPLIT_SUBSET, "multiway": SPLIT_MULTIWAY}
 
 
 @dataclass(frozen=True)
@@ -49,42 +68,26 @@ class GrowerParams:
     min_impurity_decrease: float
     max_leaf_nodes: int | None
     max_features: int  # number of features drawn per node; n_features means all
+    categorical_split: str = "binary"
 
+    @property
+    def criterion_code(self):
+        if self.criterion in REGRESSION_CRITERIA:
+            return CRITERION_SQUARED_ERROR
+        return CLASSIFICATION_CRITERIA[self.criterion]
 
-def node_impurity(stats, criterion):
-    """Impurity of nodes from their statistics.
-
-    Parameters
-    ----------
-    stats : ndarray of shape (n_nodes, n_classes) or (n_nodes, 3), float64
-        Weighted class counts, or ``[sum w, sum w*y, sum w*y**2]`` for ``"squared_error"``.
-    criterion : str
-
-    Returns
-    -------
-    weight : ndarray of shape (n_nodes,)
-    impurity : ndarray of shape (n_nodes,)
-    """
-    if criterion == "squared_error":
-        weight = stats[:, 0]
-        safe = np.where(weight > 0.0, weight, 1.0)
-        mean = stats[:, 1] / safe
-        return weight, np.maximum(stats[:, 2] / safe - mean * mean, 0.0) * (weight > 0.0)
-    weight = stats.sum(axis=1)
-    p = stats / np.where(weight > 0.0, weight, 1.0)[:, None]
-    if criterion == "gini":
-        impurity = 1.0 - np.einsum("ij,ij->i", p, p)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            impurity = -np.where(p > 0.0, p * np.log2(p), 0.0).sum(axis=1)
-    return weight, np.where(weight > 0.0, impurity, 0.0)
+    @property
+    def select_rule(self):
+        return SELECT_GAIN_RATIO if self.criterion == "gain_ratio" else SELECT_IMPURITY
 
 
 class _Batch:
     """Nodes created together: statistics first, then (for candidates) their best split."""
 
-    __slots__ = ("ids", "start", "end", "depth", "stats", "weight", "impurity", "feature",
-                 "threshold", "n_left", "improvement", "splittable")
+    __slots__ = ("ids", "start", "end", "depth", "stats", "weight", "impurity", "banned",
+                 "feature", "kind", "threshold", "missing_branch", "n_branches", "n_left",
+                 "n_missing", "subset_class", "category_offset", "category_n_codes",
+                 "improvement", "splittable")
 
 
 class TreeGrower:
@@ -93,6 +96,7 @@ class TreeGrower:
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features), float32, C-contiguous
+        NaN marks a missing value; categorical features hold codes ``0 .. n_categories - 1``.
     y : ndarray of shape (n_samples,)
         int32 encoded classes (classification) or float64 target (regression).
     sample_weight : ndarray of shape (n_samples,), float64, or None
@@ -102,15 +106,26 @@ class TreeGrower:
         None for regression.
     rng : numpy.random.Generator or None
         Draws the per-node feature subsets when ``params.max_features < n_features``.
+    n_categories : ndarray of shape (n_features,), int64, or None
+        Categories of each categorical feature, 0 for numeric ones; None: all numeric.
 
     Attributes
     ----------
     timings : dict of str to float
         Seconds spent in each phase of the last :meth:`grow` (``presort``, ``search``,
         ``partition``, ``node_stats``, ``total``).
+
+    Notes
+    -----
+    Per batch of nodes the grower runs the splitter's phases: node statistics, split search
+    (one kernel per kind of feature, all writing one :class:`~fasttree.kernels.SplitRecord`),
+    selection, then moving rows to the children.  A numeric split whose left child is a prefix
+    of the split feature's sorted row (no missing rows, or missing rows going right) takes the
+    fast path: children's statistics read from that row, and only nodes with a child to search
+    are partitioned.  Other splits are routed (a branch per row) and partitioned k-way.
     """
 
-    def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None):
+    def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None, n_categories=None):
         self.X = X
         self.y = y
         # the kernels' convention for "every weight is 1" is an empty weight array
@@ -119,6 +134,9 @@ class TreeGrower:
         self.n_classes = n_classes
         self.rng = rng
         self.n_samples, self.n_features = X.shape
+        self.n_categories = (np.zeros(self.n_features, dtype=np.int64) if n_categories is None
+                             else np.asarray(n_categories, dtype=np.int64))
+        self.is_categorical = self.n_categories > 0
         self.timings = {}
 
     # -- phases ------------------------------------------------------------------------------
@@ -135,14 +153,16 @@ class TreeGrower:
         return self._timed("node_stats", segment_class_weights, self._sorted_idx, self._sorted_y,
                            self.sample_weight, start, end, feature, self.n_classes)
 
-    def _feature_mask(self, start, end):
+    def _feature_mask(self, start, end, banned):
         n_features = self.n_features
         mask = np.ones((n_features, start.shape[0]), dtype=np.uint8)
+        if banned is not None:
+            mask[banned.T] = 0
         k = self.params.max_features
         if k >= n_features:
             return mask
         # Like scikit-learn: draw features in random order until k non-constant ones are found.
-        non_constant = self._sorted_x[:, start] != self._sorted_x[:, end - 1]
+        non_constant = (self._sorted_x[:, start] != self._sorted_x[:, end - 1]) & (mask == 1)
         keys = self.rng.random((n_features, start.shape[0]))
         keys[~non_constant] = 2.0
         rank = np.argsort(np.argsort(keys, axis=0, kind="stable"), axis=0, kind="stable")
@@ -166,78 +186,175 @@ class TreeGrower:
         p = self.params
         size = batch.start.shape[0]
         batch.feature = np.full(size, -1, dtype=np.int64)
+        batch.kind = np.zeros(size, dtype=np.int64)
         batch.threshold = np.zeros(size)
+        batch.missing_branch = np.zeros(size, dtype=np.int64)
+        batch.n_branches = np.zeros(size, dtype=np.int64)
         batch.n_left = np.zeros(size, dtype=np.int64)
+        batch.n_missing = np.zeros(size, dtype=np.int64)
+        batch.subset_class = np.full(size, -1, dtype=np.int64)
+        batch.category_offset = np.full(size, -1, dtype=np.int64)
+        batch.category_n_codes = np.zeros(size, dtype=np.int64)
         batch.improvement = np.zeros(size)
         cand = np.flatnonzero(candidate)
         if cand.size:
             start = np.ascontiguousarray(batch.start[cand])
             end = np.ascontiguousarray(batch.end[cand])
             stats = np.ascontiguousarray(batch.stats[cand])
-            mask = self._feature_mask(start, end)
+            banned = None if batch.banned is None else batch.banned[cand]
+            mask = self._feature_mask(start, end, banned)
+            record = new_split_record(self.n_features, cand.size)
+            numeric_mask = mask * ~self.is_categorical[:, None]
             if self.n_classes is None:
-                children, thr, n_left = self._timed(
-                    "search", find_best_splits_regression, self._sorted_x, self._sorted_idx,
-                    self._sorted_y, self.sample_weight, start, end, stats, mask,
-                    p.min_samples_leaf, p.min_weight_leaf, self._count_table)
+                self._timed("search", find_best_splits_regression, self._sorted_x,
+                            self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
+                            stats, numeric_mask, p.min_samples_leaf, p.min_weight_leaf,
+                            self._count_table, *record)
             else:
-                children, thr, n_left = self._timed(
-                    "search", find_best_splits_classification, self._sorted_x, self._sorted_idx,
-                    self._sorted_y, self.sample_weight, start, end, stats, mask,
-                    CLASSIFICATION_CRITERIA[p.criterion], p.min_samples_leaf, p.min_weight_leaf,
-                    self._count_table)
-            best = select_best_splits(children)
+                self._timed("search", find_best_splits_classification, self._sorted_x,
+                            self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
+                            stats, numeric_mask, p.criterion_code, p.min_samples_leaf,
+                            p.min_weight_leaf, self._count_table, *record)
+            if self.is_categorical.any():
+                self._timed("search", find_best_splits_categorical, self._sorted_x,
+                            self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
+                            stats, mask * self.is_categorical[:, None], self.n_categories,
+                            p.criterion_code, CATEGORICAL_SPLITS[p.categorical_split],
+                            p.min_samples_leaf, p.min_weight_leaf, *record)
+            gain = record.gain
+            if p.select_rule == SELECT_GAIN_RATIO:
+                # C4.5 charges a numeric split log2(candidate thresholds) / node weight
+                penalty = np.log2(np.maximum(record.n_candidates, 1)) / batch.weight[cand]
+                gain = np.where(self.is_categorical[:, None], gain, gain - penalty)
+            best = select_best_splits(record.children_impurity, gain, record.split_info,
+                                      record.n_branches, p.select_rule)
             found = best >= 0
             cols = np.arange(cand.size)
             f = np.where(found, best, 0)
+            pick = lambda field: getattr(record, field)[f, cols]  # noqa: E731
             batch.feature[cand] = np.where(found, best, -1)
-            batch.threshold[cand] = thr[f, cols]
-            batch.n_left[cand] = n_left[f, cols]
+            batch.kind[cand] = np.where(
+                self.is_categorical[f], CATEGORICAL_SPLITS[p.categorical_split], SPLIT_THRESHOLD)
+            batch.threshold[cand] = pick("threshold")
+            batch.missing_branch[cand] = pick("missing_branch")
+            batch.n_branches[cand] = pick("n_branches")
+            batch.n_left[cand] = pick("n_left")
+            batch.n_missing[cand] = pick("n_missing")
+            batch.subset_class[cand] = pick("subset_class")
             w = batch.weight[cand]
             # scikit-learn's improvement: weighted impurity decrease relative to the root's weight
             batch.improvement[cand] = np.where(
-                found, (w * batch.impurity[cand] - children[f, cols]) / self._root_weight, 0.0)
+                found, (w * batch.impurity[cand] - pick("children_impurity")) / self._root_weight,
+                0.0)
+            self._describe_categorical(batch, cand[found & self.is_categorical[f]])
         batch.splittable = (batch.feature >= 0) & (
             batch.improvement + EPSILON >= p.min_impurity_decrease)
 
-    def _new_batch(self, start, end, depth, stats_feature):
+    def _describe_categorical(self, batch, rows):
+        """Category -> branch maps of the categorical splits chosen for ``rows`` of a batch."""
+        if rows.size == 0:
+            return
+        feature = batch.feature[rows]
+        n_codes = self.n_categories[feature] + 1  # one more slot: a category never seen
+        offset = self._n_map + np.concatenate([[0], np.cumsum(n_codes)[:-1]])
+        maps = self._timed(
+            "search", categorical_split_maps, self._sorted_x, self._sorted_idx, self._sorted_y,
+            self.sample_weight, np.ascontiguousarray(batch.start[rows]),
+            np.ascontiguousarray(batch.end[rows]), np.ascontiguousarray(batch.stats[rows]),
+            feature, n_codes, batch.kind[rows], np.ascontiguousarray(batch.threshold[rows]),
+            batch.missing_branch[rows], batch.subset_class[rows], self.params.criterion_code)
+        self._category_maps.append(maps)
+        self._n_map += maps.shape[0]
+        batch.category_offset[rows] = offset
+        batch.category_n_codes[rows] = n_codes
+        batch.threshold[rows] = float(TREE_UNDEFINED)
+
+    def _new_batch(self, start, end, depth, stats_feature, banned):
         """Register new nodes and compute their statistics (not yet their splits)."""
         batch = _Batch()
         batch.ids = np.arange(self._n_nodes, self._n_nodes + start.shape[0])
         self._n_nodes += start.shape[0]
         batch.start, batch.end, batch.depth = start, end, depth
+        batch.banned = banned
         batch.stats = self._segment_stats(start, end, stats_feature)
-        batch.weight, batch.impurity = node_impurity(batch.stats, self.params.criterion)
+        batch.weight, batch.impurity = node_impurity(batch.stats, self.params.criterion_code)
         self._batches.append(batch)
         return batch
 
     def _split(self, batch, rows):
-        """Split the given nodes of a batch: create, partition where needed, search children."""
+        """Split the given nodes of a batch: create, partition where needed, search children.
+
+        Children of a node get consecutive ids, branch order, and consecutive segments::
+
+            parent [start ........................................ end)
+            child  [start, +rows of branch 0) [.., +rows of branch 1) ... [.., end)
+        """
         start = np.ascontiguousarray(batch.start[rows])
         end = np.ascontiguousarray(batch.end[rows])
         feature = np.ascontiguousarray(batch.feature[rows])
-        n_left = np.ascontiguousarray(batch.n_left[rows])
-        middle = start + n_left
-        # children of node i are 2i (left) and 2i+1 (right) of the new batch
-        child_start = np.empty(2 * rows.size, dtype=np.int64)
-        child_end = np.empty(2 * rows.size, dtype=np.int64)
-        child_start[0::2], child_end[0::2] = start, middle
-        child_start[1::2], child_end[1::2] = middle, end
-        child_depth = np.repeat(batch.depth[rows] + 1, 2)
-        # The split feature's row already has each left child first, so the children's
-        # statistics, and with them the stopping rules, are known before partitioning; a parent
-        # none of whose children will be searched (pure, too small, at max_depth) is not
-        # partitioned at all.
-        children = self._new_batch(child_start, child_end, child_depth, np.repeat(feature, 2))
+        n_branches = batch.n_branches[rows]
+        # prefix splits: the split feature's row already holds the left rows first
+        prefix = (batch.kind[rows] == SPLIT_THRESHOLD) & (
+            (batch.n_missing[rows] == 0) | (batch.missing_branch[rows] == 1))
+        branch_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
+        branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
+        first = branch_offset[:-1][prefix]
+        branch_rows[first] = batch.n_left[rows][prefix]
+        branch_rows[first + 1] = (end - start)[prefix] - batch.n_left[rows][prefix]
+        routed = np.flatnonzero(~prefix)
+        if routed.size:
+            r_start, r_end = start[routed], end[routed]
+            r_offset = np.concatenate([[0], np.cumsum(n_branches[routed])]).astype(np.int64)
+            sel = rows[routed]
+            counts = self._timed(
+                "partition", route_rows, self._sorted_x, self._sorted_idx, r_start, r_end,
+                feature[routed], batch.kind[sel], np.ascontiguousarray(batch.threshold[sel]),
+                batch.missing_branch[sel], batch.category_offset[sel],
+                batch.category_n_codes[sel], self._category_map(), r_offset, self._row_branch)
+            self._timed("partition", partition_segments_kway, self._sorted_x, self._sorted_idx,
+                        self._sorted_y, r_start, r_end, r_offset, counts, self._row_branch)
+            for j, node in enumerate(routed):
+                branch_rows[branch_offset[node]:branch_offset[node + 1]] = \
+                    counts[r_offset[j]:r_offset[j + 1]]
+        parent_of_child = np.repeat(np.arange(rows.size), n_branches)
+        child_end = np.repeat(start, n_branches) + _segmented_cumsum(branch_rows, n_branches)
+        child_start = child_end - branch_rows
+        child_depth = batch.depth[rows][parent_of_child] + 1
+        banned = self._child_bans(batch, rows, parent_of_child)
+        # The split feature's row holds each child's rows (prefix splits: left first; routed
+        # splits: already partitioned), so the children's statistics, and with them the stopping
+        # rules, are known before partitioning prefix splits; a parent none of whose children
+        # will be searched (pure, too small, at max_depth) is not partitioned at all.
+        children = self._new_batch(child_start, child_end, child_depth,
+                                   feature[parent_of_child], banned)
         candidate = self._candidates(children)
-        needed = np.flatnonzero(candidate[0::2] | candidate[1::2])
+        has_candidate = np.zeros(rows.size, dtype=bool)
+        np.logical_or.at(has_candidate, parent_of_child, candidate)
+        needed = np.flatnonzero(prefix & has_candidate)
         if needed.size:
             self._timed("partition", partition_segments, self._sorted_x, self._sorted_idx,
                         self._sorted_y, start[needed], end[needed], feature[needed],
-                        n_left[needed], self._goes_left)
+                        batch.n_left[rows][needed], self._goes_left)
         self._search(children, candidate)
-        self._links.append((batch.ids[rows], children.ids[0::2], children.ids[1::2]))
+        first_child = children.ids[branch_offset[:-1]]
+        self._links.append((batch.ids[rows], first_child, n_branches))
         return children
+
+    def _child_bans(self, batch, rows, parent_of_child):
+        """Features a child may not split on: a categorical feature below a multiway split on it
+        (each child holds one category of it)."""
+        multiway = batch.kind[rows] == SPLIT_MULTIWAY
+        if batch.banned is None and not multiway.any():
+            return None
+        banned = (np.zeros((rows.size, self.n_features), dtype=bool) if batch.banned is None
+                  else batch.banned[rows].copy())
+        banned[np.flatnonzero(multiway), batch.feature[rows][multiway]] = True
+        return banned[parent_of_child]
+
+    def _category_map(self):
+        if len(self._category_maps) > 1:
+            self._category_maps = [np.concatenate(self._category_maps)]
+        return self._category_maps[0] if self._category_maps else np.zeros(0, dtype=np.int32)
 
     # -- growth ------------------------------------------------------------------------------
     def grow(self):
@@ -249,21 +366,24 @@ class TreeGrower:
         targets = self.y if self.n_classes is None else self.y.astype(label_dtype(self.n_classes))
         self._sorted_y = self._timed("presort", gather_targets, self._sorted_idx, targets)
         self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
+        self._row_branch = np.empty(self.n_samples, dtype=np.int32)
         self._batches = []
         self._n_nodes = 0
-        self._links = []  # (parent ids, left child ids, right child ids) per split call
+        self._links = []  # (parent ids, first child ids, number of children) per split call
+        self._category_maps = []
+        self._n_map = 0
         unit_weight = self.sample_weight.shape[0] == 0
         self._root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
         # unit weights make counts integers: entropy reads c log2 c, regression 1 / c from a table
         self._count_table = np.empty(0)
-        if unit_weight and self.params.criterion in ("entropy", "log_loss"):
+        if unit_weight and self.params.criterion_code == CRITERION_ENTROPY:
             self._count_table = xlog2x_table(self.n_samples)
-        elif unit_weight and self.params.criterion == "squared_error":
+        elif unit_weight and self.params.criterion_code == CRITERION_SQUARED_ERROR:
             self._count_table = reciprocal_table(self.n_samples)
 
         root = self._new_batch(np.array([0], dtype=np.int64),
                                np.array([self.n_samples], dtype=np.int64),
-                               np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+                               np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), None)
         self._search(root, self._candidates(root))
         if self.params.max_leaf_nodes is None:
             self._grow_level_wise(root)
@@ -272,8 +392,8 @@ class TreeGrower:
         tree = self._build_tree()
         self.timings["total"] = time.perf_counter() - t_total
         # release the working layout (several times the size of X) as soon as the tree exists
-        del self._sorted_x, self._sorted_idx, self._sorted_y, self._goes_left
-        del self._batches, self._links, self._count_table
+        del self._sorted_x, self._sorted_idx, self._sorted_y, self._goes_left, self._row_branch
+        del self._batches, self._links, self._count_table, self._category_maps
         return tree
 
     def _grow_level_wise(self, batch):
@@ -295,17 +415,18 @@ class TreeGrower:
         n_leaves = 1
         while heap and n_leaves < self.params.max_leaf_nodes:
             _, _, batch, row = heapq.heappop(heap)
-            push(self._split(batch, np.array([row])))
-            n_leaves += 1
+            children = self._split(batch, np.array([row]))
+            push(children)
+            n_leaves += children.ids.size - 1
 
     def _build_tree(self):
         node_count = self._n_nodes
         cat = lambda name: np.concatenate([getattr(b, name) for b in self._batches])  # noqa: E731
         left = np.full(node_count, TREE_LEAF, dtype=np.int64)
         right = np.full(node_count, TREE_LEAF, dtype=np.int64)
-        for parents, left_ids, right_ids in self._links:
-            left[parents] = left_ids
-            right[parents] = right_ids
+        for parents, first_child, n_children in self._links:
+            left[parents] = first_child
+            right[parents] = first_child + n_children - 1
         is_split = left != TREE_LEAF
         feature = np.where(is_split, cat("feature"), TREE_UNDEFINED)
         threshold = np.where(is_split, cat("threshold"), float(TREE_UNDEFINED))
@@ -321,4 +442,17 @@ class TreeGrower:
             value=value, impurity=cat("impurity"),
             n_node_samples=cat("end") - cat("start"), weighted_n_node_samples=weight,
             depth=cat("depth"), n_features=self.n_features,
+            split_kind=np.where(is_split, cat("kind"), SPLIT_THRESHOLD),
+            missing_branch=np.where(is_split, cat("missing_branch"), 0),
+            category_offset=np.where(is_split, cat("category_offset"), -1),
+            category_n_codes=np.where(is_split, cat("category_n_codes"), 0),
+            category_branch=self._category_map(),
         )
+
+
+def _segmented_cumsum(values, lengths):
+    """Inclusive cumulative sums of ``values`` restarted at every segment of the given lengths."""
+    total = np.cumsum(values)
+    ends = np.cumsum(lengths)
+    before = np.concatenate([[0], total[ends[:-1] - 1]]) if lengths.size else np.zeros(0)
+    return total - np.repeat(before, lengths)

@@ -79,11 +79,17 @@ def build_pruned_tree(tree, collapse):
     new_id[kept] = np.arange(kept.size)
     left, right = tree.children_left[kept], tree.children_right[kept]
     is_leaf = (left == -1) | (collapse[kept] == 1)
+    # a kept node keeps all its children, which stay consecutive (nothing between them is dropped)
     return Tree(
         children_left=np.where(is_leaf, -1, new_id[left]),
         children_right=np.where(is_leaf, -1, new_id[right]),
         feature=np.where(is_leaf, TREE_UNDEFINED, tree.feature[kept]),
         threshold=np.where(is_leaf, float(TREE_UNDEFINED), tree.threshold[kept]),
+        split_kind=np.where(is_leaf, 0, tree.split_kind[kept]),
+        missing_branch=np.where(is_leaf, 0, tree.missing_branch[kept]),
+        category_offset=np.where(is_leaf, -1, tree.category_offset[kept]),
+        category_n_codes=np.where(is_leaf, 0, tree.category_n_codes[kept]),
+        category_branch=tree.category_branch,
         value=tree.value[kept],
         impurity=tree.impurity[kept],
         n_node_samples=tree.n_node_samples[kept],
@@ -187,8 +193,7 @@ def reduced_error(estimator, X_val, y_val, sample_weight=None):
         y_code = np.where(classes[position] == y, position, -1).astype(np.float64)
         prediction = np.argmax(tree.value[:, 0, :], axis=1).astype(np.float64)
     with numba_threads(estimator.n_jobs):
-        path, length = decision_paths(X, tree.children_left, tree.children_right, tree.feature,
-                                      tree.threshold, tree.max_depth)
+        path, length = decision_paths(X, *tree._routing(), tree.max_depth)
     leaf_error = node_validation_errors(path, length, np.asarray(y_code, np.float64), w,
                                         prediction, regression)
     collapse = subtree_replacement_collapse(tree.children_left, tree.children_right, leaf_error)

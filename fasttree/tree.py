@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._dtypes import NODE_DTYPE, THRESHOLD_DTYPE, TREE_LEAF
+from ._dtypes import NODE_DTYPE, SPLIT_MULTIWAY, SPLIT_THRESHOLD, THRESHOLD_DTYPE, TREE_LEAF
 from .kernels import apply_tree, decision_paths
 
 #: Value of ``feature`` and ``threshold`` at a leaf (scikit-learn's ``TREE_UNDEFINED``).
@@ -10,19 +10,34 @@ TREE_UNDEFINED = -2
 
 
 class Tree:
-    """A binary tree stored as parallel arrays indexed by node id.
+    """A tree stored as parallel arrays indexed by node id, every kind of split node included.
 
     Node 0 is the root.  Nodes are numbered in creation order, so every parent comes before its
-    children and a reversed loop over node ids visits the tree bottom-up.
+    children and a reversed loop over node ids visits the tree bottom-up.  The children of a node
+    have consecutive ids: ``children_left[i] .. children_right[i]`` (two for binary splits, one
+    per branch for multiway splits), so branch ``b`` of node ``i`` is node
+    ``children_left[i] + b``.  scikit-learn's fields keep their meaning for binary numeric nodes.
 
     Attributes
     ----------
     children_left, children_right : ndarray of shape (node_count,), int32
-        Child ids; ``-1`` at leaves.  Rows with ``x[feature] <= threshold`` go left.
+        First and last child; ``-1`` at leaves.  For a binary split, the left and right child.
     feature : ndarray of shape (node_count,), int32
         Split feature; ``-2`` at leaves.
     threshold : ndarray of shape (node_count,), float64
-        Split threshold; ``-2`` at leaves.
+        Threshold of a numeric split (rows with ``x[feature] <= threshold`` go left); ``-2`` at
+        leaves and categorical splits.
+    split_kind : ndarray of shape (node_count,), uint8
+        ``SPLIT_THRESHOLD`` (0), ``SPLIT_SUBSET`` (1: a set of categories goes left) or
+        ``SPLIT_MULTIWAY`` (2: a branch per category); 0 at leaves.
+    missing_branch : ndarray of shape (node_count,), int32
+        Branch taken by a row whose split value is missing (0 = left); 0 at leaves.
+    category_offset, category_n_codes : ndarray of shape (node_count,), int64
+        Categorical splits: their map is ``category_branch[category_offset[i]:][:category_n_codes
+        [i]]``, the branch of each category code plus a last slot for a category the tree never
+        saw.  ``-1`` / 0 elsewhere.
+    category_branch : ndarray of shape (n_map,), int32
+        The maps of all categorical splits, one after the other.
     value : ndarray of shape (node_count, 1, n_classes) or (node_count, 1, 1), float64
         Weighted class fractions (classification) or weighted mean target (regression) of the
         training rows at each node.
@@ -47,6 +62,11 @@ class Tree:
         weighted_n_node_samples,
         depth,
         n_features,
+        split_kind=None,
+        missing_branch=None,
+        category_offset=None,
+        category_n_codes=None,
+        category_branch=None,
     ):
         self.children_left = np.ascontiguousarray(children_left, dtype=NODE_DTYPE)
         self.children_right = np.ascontiguousarray(children_right, dtype=NODE_DTYPE)
@@ -58,6 +78,25 @@ class Tree:
         self.weighted_n_node_samples = np.ascontiguousarray(weighted_n_node_samples, np.float64)
         self.depth = np.ascontiguousarray(depth, dtype=NODE_DTYPE)
         self.n_features = int(n_features)
+        n = self.children_left.shape[0]
+        self.split_kind = np.ascontiguousarray(
+            np.full(n, SPLIT_THRESHOLD) if split_kind is None else split_kind, dtype=np.uint8)
+        if missing_branch is None:  # scikit-learn's rule without missing values: larger child
+            missing_branch = _larger_child_branch(
+                self.children_left, self.children_right, self.n_node_samples)
+        self.missing_branch = np.ascontiguousarray(missing_branch, dtype=np.int32)
+        self.category_offset = np.ascontiguousarray(
+            np.full(n, -1) if category_offset is None else category_offset, dtype=np.int64)
+        self.category_n_codes = np.ascontiguousarray(
+            np.zeros(n) if category_n_codes is None else category_n_codes, dtype=np.int64)
+        self.category_branch = np.ascontiguousarray(
+            np.zeros(0) if category_branch is None else category_branch, dtype=np.int32)
+        internal = self.children_left != TREE_LEAF
+        binary = internal & (self.split_kind != SPLIT_MULTIWAY)
+        if np.any(self.children_right[binary] != self.children_left[binary] + 1) or np.any(
+                self.children_right[internal] < self.children_left[internal]):
+            raise ValueError("Tree: the children of a node must have consecutive ids "
+                             "(children_left .. children_right).")
 
     @property
     def node_count(self):
@@ -79,13 +118,38 @@ class Tree:
     def n_leaves(self):
         return int(np.count_nonzero(self.children_left == TREE_LEAF))
 
+    @property
+    def missing_go_to_left(self):
+        """scikit-learn's field: 1 where a missing value goes to the first (left) child."""
+        return (self.missing_branch == 0).astype(np.uint8) * (self.children_left != TREE_LEAF)
+
+    @property
+    def n_children(self):
+        """Children per node (0 at leaves)."""
+        return np.where(self.children_left == TREE_LEAF, 0,
+                        self.children_right - self.children_left + 1).astype(np.int64)
+
+    def parent(self):
+        """Parent of every node (``-1`` for the root)."""
+        parent = np.full(self.node_count, -1, dtype=np.int64)
+        internal = np.flatnonzero(self.children_left != TREE_LEAF)
+        n_children = self.n_children[internal]
+        children = np.repeat(self.children_left[internal], n_children) + _ranks(n_children)
+        parent[children] = np.repeat(internal, n_children)
+        return parent
+
+    def _routing(self):
+        return (self.children_left, self.children_right, self.feature, self.threshold,
+                self.split_kind, self.missing_branch, self.category_offset,
+                self.category_n_codes, self.category_branch)
+
     def is_leaf(self):
         """Boolean mask of the leaves."""
         return self.children_left == TREE_LEAF
 
     def apply(self, X):
         """Leaf id of every row of a float32, C-contiguous ``X`` (validated by the caller)."""
-        return apply_tree(X, self.children_left, self.children_right, self.feature, self.threshold)
+        return apply_tree(X, *self._routing())
 
     def decision_path(self, X):
         """Node indicator matrix (scipy CSR) of shape (n_samples, node_count)."""
@@ -93,10 +157,7 @@ class Tree:
             from scipy.sparse import csr_matrix
         except ImportError as exc:  # pragma: no cover - scipy comes with scikit-learn
             raise ImportError("decision_path returns a scipy.sparse matrix; install scipy") from exc
-        path, length = decision_paths(
-            X, self.children_left, self.children_right, self.feature, self.threshold,
-            self.max_depth,
-        )
+        path, length = decision_paths(X, *self._routing(), self.max_depth)
         indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
         np.cumsum(length, out=indptr[1:])
         indices = path[path >= 0]  # row-major: each row's nodes in visiting order
@@ -116,20 +177,33 @@ class Tree:
         importances : ndarray of shape (n_features,), float64
         """
         internal = ~self.is_leaf()
-        left = self.children_left[internal]
-        right = self.children_right[internal]
-        w = self.weighted_n_node_samples
-        decrease = (
-            w[internal] * self.impurity[internal]
-            - w[left] * self.impurity[left]
-            - w[right] * self.impurity[right]
-        )
+        weighted = self.weighted_n_node_samples * self.impurity
+        parent = self.parent()
+        children = np.bincount(parent[1:], weights=weighted[1:], minlength=self.node_count)
+        decrease = weighted[internal] - children[internal]
         importances = np.bincount(
             self.feature[internal], weights=decrease, minlength=self.n_features
         ).astype(np.float64)
-        importances /= w[0]
+        importances /= self.weighted_n_node_samples[0]
         if normalize:
             total = importances.sum()
             if total > 0.0:
                 importances /= total
         return importances
+
+
+def _ranks(counts):
+    """``0 .. c - 1`` for every count ``c``, concatenated."""
+    total = int(counts.sum())
+    starts = np.repeat(np.cumsum(counts) - counts, counts)
+    return np.arange(total) - starts
+
+
+def _larger_child_branch(children_left, children_right, n_node_samples):
+    """scikit-learn's missing-value branch where none was seen: left if it has more rows."""
+    internal = children_left != TREE_LEAF
+    branch = np.zeros(children_left.shape[0], dtype=np.int32)
+    left = n_node_samples[children_left[internal]]
+    right = n_node_samples[children_right[internal]]
+    branch[internal] = np.where(left > right, 0, 1)
+    return branch

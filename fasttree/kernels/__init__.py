@@ -21,29 +21,39 @@ C-contiguous, as each docstring states.  A typical level of a tree::
 """
 
 from .apply import apply_tree, decision_paths
+from .categorical import categorical_split_maps, find_best_splits_categorical
+from .criteria import node_impurity, reciprocal_table, split_information, xlog2x_table
 from .node_stats import segment_class_weights, segment_target_sums
-from .partition import partition_segments
+from .partition import partition_segments, partition_segments_kway
 from .presort import presort_features
+from .routing import branch_of, route_rows
+from .split_record import SplitRecord, new_split_record, select_best_splits
 from .split_search import (
     find_best_splits_classification,
     find_best_splits_regression,
     gather_targets,
-    reciprocal_table,
-    select_best_splits,
-    xlog2x_table,
 )
 
 __all__ = [
+    "SplitRecord",
     "apply_tree",
+    "branch_of",
+    "categorical_split_maps",
     "decision_paths",
+    "find_best_splits_categorical",
     "find_best_splits_classification",
     "find_best_splits_regression",
     "gather_targets",
+    "new_split_record",
+    "node_impurity",
     "partition_segments",
-    "reciprocal_table",
+    "partition_segments_kway",
     "presort_features",
+    "reciprocal_table",
+    "route_rows",
     "segment_class_weights",
     "segment_target_sums",
     "select_best_splits",
+    "split_information",
     "xlog2x_table",
 ]

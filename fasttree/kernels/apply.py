@@ -1,23 +1,36 @@
-"""Send rows down a fitted tree."""
+"""Send rows down a fitted tree (every kind of split node; see :mod:`fasttree.kernels.routing`)."""
 
 import numpy as np
 from numba import njit, prange
 
+from .._dtypes import SPLIT_THRESHOLD
+from .routing import branch_of
 
 _BLOCK = 64  # rows walked together: independent chains of loads overlap in the CPU
 
 
+@njit(cache=True, inline="always")
+def _next_node(x, node, children_left, threshold, split_kind, missing_branch, category_offset,
+               category_n_codes, category_branch):
+    return children_left[node] + branch_of(
+        x, split_kind[node], threshold[node], missing_branch[node], category_offset[node],
+        category_n_codes[node], category_branch)
+
+
 @njit(parallel=True, cache=True)
-def apply_tree(X, children_left, children_right, feature, threshold):
+def apply_tree(X, children_left, children_right, feature, threshold, split_kind, missing_branch,
+               category_offset, category_n_codes, category_branch):
     """Leaf reached by every row, blocks of rows in parallel.
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features), float32, C-contiguous (IN)
-    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
-        Child ids, ``-1`` at leaves.  Rows with ``X[i, feature[node]] <= threshold[node]`` go left.
-    feature : ndarray of shape (node_count,), int32 (IN)
-    threshold : ndarray of shape (node_count,), float64 (IN)
+        NaN for a missing value; category codes for categorical features.
+    children_left, children_right, feature, threshold, split_kind, missing_branch, \
+category_offset, category_n_codes, category_branch : the tree's node arrays (IN)
+        As documented on :class:`fasttree.tree.Tree` (int32 ids and features, float64
+        thresholds, uint8 kinds, int32 missing branches, int64 category offsets and lengths,
+        int32 category maps).
 
     Returns
     -------
@@ -27,30 +40,48 @@ def apply_tree(X, children_left, children_right, feature, threshold):
     Notes
     -----
     Walking one row at a time is a chain of dependent loads with an unpredictable branch per
-    level.  Instead, leaves are turned into nodes that lead to themselves, and a block of rows
-    advances one level at a time with a branch-free step, so the walks of the block overlap;
-    a block stops as soon as all its rows sit in leaves.
+    level.  For a tree of numeric thresholds only, leaves are turned into nodes that lead to
+    themselves, and a block of rows advances one level at a time with a branch-free step, so the
+    walks of the block overlap; a block stops as soon as all its rows sit in leaves.  Trees with
+    categorical splits walk each row with the general routing rule.
     """
     n_samples = X.shape[0]
     node_count = children_left.shape[0]
+    leaf = np.empty(n_samples, dtype=np.int32)
+    thresholds_only = True
+    for node in range(node_count):
+        if children_left[node] != -1 and split_kind[node] != SPLIT_THRESHOLD:
+            thresholds_only = False
+    if not thresholds_only:
+        for i in prange(n_samples):
+            node = 0
+            while children_left[node] != -1:
+                node = _next_node(X[i, feature[node]], node, children_left, threshold, split_kind,
+                                  missing_branch, category_offset, category_n_codes,
+                                  category_branch)
+            leaf[i] = node
+        return leaf
+
     # leaves point to themselves and send every row "left", i.e. nowhere
     step_left = np.empty(node_count, dtype=np.int32)
     step_right = np.empty(node_count, dtype=np.int32)
     step_feature = np.empty(node_count, dtype=np.int32)
     step_threshold = np.empty(node_count, dtype=np.float64)
+    step_missing_right = np.empty(node_count, dtype=np.int32)
     for node in range(node_count):
         if children_left[node] == -1:
             step_left[node] = node
             step_right[node] = node
             step_feature[node] = 0
             step_threshold[node] = np.inf
+            step_missing_right[node] = 0
         else:
             step_left[node] = children_left[node]
             step_right[node] = children_right[node]
             step_feature[node] = feature[node]
             step_threshold[node] = threshold[node]
+            step_missing_right[node] = missing_branch[node] != 0
 
-    leaf = np.empty(n_samples, dtype=np.int32)
     n_blocks = (n_samples + _BLOCK - 1) // _BLOCK
     for block in prange(n_blocks):
         first = block * _BLOCK
@@ -60,7 +91,10 @@ def apply_tree(X, children_left, children_right, feature, threshold):
             n_inner = 0
             for r in range(size):
                 node = nodes[r]
-                go_right = np.int32(X[first + r, step_feature[node]] > step_threshold[node])
+                x = X[first + r, step_feature[node]]
+                # NaN compares false: it goes right only where missing values go right
+                go_right = np.int32(x > step_threshold[node]) | (
+                    np.int32(x != x) & step_missing_right[node])
                 left = step_left[node]
                 nodes[r] = left + go_right * (step_right[node] - left)
                 n_inner += children_left[node] != -1
@@ -72,12 +106,13 @@ def apply_tree(X, children_left, children_right, feature, threshold):
 
 
 @njit(parallel=True, cache=True)
-def decision_paths(X, children_left, children_right, feature, threshold, max_depth):
+def decision_paths(X, children_left, children_right, feature, threshold, split_kind,
+                   missing_branch, category_offset, category_n_codes, category_branch, max_depth):
     """Nodes visited by every row, root first.
 
     Parameters
     ----------
-    X, children_left, children_right, feature, threshold
+    X, children_left, ..., category_branch
         As in :func:`apply_tree`.
     max_depth : int
         Depth of the tree (a path has at most ``max_depth + 1`` nodes).
@@ -96,10 +131,8 @@ def decision_paths(X, children_left, children_right, feature, threshold, max_dep
         d = 0
         path[i, 0] = 0
         while children_left[node] != -1:
-            if X[i, feature[node]] <= threshold[node]:
-                node = children_left[node]
-            else:
-                node = children_right[node]
+            node = _next_node(X[i, feature[node]], node, children_left, threshold, split_kind,
+                              missing_branch, category_offset, category_n_codes, category_branch)
             d += 1
             path[i, d] = node
         length[i] = d + 1

@@ -98,3 +98,71 @@ def partition_segments(
             if has_labels:
                 for j in range(n_right):
                     ys[write + j] = buf_y[j]
+
+
+@njit(parallel=True, cache=True)
+def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                            branch_rows, row_branch):
+    """Stable in-place k-way partition of the split nodes' segments by the rows' branches.
+
+    ::
+
+        before, feature g:  [ r3 r0 r7 r1 r5 r2 ]   rows sorted by x_g inside the node
+        row_branch:            2  0  1  0  2  1     from :func:`route_rows`
+        after,  feature g:  [ r0 r1 | r7 r2 | r3 r5 ]   branch 0 | branch 1 | branch 2,
+                                                        each still sorted by x_g (stable)
+
+    The segment is copied to a buffer, then every row is written at its branch's cursor; cursors
+    start at the running sum of the rows per branch, so branch ``b`` of node ``s`` ends up owning
+    ``[seg_start[s] + sum(branch_rows[branch_offset[s]:branch_offset[s] + b]), ...)`` in every
+    feature row.
+
+    Parameters
+    ----------
+    sorted_x, sorted_idx, sorted_y : the working layout (IN/OUT)
+        As in :func:`partition_segments`.
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    branch_offset : ndarray of shape (n_segments + 1,), int64 (IN)
+    branch_rows : ndarray of shape (branch_offset[-1],), int64 (IN)
+        Rows per branch (from :func:`route_rows`).
+    row_branch : ndarray of shape (n_samples,), int32 (IN)
+        Branch of every row of these segments (from :func:`route_rows`).
+    """
+    n_features = sorted_x.shape[0]
+    n_segments = seg_start.shape[0]
+    max_len = 0
+    max_branches = 0
+    for s in range(n_segments):
+        max_len = max(max_len, seg_end[s] - seg_start[s])
+        max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
+    has_labels = sorted_y.shape[1] > 0
+
+    for g in prange(n_features):
+        buf_x = np.empty(max_len, dtype=np.float32)
+        buf_idx = np.empty(max_len, dtype=np.int32)
+        buf_y = np.empty(max_len if has_labels else 0, dtype=sorted_y.dtype)
+        cursor = np.empty(max_branches, dtype=np.int64)
+        for s in range(n_segments):
+            start = seg_start[s]
+            n = seg_end[s] - start
+            xs = sorted_x[g, start:seg_end[s]]
+            idx = sorted_idx[g, start:seg_end[s]]
+            running = 0
+            for b in range(branch_offset[s + 1] - branch_offset[s]):
+                cursor[b] = running
+                running += branch_rows[branch_offset[s] + b]
+            for p in range(n):
+                buf_x[p] = xs[p]
+                buf_idx[p] = idx[p]
+            if has_labels:
+                ys = sorted_y[g, start:seg_end[s]]
+                for p in range(n):
+                    buf_y[p] = ys[p]
+            for p in range(n):
+                b = row_branch[buf_idx[p]]
+                q = cursor[b]
+                cursor[b] = q + 1
+                xs[q] = buf_x[p]
+                idx[q] = buf_idx[p]
+                if has_labels:
+                    ys[q] = buf_y[p]

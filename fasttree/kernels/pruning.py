@@ -1,7 +1,9 @@
 """Pruning kernels: from node statistics to a keep-mask over the nodes of a tree.
 
 Every kernel reads the flat node arrays of a tree whose nodes are numbered parents first (as the
-grower numbers them), so a forward loop is top-down and a reversed loop is bottom-up.  Each
+grower numbers them), so a forward loop is top-down and a reversed loop is bottom-up; the children
+of a node are ``children_left[node] .. children_right[node]`` (two, or one per branch of a
+multiway split).  Each
 returns a ``collapse`` mask (uint8, one per node: 1 turns that internal node into a leaf); the
 shared :func:`keep_mask` turns it into the set of nodes that remain, and
 :func:`fasttree.pruning.build_pruned_tree` into a new compact tree.
@@ -34,8 +36,8 @@ def keep_mask(children_left, children_right, collapse):
     keep[0] = 1
     for node in range(node_count):  # top-down: parents are decided before their children
         if keep[node] and children_left[node] != -1 and not collapse[node]:
-            keep[children_left[node]] = 1
-            keep[children_right[node]] = 1
+            for child in range(children_left[node], children_right[node] + 1):
+                keep[child] = 1
     return keep
 
 
@@ -50,8 +52,9 @@ def _subtree_totals(children_left, children_right, leaf_value):
             total[node] = leaf_value[node]
             n_leaves[node] = 1
         else:
-            total[node] = total[children_left[node]] + total[children_right[node]]
-            n_leaves[node] = n_leaves[children_left[node]] + n_leaves[children_right[node]]
+            for child in range(children_left[node], children_right[node] + 1):
+                total[node] += total[child]
+                n_leaves[node] += n_leaves[child]
     return total, n_leaves
 
 
@@ -83,8 +86,8 @@ def cost_complexity_sequence(children_left, children_right, weighted_n_node_samp
     parent = np.full(node_count, -1, dtype=np.int64)
     for node in range(node_count):
         if children_left[node] != -1:
-            parent[children_left[node]] = node
-            parent[children_right[node]] = node
+            for child in range(children_left[node], children_right[node] + 1):
+                parent[child] = node
     r_branch, n_leaves = _subtree_totals(children_left, children_right, r_node)
     candidate = np.zeros(node_count, dtype=np.uint8)
     for node in range(node_count):
@@ -114,9 +117,9 @@ def cost_complexity_sequence(children_left, children_right, weighted_n_node_samp
             node = stack[top]
             candidate[node] = 0
             if children_left[node] != -1:
-                stack[top] = children_left[node]
-                stack[top + 1] = children_right[node]
-                top += 2
+                for child in range(children_left[node], children_right[node] + 1):
+                    stack[top] = child
+                    top += 1
         removed_leaves = n_leaves[weakest] - 1
         r_diff = r_node[weakest] - r_branch[weakest]
         n_leaves[weakest] = 1
@@ -157,7 +160,9 @@ def subtree_replacement_collapse(children_left, children_right, leaf_cost):
     for node in range(node_count - 1, -1, -1):
         if children_left[node] == -1:
             continue
-        below = subtree_cost[children_left[node]] + subtree_cost[children_right[node]]
+        below = 0.0
+        for child in range(children_left[node], children_right[node] + 1):
+            below += subtree_cost[child]
         if leaf_cost[node] <= below:
             collapse[node] = 1
         else:
@@ -316,9 +321,10 @@ def minimum_error_collapse(children_left, children_right, n_rows, n_majority, n_
         if children_left[node] == -1:
             error[node] = static
             continue
-        left = children_left[node]
-        right = children_right[node]
-        backed_up = (n_rows[left] * error[left] + n_rows[right] * error[right]) / n_rows[node]
+        backed_up = 0.0
+        for child in range(children_left[node], children_right[node] + 1):
+            backed_up += n_rows[child] * error[child]
+        backed_up /= n_rows[node]
         if backed_up >= static:
             collapse[node] = 1
             error[node] = static
@@ -354,7 +360,9 @@ def pessimistic_collapse(children_left, children_right, n_rows, n_errors):
     for node in range(node_count - 1, -1, -1):
         if children_left[node] == -1:
             continue
-        below = charge[children_left[node]] + charge[children_right[node]]
+        below = 0.0
+        for child in range(children_left[node], children_right[node] + 1):
+            below += charge[child]
         se = math.sqrt(max(below * (n_rows[node] - below), 0.0) / n_rows[node])
         if n_errors[node] + 0.5 <= below + se:
             collapse[node] = 1  # charge[node] keeps its leaf charge

@@ -1,35 +1,39 @@
-"""Exact split search: every node of a level, every feature, every distinct midpoint.
+"""Exact split search on numeric features: every node of a level, every feature, every midpoint.
 
 Layout shared by the kernels here and in :mod:`fasttree.kernels.partition` (one row per feature)::
 
-    sorted_x[f]   | node a: sorted by x_f | node b: sorted by x_f | ... | finished leaves ... |
-                   ^seg_start[0]          ^seg_start[1]
+    sorted_x[f]   | node a: sorted by x_f, NaN last | node b: ...      | ... | finished leaves |
+                   ^seg_start[0]                      ^seg_start[1]
     sorted_idx[f] | the row ids of those values, same positions                              |
     sorted_y[f]   | their targets (class labels or regression values), same positions        |
 
 A node ("segment") owns the positions ``seg_start[s] <= p < seg_end[s]`` in *every* feature row, so
 its rows are contiguous and already in sorted order for each feature: one forward scan with
-cumulative statistics evaluates all its candidate thresholds.  Carrying the targets along in
+cumulative statistics evaluates all its candidate thresholds.  Missing values (NaN) sort after
+every number, so a node's missing rows are the tail of its segment.  Carrying the targets along in
 ``sorted_y`` makes an unweighted scan purely sequential (no gather through row ids).
 
-Both kernels return, per (feature, segment), the *children impurity* of the best split, i.e.
-``w_left * impurity(left) + w_right * impurity(right)`` with weighted sample counts ``w``; lower is
-better, ``+inf`` means "no valid split".  The impurity decrease of a split is then
-``w_node * impurity(node) - children_impurity``.
+Both kernels write, per (feature, node), the best split into a :class:`~fasttree.kernels.
+split_record.SplitRecord` (arrays passed in field order as ``*record``): its children impurity
+``w_left * I(left) + w_right * I(right)`` (lower is better, ``+inf``: no valid split), gain, split
+information, threshold, rows going left and where missing rows go.
+
+Missing values follow scikit-learn (>= 1.3): with missing rows at a node, every candidate is tried
+with them on the left and on the right, and "every known value left, missing right" (threshold
+``inf``) is a candidate too; on a tie, missing-right wins, then the lowest threshold.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from .._dtypes import CRITERION_GINI
-
-
-@njit(cache=True, inline="always")
-def _xlog2x(v):
-    # 0 log 0 = 0; a tiny negative from float cancellation also counts as empty.
-    if v <= 0.0:
-        return 0.0
-    return v * np.log2(v)
+from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI
+from .criteria import (
+    split_information,
+    two_children_class_impurity,
+    weighted_class_impurity,
+    weighted_squared_error,
+    xlog2x,
+)
 
 
 @njit(cache=True, inline="always")
@@ -45,54 +49,29 @@ def _midpoint(a, b):
     return t
 
 
-@njit(cache=True)
-def xlog2x_table(n):
-    """``table[c] = c * log2(c)`` for the integer counts ``c = 0 .. n`` (``table[0] = 0``).
-
-    Parameters
-    ----------
-    n : int
-        Largest count (the number of rows).
-
-    Returns
-    -------
-    table : ndarray of shape (n + 1,), float64
-    """
-    table = np.empty(n + 1)
-    table[0] = 0.0
-    for c in range(1, n + 1):
-        table[c] = c * np.log2(c)
-    return table
+@njit(cache=True, inline="always")
+def count_missing(xs):
+    """Rows at the end of a node's sorted slice whose value is missing (NaN sorts last)."""
+    n = xs.shape[0]
+    n_missing = 0
+    while n_missing < n and xs[n - 1 - n_missing] != xs[n - 1 - n_missing]:
+        n_missing += 1
+    return n_missing
 
 
 @njit(cache=True, inline="always")
-def _classification_children_impurity(left, total, w_left, w_right, criterion):
-    n_classes = left.shape[0]
-    if criterion == CRITERION_GINI:
-        sq_left = 0.0
-        sq_right = 0.0
-        for k in range(n_classes):
-            c_left = left[k]
-            c_right = total[k] - c_left
-            sq_left += c_left * c_left
-            sq_right += c_right * c_right
-        return (w_left - sq_left / w_left) + (w_right - sq_right / w_right)
-    # entropy in bits: w H = w log2 w - sum_k c_k log2 c_k
-    s = _xlog2x(w_left) + _xlog2x(w_right)
-    for k in range(n_classes):
-        c_left = left[k]
-        s -= _xlog2x(c_left) + _xlog2x(total[k] - c_left)
-    return s
+def _binary_split_info(w_left, w_right):
+    return split_information(np.array((w_left, w_right)), w_left + w_right)
 
 
 @njit(cache=True, inline="always")
 def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_samples_leaf,
                    min_weight_leaf):
-    """Scan one (feature, node) pair with float weights.
+    """Scan one (feature, node) pair with float weights and no missing values.
 
     The arrays are the node's slices of the layout (positions from 0, so that no index can be
     negative and numba emits no wrap-around checks).  Returns (best value, best position ``i``:
-    rows ``0..i`` go left), position -1 if there is no valid split.
+    rows ``0..i`` go left, or -1 if there is no valid split, weight going left, candidates).
     """
     n_classes = left.shape[0]
     w_total = 0.0
@@ -102,6 +81,8 @@ def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_s
     w_left = 0.0
     best = np.inf
     best_p = -1
+    best_w_left = 0.0
+    n_candidates = 0
     # Candidate between positions p and p+1; the last rows can never go left.
     for p in range(xs.shape[0] - min_samples_leaf):
         w = sample_weight[idx[p]]
@@ -114,20 +95,23 @@ def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_s
             continue
         if w_left <= 0.0 or w_right <= 0.0:
             continue  # zero-weight child: its impurity is undefined
-        value = _classification_children_impurity(left, total, w_left, w_right, criterion)
+        n_candidates += 1
+        value = two_children_class_impurity(left, total, w_left, w_right, criterion)
         if value < best:
             best = value
             best_p = p
-    return best, best_p
+            best_w_left = w_left
+    return best, best_p, best_w_left, n_candidates
 
 
 @njit(cache=True, inline="always")
 def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, table):
-    """Two classes, every weight 1: one integer counter, a handful of operations per row."""
+    """Two classes, every weight 1, no missing values: one integer counter per row."""
     n_node = xs.shape[0]
     left_1 = 0
     best = np.inf
     best_p = -1
+    n_candidates = 0
     for p in range(n_node - min_rows_leaf):
         left_1 += labels[p]
         if xs[p + 1] == xs[p]:
@@ -135,6 +119,7 @@ def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, tabl
         n_left = p + 1
         if n_left < min_rows_leaf:
             continue
+        n_candidates += 1
         n_right = n_node - n_left
         left_0 = n_left - left_1
         right_1 = total_1 - left_1
@@ -148,12 +133,12 @@ def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, tabl
         if value < best:
             best = value
             best_p = p
-    return best, best_p
+    return best, best_p, n_candidates
 
 
 @njit(cache=True, inline="always")
 def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
-    """Any number of classes, every weight 1: integer counts, no weight reads.
+    """Any number of classes, every weight 1, no missing values: integer counts, no weight reads.
 
     Gini keeps the sums of squared counts up to date in O(1) per row (exact: they are integers);
     entropy reads c log2 c from ``table``.  Both give bit-identical values for identical
@@ -168,6 +153,7 @@ def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
         sq_right += total[k] * total[k]
     best = np.inf
     best_p = -1
+    n_candidates = 0
     for p in range(n_node - min_rows_leaf):
         c = labels[p]
         c_left = left[c]
@@ -180,6 +166,7 @@ def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
         n_left = p + 1
         if n_left < min_rows_leaf:
             continue
+        n_candidates += 1
         n_right = n_node - n_left
         if criterion == CRITERION_GINI:
             value = (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
@@ -190,7 +177,106 @@ def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
         if value < best:
             best = value
             best_p = p
-    return best, best_p
+    return best, best_p, n_candidates
+
+
+@njit(cache=True, inline="always")
+def _side_impurity(counts, w, criterion, table):
+    """``w * I`` of one side from float counts; entropy reads ``c log2 c`` from ``table`` when it
+    is given (integer counts), else computes it."""
+    if criterion == CRITERION_GINI:
+        sq = 0.0
+        for k in range(counts.shape[0]):
+            sq += counts[k] * counts[k]
+        return w - sq / w
+    if table.shape[0] > 0:
+        s = table[np.int64(w)]
+        for k in range(counts.shape[0]):
+            s -= table[np.int64(counts[k])]
+        return s
+    s = xlog2x(w)
+    for k in range(counts.shape[0]):
+        s -= xlog2x(counts[k])
+    return s
+
+
+@njit(cache=True, inline="always")
+def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, criterion,
+                  min_samples_leaf, min_weight_leaf, table):
+    """Scan one (feature, node) pair whose last ``n_missing`` rows miss the feature.
+
+    Every candidate is evaluated twice, missing rows right (A) and left (B); "all known rows left,
+    missing right" is candidate A at the last known row.  ``scratch`` is a (4, n_classes) float
+    array.  Returns (best value, best position, missing go left, weight going left, candidates).
+    """
+    unit_weight = sample_weight.shape[0] == 0
+    n_classes = total.shape[0]
+    n_node = xs.shape[0]
+    n_known = n_node - n_missing
+    left = scratch[0]
+    missing = scratch[1]
+    side_l = scratch[2]
+    side_r = scratch[3]
+    w_total = 0.0
+    for k in range(n_classes):
+        left[k] = 0.0
+        missing[k] = 0.0
+        w_total += total[k]
+    w_missing = 0.0
+    for p in range(n_known, n_node):
+        w = 1.0 if unit_weight else sample_weight[idx[p]]
+        missing[labels[p]] += w
+        w_missing += w
+    w_left = 0.0
+    best_a = np.inf
+    best_a_p = -1
+    best_a_w = 0.0
+    best_b = np.inf
+    best_b_p = -1
+    best_b_w = 0.0
+    n_candidates = 0
+    for p in range(n_known):
+        w = 1.0 if unit_weight else sample_weight[idx[p]]
+        left[labels[p]] += w
+        w_left += w
+        last = p + 1 == n_known
+        if not last and xs[p + 1] == xs[p]:
+            continue
+        n_candidates += 1
+        # A: missing rows right
+        w_right = w_total - w_left
+        if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
+                and w_left >= min_weight_leaf and w_right >= min_weight_leaf
+                and w_left > 0.0 and w_right > 0.0):
+            for k in range(n_classes):
+                side_l[k] = left[k]
+                side_r[k] = total[k] - left[k]
+            value = (_side_impurity(side_l, w_left, criterion, table)
+                     + _side_impurity(side_r, w_right, criterion, table))
+            if value < best_a:
+                best_a = value
+                best_a_p = p
+                best_a_w = w_left
+        if last:
+            continue  # missing-left with every known row left is no split
+        # B: missing rows left
+        w_left_b = w_left + w_missing
+        w_right_b = w_total - w_left_b
+        if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
+                and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
+                and w_left_b > 0.0 and w_right_b > 0.0):
+            for k in range(n_classes):
+                side_l[k] = left[k] + missing[k]
+                side_r[k] = total[k] - side_l[k]
+            value = (_side_impurity(side_l, w_left_b, criterion, table)
+                     + _side_impurity(side_r, w_right_b, criterion, table))
+            if value < best_b:
+                best_b = value
+                best_b_p = p
+                best_b_w = w_left_b
+    if best_b < best_a:
+        return best_b, best_b_p, True, best_b_w, n_candidates
+    return best_a, best_a_p, False, best_a_w, n_candidates
 
 
 @njit(parallel=True, cache=True)
@@ -207,13 +293,24 @@ def find_best_splits_classification(
     min_samples_leaf,
     min_weight_leaf,
     xlog2x,
+    children_impurity,
+    gain,
+    split_info,
+    threshold,
+    n_left,
+    n_branches,
+    missing_branch,
+    n_missing,
+    n_candidates,
+    subset_class,
 ):
-    """Best threshold of every feature for every segment (node) of a level, classification.
+    """Best threshold of every numeric feature for every segment (node) of a level, classification.
 
     Parameters
     ----------
     sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN)
-        Feature values, each node's rows contiguous and sorted (see the module docstring).
+        Feature values, each node's rows contiguous and sorted, NaN last (see the module
+        docstring).
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
         Row ids matching ``sorted_x`` (read only for a weighted fit).
     sorted_y : ndarray of shape (n_features, n_samples), uint8 or uint16, C-contiguous (IN)
@@ -228,7 +325,7 @@ def find_best_splits_classification(
     seg_class_weight : ndarray of shape (n_segments, n_classes), float64 (IN)
         Weighted class counts of each node (from :func:`segment_class_weights`).
     feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
-        0 skips the (feature, node) pair (used by ``max_features``); all ones to search everything.
+        0 skips the (feature, node) pair (other kinds of features, ``max_features``).
     criterion : int
         ``CRITERION_GINI`` (0) or ``CRITERION_ENTROPY`` (1, entropy in bits).
     min_samples_leaf : int
@@ -239,22 +336,14 @@ def find_best_splits_classification(
         ``c log2 c`` for integer counts (:func:`xlog2x_table`): required for entropy with unit
         weights, which then reads it instead of computing logarithms; otherwise unused (pass an
         empty array).
-
-    Returns
-    -------
-    children_impurity : ndarray of shape (n_features, n_segments), float64
-        ``w_left * I(left) + w_right * I(right)`` of the best split; ``+inf`` if none is valid.
-    threshold : ndarray of shape (n_features, n_segments), float64
-        Midpoint between the two consecutive distinct values the best split separates; rows with
-        ``x <= threshold`` go left.
-    n_left : ndarray of shape (n_features, n_segments), int32
-        Number of rows that go left (the first ``n_left`` positions of the segment in that feature).
+    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+        From :func:`~fasttree.kernels.new_split_record`; only the unmasked pairs are written.
 
     Notes
     -----
     Parallel over features; each (feature, node) pair is scanned sequentially and writes only its
-    own output slot, so results do not depend on the number of threads.  Within a feature a tie goes
-    to the lowest threshold (strict ``<``).
+    own record slot, so results do not depend on the number of threads.  Within a feature a tie
+    goes to the lowest threshold (strict ``<``).
     """
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
@@ -262,12 +351,11 @@ def find_best_splits_classification(
     unit_weight = sample_weight.shape[0] == 0
     # with unit weights a child of n rows weighs n, so both minimums are one row count
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-    children_impurity = np.full((n_features, n_segments), np.inf)
-    threshold = np.zeros((n_features, n_segments))
-    n_left = np.zeros((n_features, n_segments), dtype=np.int32)
+    table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
 
     for f in prange(n_features):
         left = np.empty(n_classes)
+        scratch = np.empty((4, n_classes))
         left_count = np.empty(n_classes, dtype=np.int64)
         total_count = np.empty(n_classes, dtype=np.int64)
         xs = sorted_x[f]
@@ -281,25 +369,63 @@ def find_best_splits_classification(
                 continue
             xs_node = xs[start:end]
             labels_node = labels[start:end]
-            if not unit_weight:
-                best, best_p = _scan_weighted(
+            w_node = 0.0
+            for k in range(n_classes):
+                w_node += seg_class_weight[s, k]
+            n_miss = count_missing(xs_node)
+            missing_left = False
+            if n_miss > 0:
+                best, best_p, missing_left, w_left, n_cand = _scan_missing(
+                    xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
+                    seg_class_weight[s], n_miss, scratch, criterion, min_samples_leaf,
+                    min_weight_leaf, table)
+            elif not unit_weight:
+                best, best_p, w_left, n_cand = _scan_weighted(
                     xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
                     seg_class_weight[s], left, criterion, min_samples_leaf, min_weight_leaf)
             elif n_classes == 2:
-                best, best_p = _scan_unit_weight_binary(
+                best, best_p, n_cand = _scan_unit_weight_binary(
                     xs_node, labels_node, np.int64(seg_class_weight[s, 1]), criterion,
                     min_rows_leaf, xlog2x)
+                w_left = best_p + 1.0
             else:
                 for k in range(n_classes):
                     total_count[k] = np.int64(seg_class_weight[s, k])
-                best, best_p = _scan_unit_weight(
+                best, best_p, n_cand = _scan_unit_weight(
                     xs_node, labels_node, total_count, left_count, criterion, min_rows_leaf,
                     xlog2x)
-            if best_p >= 0:
-                children_impurity[f, s] = best
-                threshold[f, s] = _midpoint(xs_node[best_p], xs_node[best_p + 1])
-                n_left[f, s] = best_p + 1
-    return children_impurity, threshold, n_left
+                w_left = best_p + 1.0
+            if best_p < 0:
+                continue
+            _store_binary_split(
+                f, s, best, weighted_class_impurity(seg_class_weight[s], criterion), w_node,
+                w_left, xs_node, best_p, n_miss, missing_left, n_cand,
+                children_impurity, gain, split_info, threshold, n_left, n_branches,
+                missing_branch, n_missing, n_candidates)
+
+
+@njit(cache=True, inline="always")
+def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, best_p, n_miss,
+                        missing_left, n_cand, children_impurity, gain, split_info, threshold,
+                        n_left, n_branches, missing_branch, n_missing, n_candidates):
+    """Write one numeric binary split (rows ``0..best_p`` of the known ones go left) to a record."""
+    n_known = xs.shape[0] - n_miss
+    children_impurity[f, s] = best
+    gain[f, s] = (node_weighted_impurity - best) / w_node
+    split_info[f, s] = _binary_split_info(w_left, w_node - w_left)
+    if best_p + 1 == n_known:
+        threshold[f, s] = np.inf  # every known value left, the missing ones right
+    else:
+        threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
+    rows_left = best_p + 1 + (n_miss if missing_left else 0)
+    n_left[f, s] = rows_left
+    n_branches[f, s] = 2
+    if n_miss > 0:
+        missing_branch[f, s] = 0 if missing_left else 1
+    else:  # none seen here: the branch with more rows (scikit-learn's rule)
+        missing_branch[f, s] = 0 if rows_left > xs.shape[0] - rows_left else 1
+    n_missing[f, s] = n_miss
+    n_candidates[f, s] = n_cand
 
 
 @njit(parallel=True, cache=True)
@@ -323,36 +449,16 @@ def gather_targets(sorted_idx, y):
     return sorted_y
 
 
-@njit(cache=True)
-def reciprocal_table(n):
-    """``table[c] = 1 / c`` for the integer counts ``c = 1 .. n`` (``table[0] = inf``).
-
-    Lets an unweighted regression scan multiply instead of divide per candidate.
-
-    Parameters
-    ----------
-    n : int
-        Largest count (the number of rows).
-
-    Returns
-    -------
-    table : ndarray of shape (n + 1,), float64
-    """
-    table = np.empty(n + 1)
-    table[0] = np.inf
-    for c in range(1, n + 1):
-        table[c] = 1.0 / c
-    return table
-
-
 @njit(cache=True, inline="always")
 def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
-    """Every weight 1: maximise sum_left**2 / n_left + sum_right**2 / n_right, the reciprocals of
-    the counts read from a table.  Returns (best proxy, best position)."""
+    """Every weight 1, no missing values: maximise sum_left**2 / n_left + sum_right**2 / n_right,
+    the reciprocals of the counts read from a table.  Returns (best proxy, best position,
+    candidates)."""
     n_node = xs.shape[0]
     sum_left = 0.0
     best = -np.inf
     best_p = -1
+    n_candidates = 0
     for p in range(n_node - min_rows_leaf):
         sum_left += ys[p]
         if xs[p + 1] == xs[p]:
@@ -360,23 +466,26 @@ def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
         n_left = p + 1
         if n_left < min_rows_leaf:
             continue
+        n_candidates += 1
         sum_right = sum_total - sum_left
         proxy = (sum_left * sum_left * reciprocal[n_left]
                  + sum_right * sum_right * reciprocal[n_node - n_left])
         if proxy > best:
             best = proxy
             best_p = p
-    return best, best_p
+    return best, best_p, n_candidates
 
 
 @njit(cache=True, inline="always")
 def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, min_samples_leaf,
                               min_weight_leaf):
-    """Float weights: maximise sum_left**2 / w_left + sum_right**2 / w_right."""
+    """Float weights, no missing values: maximise sum_left**2 / w_left + sum_right**2 / w_right."""
     w_left = 0.0
     sum_left = 0.0
     best = -np.inf
     best_p = -1
+    best_w_left = 0.0
+    n_candidates = 0
     for p in range(xs.shape[0] - min_samples_leaf):
         w = sample_weight[idx[p]]
         w_left += w
@@ -388,12 +497,76 @@ def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, mi
             continue
         if w_left <= 0.0 or w_right <= 0.0:
             continue
+        n_candidates += 1
         sum_right = sum_total - sum_left
         proxy = sum_left * sum_left / w_left + sum_right * sum_right / w_right
         if proxy > best:
             best = proxy
             best_p = p
-    return best, best_p
+            best_w_left = w_left
+    return best, best_p, best_w_left, n_candidates
+
+
+@njit(cache=True, inline="always")
+def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_missing,
+                             min_samples_leaf, min_weight_leaf):
+    """Missing-aware twin of :func:`_scan_regression_weighted` (rules of :func:`_scan_missing`).
+
+    Returns (best proxy, best position, missing go left, weight going left, candidates).
+    """
+    unit_weight = sample_weight.shape[0] == 0
+    n_node = xs.shape[0]
+    n_known = n_node - n_missing
+    w_missing = 0.0
+    sum_missing = 0.0
+    for p in range(n_known, n_node):
+        w = 1.0 if unit_weight else sample_weight[idx[p]]
+        w_missing += w
+        sum_missing += w * ys[p]
+    w_left = 0.0
+    sum_left = 0.0
+    best_a = -np.inf
+    best_a_p = -1
+    best_a_w = 0.0
+    best_b = -np.inf
+    best_b_p = -1
+    best_b_w = 0.0
+    n_candidates = 0
+    for p in range(n_known):
+        w = 1.0 if unit_weight else sample_weight[idx[p]]
+        w_left += w
+        sum_left += w * ys[p]
+        last = p + 1 == n_known
+        if not last and xs[p + 1] == xs[p]:
+            continue
+        n_candidates += 1
+        w_right = w_total - w_left
+        if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
+                and w_left >= min_weight_leaf and w_right >= min_weight_leaf
+                and w_left > 0.0 and w_right > 0.0):
+            sum_right = sum_total - sum_left
+            proxy = sum_left * sum_left / w_left + sum_right * sum_right / w_right
+            if proxy > best_a:
+                best_a = proxy
+                best_a_p = p
+                best_a_w = w_left
+        if last:
+            continue
+        w_left_b = w_left + w_missing
+        w_right_b = w_total - w_left_b
+        if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
+                and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
+                and w_left_b > 0.0 and w_right_b > 0.0):
+            sum_left_b = sum_left + sum_missing
+            sum_right_b = sum_total - sum_left_b
+            proxy = sum_left_b * sum_left_b / w_left_b + sum_right_b * sum_right_b / w_right_b
+            if proxy > best_b:
+                best_b = proxy
+                best_b_p = p
+                best_b_w = w_left_b
+    if best_b > best_a:
+        return best_b, best_b_p, True, best_b_w, n_candidates
+    return best_a, best_a_p, False, best_a_w, n_candidates
 
 
 @njit(parallel=True, cache=True)
@@ -409,8 +582,18 @@ def find_best_splits_regression(
     min_samples_leaf,
     min_weight_leaf,
     reciprocal,
+    children_impurity,
+    gain,
+    split_info,
+    threshold,
+    n_left,
+    n_branches,
+    missing_branch,
+    n_missing,
+    n_candidates,
+    subset_class,
 ):
-    """Best threshold of every feature for every segment (node) of a level, squared error.
+    """Best threshold of every numeric feature for every segment (node) of a level, squared error.
 
     Same contract as :func:`find_best_splits_classification`, except:
 
@@ -426,21 +609,16 @@ def find_best_splits_regression(
         ``1 / c`` for integer counts (:func:`reciprocal_table`): required with unit weights,
         unused otherwise.
 
-    Returns
-    -------
-    children_impurity, threshold, n_left
-        As in the classification kernel, with impurity the weighted variance (mean squared error
-        around the child's mean), so ``children_impurity`` is the children's total squared error,
-        ``sum w*y**2 - proxy`` with scikit-learn's proxy ``sum_left**2 / w_left +
-        sum_right**2 / w_right`` (maximised, lowest threshold on a tie).
+    Notes
+    -----
+    Impurity is the weighted variance, so ``children_impurity`` is the children's total squared
+    error, ``sum w*y**2 - proxy`` with scikit-learn's proxy ``sum_left**2 / w_left +
+    sum_right**2 / w_right`` (maximised, lowest threshold on a tie).
     """
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     unit_weight = sample_weight.shape[0] == 0
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-    children_impurity = np.full((n_features, n_segments), np.inf)
-    threshold = np.zeros((n_features, n_segments))
-    n_left = np.zeros((n_features, n_segments), dtype=np.int32)
 
     for f in prange(n_features):
         for s in range(n_segments):
@@ -453,41 +631,25 @@ def find_best_splits_regression(
             if end - start < 2 * min_samples_leaf or xs[0] == xs[end - start - 1]:
                 continue
             ys = sorted_y[f, start:end]
-            if unit_weight:
-                best, best_p = _scan_regression_unit_weight(xs, ys, seg_sums[s, 1],
-                                                            min_rows_leaf, reciprocal)
+            n_miss = count_missing(xs)
+            missing_left = False
+            if n_miss > 0:
+                best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
+                    xs, ys, sorted_idx[f, start:end], sample_weight, seg_sums[s, 0],
+                    seg_sums[s, 1], n_miss, min_samples_leaf, min_weight_leaf)
+            elif unit_weight:
+                best, best_p, n_cand = _scan_regression_unit_weight(
+                    xs, ys, seg_sums[s, 1], min_rows_leaf, reciprocal)
+                w_left = best_p + 1.0
             else:
-                best, best_p = _scan_regression_weighted(
+                best, best_p, w_left, n_cand = _scan_regression_weighted(
                     xs, ys, sorted_idx[f, start:end], sample_weight, seg_sums[s, 0],
                     seg_sums[s, 1], min_samples_leaf, min_weight_leaf)
-            if best_p >= 0:
-                children_impurity[f, s] = max(seg_sums[s, 2] - best, 0.0)
-                threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
-                n_left[f, s] = best_p + 1
-    return children_impurity, threshold, n_left
-
-
-@njit(cache=True)
-def select_best_splits(children_impurity):
-    """Reduce per-(feature, node) results to one feature per node, deterministically.
-
-    Parameters
-    ----------
-    children_impurity : ndarray of shape (n_features, n_segments), float64 (IN)
-        As returned by the split kernels (``+inf`` where no valid split).
-
-    Returns
-    -------
-    best_feature : ndarray of shape (n_segments,), int64
-        The feature with the lowest children impurity; a tie goes to the lowest feature index
-        (serial scan with strict ``<``).  ``-1`` where no feature has a valid split.
-    """
-    n_features, n_segments = children_impurity.shape
-    best_feature = np.full(n_segments, -1, dtype=np.int64)
-    for s in range(n_segments):
-        best = np.inf
-        for f in range(n_features):
-            if children_impurity[f, s] < best:
-                best = children_impurity[f, s]
-                best_feature[s] = f
-    return best_feature
+            if best_p < 0:
+                continue
+            _store_binary_split(
+                f, s, max(seg_sums[s, 2] - best, 0.0),
+                weighted_squared_error(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2]),
+                seg_sums[s, 0], w_left, xs, best_p, n_miss, missing_left, n_cand,
+                children_impurity, gain, split_info, threshold, n_left, n_branches,
+                missing_branch, n_missing, n_candidates)

@@ -1,0 +1,197 @@
+"""Impurity, gain and split-information formulas: the one place they are written.
+
+Every scan kernel and the grower take their formulas from here.  Criterion codes are declared in
+:mod:`fasttree._dtypes`.  Conventions (see ``shared/ALGORITHMS.md``):
+
+* classification statistics are weighted class counts ``c_k``, ``w = sum_k c_k``; Gini
+  ``1 - sum_k (c_k / w)**2``, entropy in bits ``-sum_k (c_k / w) log2(c_k / w)``;
+* regression statistics are ``[sum w, sum w*y, sum w*y**2]``; impurity is the weighted variance;
+* a *children impurity* is ``sum_i w_i * I(child_i)``, lower is better;
+* a *gain* is an impurity decrease per unit of weight, ``I(node) - children_impurity / w``;
+* the *split information* of branches of weights ``w_i`` is ``-sum_i (w_i/w) log2(w_i/w)``.
+
+``w * entropy`` is computed as ``w log2 w - sum_k c_k log2 c_k`` (one logarithm per count), which
+for integer counts reads ``c log2 c`` from :func:`xlog2x_table`.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI, CRITERION_SQUARED_ERROR
+
+
+@njit(cache=True, inline="always")
+def xlog2x(v):
+    """``v log2 v`` with ``0 log 0 = 0``; a tiny negative from float cancellation counts as 0."""
+    if v <= 0.0:
+        return 0.0
+    return v * np.log2(v)
+
+
+@njit(cache=True)
+def xlog2x_table(n):
+    """``table[c] = c * log2(c)`` for the integer counts ``c = 0 .. n`` (``table[0] = 0``).
+
+    Parameters
+    ----------
+    n : int
+        Largest count (the number of rows).
+
+    Returns
+    -------
+    table : ndarray of shape (n + 1,), float64
+    """
+    table = np.empty(n + 1)
+    table[0] = 0.0
+    for c in range(1, n + 1):
+        table[c] = c * np.log2(c)
+    return table
+
+
+@njit(cache=True)
+def reciprocal_table(n):
+    """``table[c] = 1 / c`` for the integer counts ``c = 1 .. n`` (``table[0] = inf``).
+
+    Lets an unweighted regression scan multiply instead of divide per candidate.
+
+    Parameters
+    ----------
+    n : int
+        Largest count (the number of rows).
+
+    Returns
+    -------
+    table : ndarray of shape (n + 1,), float64
+    """
+    table = np.empty(n + 1)
+    table[0] = np.inf
+    for c in range(1, n + 1):
+        table[c] = 1.0 / c
+    return table
+
+
+@njit(cache=True, inline="always")
+def weighted_class_impurity(counts, criterion):
+    """``w * I`` of one weighted class-count vector (Gini or entropy in bits); 0 when empty."""
+    w = 0.0
+    for k in range(counts.shape[0]):
+        w += counts[k]
+    if w <= 0.0:
+        return 0.0
+    if criterion == CRITERION_GINI:
+        sq = 0.0
+        for k in range(counts.shape[0]):
+            sq += counts[k] * counts[k]
+        return w - sq / w
+    s = xlog2x(w)
+    for k in range(counts.shape[0]):
+        s -= xlog2x(counts[k])
+    return s
+
+
+@njit(cache=True, inline="always")
+def two_children_class_impurity(left, total, w_left, w_right, criterion):
+    """Children impurity of a binary split from the left counts and the node's counts.
+
+    ``left`` and ``total`` are weighted class counts (the right child is ``total - left``);
+    ``w_left``, ``w_right`` the children's weights (both > 0).
+    """
+    n_classes = left.shape[0]
+    if criterion == CRITERION_GINI:
+        sq_left = 0.0
+        sq_right = 0.0
+        for k in range(n_classes):
+            c_left = left[k]
+            c_right = total[k] - c_left
+            sq_left += c_left * c_left
+            sq_right += c_right * c_right
+        return (w_left - sq_left / w_left) + (w_right - sq_right / w_right)
+    s = xlog2x(w_left) + xlog2x(w_right)
+    for k in range(n_classes):
+        c_left = left[k]
+        s -= xlog2x(c_left) + xlog2x(total[k] - c_left)
+    return s
+
+
+@njit(cache=True, inline="always")
+def weighted_squared_error(w, sum_y, sum_yy):
+    """``w * variance`` from ``[sum w, sum w*y, sum w*y**2]``, clipped at 0; 0 when empty."""
+    if w <= 0.0:
+        return 0.0
+    return max(sum_yy - sum_y * sum_y / w, 0.0)
+
+
+@njit(cache=True, inline="always")
+def split_information(branch_weight, total):
+    """C4.5's split information ``-sum_i (w_i / w) log2(w_i / w)`` of branch weights ``w_i``."""
+    if total <= 0.0:
+        return 0.0
+    s = xlog2x(total)
+    for i in range(branch_weight.shape[0]):
+        s -= xlog2x(branch_weight[i])
+    return max(s / total, 0.0)
+
+
+@njit(parallel=True, cache=True)
+def node_impurity(stats, criterion):
+    """Weight and impurity of nodes from their statistics.
+
+    Parameters
+    ----------
+    stats : ndarray of shape (n_nodes, n_classes) or (n_nodes, 3), float64 (IN)
+        Weighted class counts, or ``[sum w, sum w*y, sum w*y**2]`` for
+        ``CRITERION_SQUARED_ERROR``.
+    criterion : int
+        A criterion code of :mod:`fasttree._dtypes`.
+
+    Returns
+    -------
+    weight : ndarray of shape (n_nodes,), float64
+    impurity : ndarray of shape (n_nodes,), float64
+        0 for an empty node; never ``-0.0``.
+    """
+    n_nodes = stats.shape[0]
+    weight = np.empty(n_nodes)
+    impurity = np.empty(n_nodes)
+    # Per-unit forms (1 - sum p**2, -sum p log2 p, E[y**2] - E[y]**2), scikit-learn's node formulas.
+    for i in prange(n_nodes):
+        if criterion == CRITERION_SQUARED_ERROR:
+            w = stats[i, 0]
+            value = 0.0
+            if w > 0.0:
+                mean = stats[i, 1] / w
+                value = stats[i, 2] / w - mean * mean
+        else:
+            w = 0.0
+            for k in range(stats.shape[1]):
+                w += stats[i, k]
+            value = 0.0
+            if w > 0.0:
+                if criterion == CRITERION_GINI:
+                    value = 1.0
+                    for k in range(stats.shape[1]):
+                        p = stats[i, k] / w
+                        value -= p * p
+                else:
+                    for k in range(stats.shape[1]):
+                        p = stats[i, k] / w
+                        if p > 0.0:
+                            value -= p * np.log2(p)
+        weight[i] = w
+        impurity[i] = max(value, 0.0) + 0.0  # clip rounding below 0; + 0.0 turns -0.0 into 0.0
+    return weight, impurity
+
+
+__all__ = [
+    "CRITERION_ENTROPY",
+    "CRITERION_GINI",
+    "CRITERION_SQUARED_ERROR",
+    "node_impurity",
+    "reciprocal_table",
+    "split_information",
+    "two_children_class_impurity",
+    "weighted_class_impurity",
+    "weighted_squared_error",
+    "xlog2x",
+    "xlog2x_table",
+]

@@ -1,0 +1,76 @@
+"""Where a row goes at a split node: one rule for growing, predicting and pruning.
+
+A split is described the same way in the grower's per-level arrays and in a fitted tree:
+
+* ``kind``: ``SPLIT_THRESHOLD`` (``x <= threshold`` goes to branch 0, else branch 1),
+  ``SPLIT_SUBSET`` or ``SPLIT_MULTIWAY`` (branch ``category_branch[category_offset + code]`` for
+  the category code ``x``);
+* ``missing_branch``: the branch of a row whose value is missing (NaN);
+* categorical splits map every category code ``0 .. n_categories - 1`` and one more slot, for a
+  code the tree has never seen, to a branch.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .._dtypes import SPLIT_THRESHOLD
+
+
+@njit(cache=True, inline="always")
+def branch_of(x, kind, threshold, missing_branch, category_offset, n_codes, category_branch):
+    """Branch (child rank, 0 = left) that a value ``x`` takes at a split.
+
+    A categorical value that is not a known code (negative, fractional, or ``>= n_codes - 1``)
+    takes the branch of the last slot, the "unseen category" one.
+    """
+    if x != x:
+        return np.int64(missing_branch)
+    if kind == SPLIT_THRESHOLD:
+        return np.int64(x > threshold)
+    code = n_codes - 1
+    if x >= 0.0 and x < n_codes - 1 and x == np.floor(x):
+        code = np.int64(x)
+    return np.int64(category_branch[category_offset + code])
+
+
+@njit(parallel=True, cache=True)
+def route_rows(sorted_x, sorted_idx, seg_start, seg_end, split_feature, split_kind,
+               split_threshold, split_missing_branch, category_offset, category_n_codes,
+               category_branch, branch_offset, row_branch):
+    """Branch of every row of the split nodes, and the rows per branch.
+
+    Parameters
+    ----------
+    sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN)
+    sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
+        The working layout (see :mod:`fasttree.kernels.split_search`).
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        Segments of the nodes to split; ranges must not overlap.
+    split_feature, split_kind : ndarray of shape (n_segments,), int64 (IN)
+    split_threshold : ndarray of shape (n_segments,), float64 (IN)
+    split_missing_branch : ndarray of shape (n_segments,), int64 (IN)
+    category_offset, category_n_codes : ndarray of shape (n_segments,), int64 (IN)
+        Where each categorical split's map starts in ``category_branch`` and its length
+        (categories + 1 unseen slot); ignored for thresholds.
+    category_branch : ndarray of shape (n_map,), int32 (IN)
+    branch_offset : ndarray of shape (n_segments + 1,), int64 (IN)
+        Node ``s``'s branches are ``branch_offset[s] .. branch_offset[s + 1] - 1`` of the output.
+    row_branch : ndarray of shape (n_samples,), int32 (OUT)
+        Branch of every row of these segments (indexed by row id).
+
+    Returns
+    -------
+    branch_rows : ndarray of shape (branch_offset[-1],), int64
+        Rows per branch.
+    """
+    branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
+    for s in prange(seg_start.shape[0]):
+        xs = sorted_x[split_feature[s], seg_start[s]:seg_end[s]]
+        idx = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
+        first = branch_offset[s]
+        for p in range(xs.shape[0]):
+            b = branch_of(xs[p], split_kind[s], split_threshold[s], split_missing_branch[s],
+                          category_offset[s], category_n_codes[s], category_branch)
+            row_branch[idx[p]] = b
+            branch_rows[first + b] += 1
+    return branch_rows

@@ -1,0 +1,133 @@
+"""The split record every search kernel fills, and the one function that reads it.
+
+A search kernel evaluates, for each (feature, node) pair it is given, that feature's best split of
+that node, and writes it into the pair's slot of a :class:`SplitRecord` (a struct of arrays of
+shape ``(n_features, n_segments)``).  Kernels for different kinds of features (numeric thresholds,
+categorical subsets, multiway) fill different feature rows of the same record;
+:func:`select_best_splits` then picks one feature per node by an explicit rule.
+
+numba kernels take the record's arrays as separate arguments, in field order (``*record``):
+numba does not write through arrays held in a tuple inside a parallel loop.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .._dtypes import SELECT_GAIN_RATIO
+
+
+class SplitRecord(NamedTuple):
+    """Best split of every (feature, node) pair; each field has shape (n_features, n_segments).
+
+    Attributes
+    ----------
+    children_impurity : float64
+        ``sum_i w_i * I(child_i)`` of the best split; ``+inf`` where the pair has no valid split.
+    gain : float64
+        Impurity decrease per unit weight, ``I(node) - children_impurity / w``.
+    split_info : float64
+        Split information of the branch weights (C4.5), for the gain ratio.
+    threshold : float64
+        Numeric splits: rows with ``x <= threshold`` go left (``inf``: every known value left,
+        the missing ones right).  Categorical subset splits: the number of categories, in the
+        order of :func:`fasttree.kernels.categorical.subset_order`, that go left.
+    n_left : int64
+        Rows of the first branch.  For a numeric split whose missing rows go right (or that has
+        none), the first ``n_left`` positions of the node in the feature's sorted row.
+    n_branches : int32
+        Children of the split (2 for binary splits); 0 where there is no valid split.
+    missing_branch : int8
+        Branch that rows missing the feature take (0 = left).  Where no row of the node misses the
+        feature, the branch with more rows (scikit-learn's rule; right on a tie).
+    n_missing : int64
+        Rows of the node that miss the feature.
+    n_candidates : int64
+        Valid candidate thresholds evaluated (C4.5 charges ``log2`` of it to a numeric split).
+    subset_class : int32
+        Categorical subset splits: the class whose share orders the categories, or -1 when the
+        order is by the binary/regression target mean.
+    """
+
+    children_impurity: np.ndarray
+    gain: np.ndarray
+    split_info: np.ndarray
+    threshold: np.ndarray
+    n_left: np.ndarray
+    n_branches: np.ndarray
+    missing_branch: np.ndarray
+    n_missing: np.ndarray
+    n_candidates: np.ndarray
+    subset_class: np.ndarray
+
+
+def new_split_record(n_features, n_segments):
+    """An empty :class:`SplitRecord`: no pair has a split until a kernel writes one."""
+    shape = (n_features, n_segments)
+    return SplitRecord(
+        children_impurity=np.full(shape, np.inf),
+        gain=np.zeros(shape),
+        split_info=np.zeros(shape),
+        threshold=np.zeros(shape),
+        n_left=np.zeros(shape, dtype=np.int64),
+        n_branches=np.zeros(shape, dtype=np.int32),
+        missing_branch=np.zeros(shape, dtype=np.int8),
+        n_missing=np.zeros(shape, dtype=np.int64),
+        n_candidates=np.zeros(shape, dtype=np.int64),
+        subset_class=np.full(shape, -1, dtype=np.int32),
+    )
+
+
+#: C4.5's tolerance when comparing a gain with the average gain, and its least split information.
+GAIN_RATIO_EPSILON = 1e-3
+
+
+@njit(cache=True)
+def select_best_splits(children_impurity, gain, split_info, n_branches, rule):
+    """Reduce per-(feature, node) results to one feature per node, deterministically.
+
+    Parameters
+    ----------
+    children_impurity, gain, split_info : ndarray of shape (n_features, n_segments), float64 (IN)
+    n_branches : ndarray of shape (n_features, n_segments), int32 (IN)
+        Fields of a :class:`SplitRecord` (``gain`` may carry C4.5's threshold penalty).
+    rule : int
+        ``SELECT_IMPURITY``: the lowest children impurity.  ``SELECT_GAIN_RATIO`` (C4.5): among
+        the valid splits whose gain is positive and at least the average gain of the valid splits
+        minus ``GAIN_RATIO_EPSILON``, the highest ``gain / split_info``.
+
+    Returns
+    -------
+    best_feature : ndarray of shape (n_segments,), int64
+        ``-1`` where no feature qualifies.  Ties go to the lowest feature index (serial scan,
+        strict comparison).
+    """
+    n_features, n_segments = children_impurity.shape
+    best_feature = np.full(n_segments, -1, dtype=np.int64)
+    for s in range(n_segments):
+        if rule == SELECT_GAIN_RATIO:
+            total = 0.0
+            n_valid = 0
+            for f in range(n_features):
+                if n_branches[f, s] > 0:
+                    total += gain[f, s]
+                    n_valid += 1
+            if n_valid == 0:
+                continue
+            floor = total / n_valid - GAIN_RATIO_EPSILON
+            best = -np.inf
+            for f in range(n_features):
+                if (n_branches[f, s] > 0 and gain[f, s] > 0.0 and gain[f, s] >= floor
+                        and split_info[f, s] > GAIN_RATIO_EPSILON):
+                    ratio = gain[f, s] / split_info[f, s]
+                    if ratio > best:
+                        best = ratio
+                        best_feature[s] = f
+        else:
+            best = np.inf
+            for f in range(n_features):
+                if children_impurity[f, s] < best:
+                    best = children_impurity[f, s]
+                    best_feature[s] = f
+    return best_feature
