@@ -4,15 +4,22 @@
 :mod:`fasttree.kernels` for use in other learners.
 """
 
-from .estimators import DecisionTreeClassifier, DecisionTreeRegressor
+from .estimators import (
+    C45Classifier,
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ID3Classifier,
+)
 from .exceptions import NotFittedError
 from .export import export_text
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "C45Classifier",
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
+    "ID3Classifier",
     "NotFittedError",
     "export_text",
     "__version__",

@@ -12,6 +12,7 @@ from ._validation import check_sample_weight, check_X, check_y, feature_names_of
 from .grower import (
     CATEGORICAL_SPLITS,
     CLASSIFICATION_CRITERIA,
+    MISSING_MODES,
     REGRESSION_CRITERIA,
     GrowerParams,
     TreeGrower,
@@ -111,6 +112,9 @@ class _BaseDecisionTree(BaseEstimator):
         mln = self.max_leaf_nodes
         if mln is not None and not (_is_int(mln) and mln >= 2):
             raise ValueError(f"max_leaf_nodes must be None or an int >= 2; got {mln!r}.")
+        if mln is not None and self.missing == "fractional":
+            raise ValueError("max_leaf_nodes (best-first growth) cannot be combined with "
+                             "missing='fractional'; grow level-wise (max_leaf_nodes=None).")
 
         mf = self.max_features
         if mf is None:
@@ -128,12 +132,16 @@ class _BaseDecisionTree(BaseEstimator):
                 "max_features must be None, 'sqrt', 'log2', an int in [1, n_features] or a float "
                 f"in (0.0, 1.0]; got {mf!r} (n_features={n_features}).")
 
+        if self.missing not in MISSING_MODES:
+            raise ValueError(f"missing must be one of {list(MISSING_MODES)}; got "
+                             f"{self.missing!r}.")
         if self.categorical_split not in CATEGORICAL_SPLITS:
             raise ValueError(f"categorical_split must be one of {list(CATEGORICAL_SPLITS)}; got "
                              f"{self.categorical_split!r}.")
 
         return GrowerParams(
             categorical_split=self.categorical_split,
+            missing=self.missing,
             criterion=self.criterion,
             max_depth=max_depth,
             min_samples_split=min_samples_split,
@@ -168,6 +176,7 @@ class _BaseDecisionTree(BaseEstimator):
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
         self.fit_timings_ = dict(grower.timings)
+        self.missing_in_fit_ = np.isnan(X).any(axis=0)
         self.n_features_in_ = n_features
         self.max_features_ = params.max_features
         self.n_outputs_ = 1
@@ -195,7 +204,7 @@ class _BaseDecisionTree(BaseEstimator):
             X_val, y_val, w_val = validation
             if self._estimator_type == "classifier":
                 y_val = self.classes_[y_val]  # reduced_error takes labels, not codes
-            self.tree_ = rules.reduced_error(self, X_val, y_val, w_val).tree_
+            self.tree_ = rules.reduced_error_tree(self, X_val, y_val, w_val)
         elif pruning == "error_based":
             self.tree_ = rules.error_based(self, self.pruning_confidence).tree_
         elif pruning == "minimum_error":
@@ -409,6 +418,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         pruning_confidence=0.25,
         categorical_features="from_dtype",
         categorical_split="binary",
+        missing="learn",
     ):
         self.criterion = criterion
         self.max_depth = max_depth
@@ -427,6 +437,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         self.pruning_confidence = pruning_confidence
         self.categorical_features = categorical_features
         self.categorical_split = categorical_split
+        self.missing = missing
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.
@@ -493,8 +504,7 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs):
-            leaves = self.tree_.apply(X)
-        return self.tree_.value[leaves, 0, :]
+            return self.tree_.predict_value(X)
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (``-inf`` for a zero probability)."""
@@ -505,6 +515,8 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         """Most probable class of each sample (ties to the first class in ``classes_``)."""
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs):
+            if self.tree_.fractional_missing:
+                return self.classes_[np.argmax(self.tree_.predict_value(X), axis=1)]
             leaves = self.tree_.apply(X)
         # one argmax per node instead of one per row
         node_class = np.argmax(self.tree_.value[:, 0, :], axis=1)
@@ -557,6 +569,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         validation_fraction=0.25,
         categorical_features="from_dtype",
         categorical_split="binary",
+        missing="learn",
     ):
         self.criterion = criterion
         self.max_depth = max_depth
@@ -573,6 +586,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self.validation_fraction = validation_fraction
         self.categorical_features = categorical_features
         self.categorical_split = categorical_split
+        self.missing = missing
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.
@@ -603,8 +617,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs):
-            leaves = self.tree_.apply(X)
-        return self.tree_.value[leaves, 0, 0]
+            return self.tree_.predict_value(X)[:, 0]
 
     def score(self, X, y, sample_weight=None):
         """Coefficient of determination R² of the prediction."""
@@ -616,3 +629,63 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         if total == 0.0:
             return 1.0 if residual == 0.0 else 0.0
         return float(1.0 - residual / total)
+
+
+class ID3Classifier(DecisionTreeClassifier):
+    """Quinlan's ID3: information gain, one branch per category, no pruning.
+
+    A :class:`DecisionTreeClassifier` with ``criterion="entropy"`` and
+    ``categorical_split="multiway"``: a categorical feature splits a node into one child per
+    category present there (and is not used again below); a numeric feature splits on the best
+    threshold.  Categorical features are found from the dtypes of a DataFrame by default.
+
+    Parameters
+    ----------
+    max_depth : int or None, default=None
+    min_samples_split : int or float, default=2
+    min_samples_leaf : int or float, default=1
+        For a multiway split: at least two branches must hold this many rows (C4.5's rule).
+    categorical_features : "from_dtype", None, or indices, names or a boolean mask
+        See :class:`DecisionTreeClassifier`.
+    missing : {"learn", "fractional"}, default="learn"
+        Treatment of missing values (see :class:`DecisionTreeClassifier`).
+    n_jobs : int or None, default=None
+    """
+
+    def __init__(self, *, max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 categorical_features="from_dtype", missing="learn", n_jobs=None):
+        super().__init__(criterion="entropy", max_depth=max_depth,
+                         min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+                         categorical_features=categorical_features, categorical_split="multiway",
+                         missing=missing, n_jobs=n_jobs)
+
+
+class C45Classifier(DecisionTreeClassifier):
+    """Quinlan's C4.5: gain ratio, one branch per category, fractional missing values, pruning.
+
+    A :class:`DecisionTreeClassifier` with ``criterion="gain_ratio"`` (C4.5's average-gain
+    filter, and ``log2(candidate thresholds) / N`` charged to numeric splits),
+    ``categorical_split="multiway"``, ``missing="fractional"`` (a row missing a split value goes
+    down every branch with a share of its weight, in training and prediction) and C4.5's
+    error-based pruning (``pruning="error_based"``; subtree raising is not performed).
+
+    Parameters
+    ----------
+    pruning_confidence : float, default=0.25
+        C4.5's confidence factor ``CF``; smaller prunes more.
+    min_samples_leaf : int or float, default=2
+        C4.5's ``MINOBJS``: rows each side of a threshold must hold; at least two branches of a
+        multiway split must hold it.
+    max_depth : int or None, default=None
+    categorical_features : "from_dtype", None, or indices, names or a boolean mask
+        See :class:`DecisionTreeClassifier`.
+    n_jobs : int or None, default=None
+    """
+
+    def __init__(self, *, pruning_confidence=0.25, min_samples_leaf=2, max_depth=None,
+                 categorical_features="from_dtype", n_jobs=None):
+        super().__init__(criterion="gain_ratio", max_depth=max_depth,
+                         min_samples_leaf=min_samples_leaf, pruning="error_based",
+                         pruning_confidence=pruning_confidence,
+                         categorical_features=categorical_features, categorical_split="multiway",
+                         missing="fractional", n_jobs=n_jobs)

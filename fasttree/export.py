@@ -2,14 +2,21 @@
 
 import numpy as np
 
+from ._dtypes import SPLIT_MULTIWAY, SPLIT_THRESHOLD
+
 
 def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show_weights=False):
     """Render a fitted fasttree estimator as indented text, scikit-learn's ``export_text`` layout.
 
+    Every kind of split node is shown: ``humidity <= 75.00`` / ``humidity >  75.00`` for a
+    threshold, ``color in {red, blue}`` for each side of a subset split, ``outlook = sunny`` for
+    each branch of a multiway split.  Where the feature had missing values in training, the
+    branch that takes them is marked ``(missing → left)``, ``(missing → right)`` or
+    ``(missing)``.
+
     Parameters
     ----------
-    estimator : DecisionTreeClassifier or DecisionTreeRegressor
-        A fitted estimator.
+    estimator : fitted fasttree estimator
     feature_names : sequence of str, optional
         Names of the features; defaults to ``feature_names_in_`` or ``feature_0, feature_1, ...``.
     max_depth : int, default=10
@@ -35,6 +42,8 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
             f"feature_names has {len(feature_names)} names; the tree has {tree.n_features} "
             "features.")
     classes = getattr(estimator, "classes_", None)
+    categories = getattr(estimator, "categories_", [None] * tree.n_features)
+    had_missing = getattr(estimator, "missing_in_fit_", np.zeros(tree.n_features, dtype=bool))
     lines = []
 
     def leaf_text(node):
@@ -46,9 +55,37 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
             text = f"weights: [{', '.join(f'{c:.{decimals}f}' for c in counts)}] {text}"
         return text
 
+    def branch_conditions(node):
+        """The condition text of each branch of a split node."""
+        f = tree.feature[node]
+        name = feature_names[f]
+        kind = tree.split_kind[node]
+        if kind == SPLIT_THRESHOLD:
+            t = tree.threshold[node]
+            texts = [f"{name} <= {t:.{decimals}f}", f"{name} >  {t:.{decimals}f}"]
+        else:
+            branch, reached = tree.category_map(node)
+            labels = [str(c) for c in categories[f]] if categories[f] is not None else [
+                str(c) for c in range(branch.shape[0] - 1)]
+            n_branches = tree.children_right[node] - tree.children_left[node] + 1
+            texts = []
+            for b in range(n_branches):
+                members = [labels[c] for c in range(len(labels)) if branch[c] == b and reached[c]]
+                if kind == SPLIT_MULTIWAY and len(members) == 1:
+                    texts.append(f"{name} = {members[0]}")
+                else:
+                    texts.append(f"{name} in {{{', '.join(members)}}}")
+        if had_missing[f]:
+            m = tree.missing_branch[node]
+            if len(texts) == 2 and kind != SPLIT_MULTIWAY:
+                texts[m] += " (missing → left)" if m == 0 else " (missing → right)"
+            else:
+                texts[m] += " (missing)"
+        return texts
+
     # Iterative depth-first walk (a full-depth tree can be deeper than Python's recursion limit).
-    # The stack holds nodes to expand and ready-made lines; pushing "right, '> t' line, left" makes
-    # the whole left subtree print before the line that opens the right one.
+    # The stack holds nodes to expand and ready-made lines; children are pushed last-first, each
+    # after the line that opens it, so every branch prints its line, then its whole subtree.
     stack = [(0, 0, None)]
     while stack:
         node, depth, line = stack.pop()
@@ -62,12 +99,11 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
         if depth >= max_depth:
             lines.append(indent + f"truncated branch of depth {_subtree_depth(tree, node)}")
             continue
-        name = feature_names[tree.feature[node]]
-        t = tree.threshold[node]
-        lines.append(indent + f"{name} <= {t:.{decimals}f}")
-        stack.append((tree.children_right[node], depth + 1, None))
-        stack.append((None, None, indent + f"{name} >  {t:.{decimals}f}"))
-        stack.append((tree.children_left[node], depth + 1, None))
+        texts = branch_conditions(node)
+        children = range(tree.children_left[node], tree.children_right[node] + 1)
+        for b in range(len(texts) - 1, -1, -1):
+            stack.append((children[b], depth + 1, None))
+            stack.append((None, None, indent + texts[b]))
     return "\n".join(lines) + "\n"
 
 
@@ -79,5 +115,5 @@ def _subtree_depth(tree, node):
         n = stack.pop()
         deepest = max(deepest, int(tree.depth[n] - tree.depth[node]))
         if tree.children_left[n] != -1:
-            stack.extend((tree.children_left[n], tree.children_right[n]))
+            stack.extend(range(tree.children_left[n], tree.children_right[n] + 1))
     return deepest

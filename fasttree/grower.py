@@ -35,6 +35,7 @@ from .kernels import (
     new_split_record,
     node_impurity,
     partition_segments,
+    partition_segments_fractional,
     partition_segments_kway,
     presort_features,
     reciprocal_table,
@@ -54,6 +55,7 @@ CLASSIFICATION_CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
                            "log_loss": CRITERION_ENTROPY, "gain_ratio": CRITERION_ENTROPY}
 REGRESSION_CRITERIA = ("squared_error",)
 CATEGORICAL_SPLITS = {"binary": SPLIT_SUBSET, "multiway": SPLIT_MULTIWAY}
+MISSING_MODES = ("learn", "fractional")
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class GrowerParams:
     max_leaf_nodes: int | None
     max_features: int  # number of features drawn per node; n_features means all
     categorical_split: str = "binary"
+    missing: str = "learn"
 
     @property
     def criterion_code(self):
@@ -209,18 +212,18 @@ class TreeGrower:
                 self._timed("search", find_best_splits_regression, self._sorted_x,
                             self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
                             stats, numeric_mask, p.min_samples_leaf, p.min_weight_leaf,
-                            self._count_table, *record)
+                            self._count_table, self._fractional, *record)
             else:
                 self._timed("search", find_best_splits_classification, self._sorted_x,
                             self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
                             stats, numeric_mask, p.criterion_code, p.min_samples_leaf,
-                            p.min_weight_leaf, self._count_table, *record)
+                            p.min_weight_leaf, self._count_table, self._fractional, *record)
             if self.is_categorical.any():
                 self._timed("search", find_best_splits_categorical, self._sorted_x,
                             self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
                             stats, mask * self.is_categorical[:, None], self.n_categories,
                             p.criterion_code, CATEGORICAL_SPLITS[p.categorical_split],
-                            p.min_samples_leaf, p.min_weight_leaf, *record)
+                            p.min_samples_leaf, p.min_weight_leaf, self._fractional, *record)
             gain = record.gain
             if p.select_rule == SELECT_GAIN_RATIO:
                 # C4.5 charges a numeric split log2(candidate thresholds) / node weight
@@ -293,29 +296,20 @@ class TreeGrower:
         end = np.ascontiguousarray(batch.end[rows])
         feature = np.ascontiguousarray(batch.feature[rows])
         n_branches = batch.n_branches[rows]
+        n_left = batch.n_left[rows]
+        has_missing = batch.n_missing[rows] > 0
         # prefix splits: the split feature's row already holds the left rows first
         prefix = (batch.kind[rows] == SPLIT_THRESHOLD) & (
-            (batch.n_missing[rows] == 0) | (batch.missing_branch[rows] == 1))
+            ~has_missing | ((batch.missing_branch[rows] == 1) & (not self._fractional)))
         branch_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
         branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
         first = branch_offset[:-1][prefix]
-        branch_rows[first] = batch.n_left[rows][prefix]
-        branch_rows[first + 1] = (end - start)[prefix] - batch.n_left[rows][prefix]
+        branch_rows[first] = n_left[prefix]
+        branch_rows[first + 1] = (end - start - n_left)[prefix]
         routed = np.flatnonzero(~prefix)
         if routed.size:
-            r_start, r_end = start[routed], end[routed]
-            r_offset = np.concatenate([[0], np.cumsum(n_branches[routed])]).astype(np.int64)
-            sel = rows[routed]
-            counts = self._timed(
-                "partition", route_rows, self._sorted_x, self._sorted_idx, r_start, r_end,
-                feature[routed], batch.kind[sel], np.ascontiguousarray(batch.threshold[sel]),
-                batch.missing_branch[sel], batch.category_offset[sel],
-                batch.category_n_codes[sel], self._category_map(), r_offset, self._row_branch)
-            self._timed("partition", partition_segments_kway, self._sorted_x, self._sorted_idx,
-                        self._sorted_y, r_start, r_end, r_offset, counts, self._row_branch)
-            for j, node in enumerate(routed):
-                branch_rows[branch_offset[node]:branch_offset[node + 1]] = \
-                    counts[r_offset[j]:r_offset[j + 1]]
+            start, end = self._route_and_partition(batch, rows, routed, start, end, branch_offset,
+                                                   branch_rows, has_missing)
         parent_of_child = np.repeat(np.arange(rows.size), n_branches)
         child_end = np.repeat(start, n_branches) + _segmented_cumsum(branch_rows, n_branches)
         child_start = child_end - branch_rows
@@ -334,11 +328,82 @@ class TreeGrower:
         if needed.size:
             self._timed("partition", partition_segments, self._sorted_x, self._sorted_idx,
                         self._sorted_y, start[needed], end[needed], feature[needed],
-                        batch.n_left[rows][needed], self._goes_left)
+                        n_left[needed], self._goes_left)
         self._search(children, candidate)
         first_child = children.ids[branch_offset[:-1]]
         self._links.append((batch.ids[rows], first_child, n_branches))
         return children
+
+    def _route_and_partition(self, batch, rows, routed, start, end, branch_offset, branch_rows,
+                             has_missing):
+        """Route the rows of the non-prefix splits and move them; returns the split nodes'
+        segments (shifted when C4.5's fractional rows grow the layout) and fills
+        ``branch_rows`` for the routed nodes."""
+        sel = rows[routed]
+        r_start, r_end = start[routed], end[routed]
+        n_branches = batch.n_branches[sel]
+        r_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
+        missing_branch = batch.missing_branch[sel]
+        if self._fractional:
+            missing_branch = np.where(has_missing[routed], -1, missing_branch)  # every branch
+        counts, weights, all_branches = self._timed(
+            "partition", route_rows, self._sorted_x, self._sorted_idx, self.sample_weight,
+            r_start, r_end, batch.feature[sel], batch.kind[sel],
+            np.ascontiguousarray(batch.threshold[sel]), missing_branch,
+            batch.category_offset[sel], batch.category_n_codes[sel], self._category_map(),
+            r_offset, self._row_branch)
+        if all_branches.any():
+            copy_base = self._allocate_copies(batch.feature[sel], r_end, n_branches, r_offset,
+                                              weights, all_branches)
+            new_x, new_idx, new_y, _ = self._timed(
+                "partition", partition_segments_fractional, self._sorted_x, self._sorted_idx,
+                self._sorted_y, r_start, r_end, r_offset, counts, all_branches,
+                self._row_branch, copy_base)
+            self._sorted_x, self._sorted_idx, self._sorted_y = new_x, new_idx, new_y
+            # every split node moves by the growth of the routed nodes before it
+            growth = (n_branches - 1) * all_branches
+            before = np.concatenate([[0], np.cumsum(growth)])
+            shift = before[np.searchsorted(r_start, start, side="left")]
+            own = np.zeros(start.size, dtype=np.int64)
+            own[routed] = growth
+            start, end = start + shift, end + shift + own
+            counts = counts + np.repeat(all_branches, n_branches)
+        else:
+            self._timed("partition", partition_segments_kway, self._sorted_x, self._sorted_idx,
+                        self._sorted_y, r_start, r_end, r_offset, counts, self._row_branch)
+        for j, node in enumerate(routed):
+            branch_rows[branch_offset[node]:branch_offset[node + 1]] = \
+                counts[r_offset[j]:r_offset[j + 1]]
+        return start, end
+
+    def _allocate_copies(self, feature, seg_end, n_branches, branch_offset, branch_weight,
+                         all_branches):
+        """New row ids (and weights) for the copies of the rows sent down every branch.
+
+        A row of weight ``w`` missing the split feature becomes one copy per branch ``b`` of
+        weight ``w * W_b / W``, ``W_b`` the branch's known weight (C4.5).  Returns ``copy_base``:
+        the id of each such row's copy in branch 0 (the others follow).
+        """
+        n_ids = self.sample_weight.shape[0]
+        n_new = int(np.sum(n_branches * all_branches))
+        copy_base = np.zeros(n_ids, dtype=np.int64)
+        new_weight = np.empty(n_new)
+        next_id = 0
+        for j in np.flatnonzero(all_branches):
+            # the missing rows are the tail of the split feature's row of the segment
+            ids = self._sorted_idx[feature[j], seg_end[j] - all_branches[j]:seg_end[j]]
+            k = n_branches[j]
+            w_branch = branch_weight[branch_offset[j]:branch_offset[j + 1]]
+            share = w_branch / w_branch.sum() if w_branch.sum() > 0 else np.full(k, 1.0 / k)
+            base = next_id + k * np.arange(ids.size)
+            copy_base[ids] = n_ids + base
+            new_weight[(base[:, None] + np.arange(k)).ravel()] = (
+                self.sample_weight[ids][:, None] * share[None, :]).ravel()
+            next_id += k * ids.size
+        self.sample_weight = np.concatenate([self.sample_weight, new_weight])
+        self._row_branch = np.concatenate([self._row_branch, np.zeros(n_new, np.int32)])
+        self._goes_left = np.concatenate([self._goes_left, np.zeros(n_new, np.uint8)])
+        return copy_base
 
     def _child_bans(self, batch, rows, parent_of_child):
         """Features a child may not split on: a categorical feature below a multiway split on it
@@ -365,6 +430,10 @@ class TreeGrower:
         # targets travel with the rows: uint8/uint16 class labels, or float64 regression values
         targets = self.y if self.n_classes is None else self.y.astype(label_dtype(self.n_classes))
         self._sorted_y = self._timed("presort", gather_targets, self._sorted_idx, targets)
+        self._fractional = self.params.missing == "fractional"
+        if self._fractional and self.sample_weight.shape[0] == 0:
+            # rows sent down several branches carry fractional weights: no unit-weight path
+            self.sample_weight = np.ones(self.n_samples)
         self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
         self._row_branch = np.empty(self.n_samples, dtype=np.int32)
         self._batches = []
@@ -447,6 +516,7 @@ class TreeGrower:
             category_offset=np.where(is_split, cat("category_offset"), -1),
             category_n_codes=np.where(is_split, cat("category_n_codes"), 0),
             category_branch=self._category_map(),
+            fractional_missing=self._fractional,
         )
 
 

@@ -90,6 +90,7 @@ def build_pruned_tree(tree, collapse):
         category_offset=np.where(is_leaf, -1, tree.category_offset[kept]),
         category_n_codes=np.where(is_leaf, 0, tree.category_n_codes[kept]),
         category_branch=tree.category_branch,
+        fractional_missing=tree.fractional_missing,
         value=tree.value[kept],
         impurity=tree.impurity[kept],
         n_node_samples=tree.n_node_samples[kept],
@@ -178,6 +179,12 @@ def reduced_error(estimator, X_val, y_val, sample_weight=None):
     A new fitted estimator of the same class.
     """
     X = estimator._validate_X_predict(X_val)
+    return _with_tree(estimator, reduced_error_tree(estimator, X, y_val, sample_weight))
+
+
+def reduced_error_tree(estimator, X, y_val, sample_weight=None):
+    """The tree :func:`reduced_error` keeps, from an already validated and encoded ``X``
+    (the kernels' float32 matrix, as the estimator's ``fit`` holds it)."""
     tree = estimator.tree_
     regression = estimator._estimator_type == "regressor"
     y = check_y(y_val, X.shape[0], regression=regression)
@@ -197,7 +204,7 @@ def reduced_error(estimator, X_val, y_val, sample_weight=None):
     leaf_error = node_validation_errors(path, length, np.asarray(y_code, np.float64), w,
                                         prediction, regression)
     collapse = subtree_replacement_collapse(tree.children_left, tree.children_right, leaf_error)
-    return _with_tree(estimator, build_pruned_tree(tree, collapse))
+    return build_pruned_tree(tree, collapse)
 
 
 def error_based(estimator, confidence=0.25):

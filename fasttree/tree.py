@@ -3,7 +3,7 @@
 import numpy as np
 
 from ._dtypes import NODE_DTYPE, SPLIT_MULTIWAY, SPLIT_THRESHOLD, THRESHOLD_DTYPE, TREE_LEAF
-from .kernels import apply_tree, decision_paths
+from .kernels import apply_tree, decision_paths, predict_fractional
 
 #: Value of ``feature`` and ``threshold`` at a leaf (scikit-learn's ``TREE_UNDEFINED``).
 TREE_UNDEFINED = -2
@@ -37,7 +37,13 @@ class Tree:
         [i]]``, the branch of each category code plus a last slot for a category the tree never
         saw.  ``-1`` / 0 elsewhere.
     category_branch : ndarray of shape (n_map,), int32
-        The maps of all categorical splits, one after the other.
+        The maps of all categorical splits, one after the other: ``b`` for a category that
+        reached the node in training, ``-1 - b`` for one that did not and is sent to ``b``, the
+        branch with the most training weight (see :mod:`fasttree.kernels.routing`).
+    fractional_missing : bool
+        Grown with C4.5's fractional rows: a row missing a split value goes down every branch,
+        weighted by the branches' training weight (:meth:`predict_value`); :meth:`apply` sends it
+        down ``missing_branch``, the heaviest.
     value : ndarray of shape (node_count, 1, n_classes) or (node_count, 1, 1), float64
         Weighted class fractions (classification) or weighted mean target (regression) of the
         training rows at each node.
@@ -67,6 +73,7 @@ class Tree:
         category_offset=None,
         category_n_codes=None,
         category_branch=None,
+        fractional_missing=False,
     ):
         self.children_left = np.ascontiguousarray(children_left, dtype=NODE_DTYPE)
         self.children_right = np.ascontiguousarray(children_right, dtype=NODE_DTYPE)
@@ -91,6 +98,7 @@ class Tree:
             np.zeros(n) if category_n_codes is None else category_n_codes, dtype=np.int64)
         self.category_branch = np.ascontiguousarray(
             np.zeros(0) if category_branch is None else category_branch, dtype=np.int32)
+        self.fractional_missing = bool(fractional_missing)
         internal = self.children_left != TREE_LEAF
         binary = internal & (self.split_kind != SPLIT_MULTIWAY)
         if np.any(self.children_right[binary] != self.children_left[binary] + 1) or np.any(
@@ -143,6 +151,13 @@ class Tree:
                 self.split_kind, self.missing_branch, self.category_offset,
                 self.category_n_codes, self.category_branch)
 
+    def category_map(self, node):
+        """Branch of each category code at a categorical split, and whether each category reached
+        the node in training (the last slot stands for a category never seen)."""
+        start = self.category_offset[node]
+        raw = self.category_branch[start:start + self.category_n_codes[node]]
+        return np.where(raw >= 0, raw, -1 - raw), raw >= 0
+
     def is_leaf(self):
         """Boolean mask of the leaves."""
         return self.children_left == TREE_LEAF
@@ -150,6 +165,21 @@ class Tree:
     def apply(self, X):
         """Leaf id of every row of a float32, C-contiguous ``X`` (validated by the caller)."""
         return apply_tree(X, *self._routing())
+
+    def predict_value(self, X):
+        """Value (class fractions or mean target) of every row of a validated ``X``.
+
+        With ``fractional_missing``, a row missing a split value gets the mixture of its
+        branches' values, weighted by their training weight (C4.5); otherwise its leaf's value.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_outputs_values), float64
+        """
+        if not self.fractional_missing:
+            return self.value[self.apply(X), 0, :]
+        return predict_fractional(X, *self._routing(), self.weighted_n_node_samples,
+                                  np.ascontiguousarray(self.value[:, 0, :]))
 
     def decision_path(self, X):
         """Node indicator matrix (scipy CSR) of shape (n_samples, node_count)."""

@@ -20,11 +20,15 @@ C-contiguous, as each docstring states.  A typical level of a tree::
 ``tests/test_kernels.py::test_public_kernels_grow_one_level_like_the_estimator`` runs this recipe.
 """
 
-from .apply import apply_tree, decision_paths
+from .apply import apply_tree, decision_paths, predict_fractional
 from .categorical import categorical_split_maps, find_best_splits_categorical
 from .criteria import node_impurity, reciprocal_table, split_information, xlog2x_table
 from .node_stats import segment_class_weights, segment_target_sums
-from .partition import partition_segments, partition_segments_kway
+from .partition import (
+    partition_segments,
+    partition_segments_fractional,
+    partition_segments_kway,
+)
 from .presort import presort_features
 from .routing import branch_of, route_rows
 from .split_record import SplitRecord, new_split_record, select_best_splits
@@ -47,7 +51,9 @@ __all__ = [
     "new_split_record",
     "node_impurity",
     "partition_segments",
+    "partition_segments_fractional",
     "partition_segments_kway",
+    "predict_fractional",
     "presort_features",
     "reciprocal_table",
     "route_rows",

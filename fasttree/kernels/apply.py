@@ -137,3 +137,66 @@ def decision_paths(X, children_left, children_right, feature, threshold, split_k
             path[i, d] = node
         length[i] = d + 1
     return path, length
+
+
+@njit(parallel=True, cache=True)
+def predict_fractional(X, children_left, children_right, feature, threshold, split_kind,
+                       missing_branch, category_offset, category_n_codes, category_branch,
+                       node_weight, value):
+    """C4.5's prediction: a row missing a split value goes down every branch of that node.
+
+    Each branch is weighted by its share of the children's training weight (for trees grown with
+    fractional rows that is the branch's share of the known rows, as C4.5 has it), and the row's
+    value is the weighted mixture of the values of every leaf it reaches.
+
+    Parameters
+    ----------
+    X, children_left, ..., category_branch
+        As in :func:`apply_tree`.
+    node_weight : ndarray of shape (node_count,), float64 (IN)
+        Weighted training rows of each node.
+    value : ndarray of shape (node_count, n_values), float64, C-contiguous (IN)
+        Each node's class fractions (or mean target).
+
+    Returns
+    -------
+    out : ndarray of shape (n_samples, n_values), float64
+    """
+    n_samples = X.shape[0]
+    node_count = children_left.shape[0]
+    n_values = value.shape[1]
+    out = np.zeros((n_samples, n_values))
+    for i in prange(n_samples):
+        # every node is pushed at most once per row, so node_count slots suffice
+        stack_node = np.empty(node_count, dtype=np.int64)
+        stack_weight = np.empty(node_count)
+        stack_node[0] = 0
+        stack_weight[0] = 1.0
+        top = 1
+        while top > 0:
+            top -= 1
+            node = stack_node[top]
+            w = stack_weight[top]
+            if children_left[node] == -1:
+                for v in range(n_values):
+                    out[i, v] += w * value[node, v]
+                continue
+            x = X[i, feature[node]]
+            if x != x:
+                first = children_left[node]
+                last = children_right[node]
+                total = 0.0
+                for c in range(first, last + 1):
+                    total += node_weight[c]
+                for c in range(first, last + 1):
+                    share = node_weight[c] / total if total > 0.0 else 1.0 / (last - first + 1)
+                    stack_node[top] = c
+                    stack_weight[top] = w * share
+                    top += 1
+            else:
+                stack_node[top] = _next_node(x, node, children_left, threshold, split_kind,
+                                             missing_branch, category_offset, category_n_codes,
+                                             category_branch)
+                stack_weight[top] = w
+                top += 1
+    return out

@@ -185,6 +185,7 @@ def find_best_splits_categorical(
     split_kind,
     min_samples_leaf,
     min_weight_leaf,
+    missing_fractional,
     children_impurity,
     gain,
     split_info,
@@ -215,6 +216,10 @@ def find_best_splits_categorical(
         ``SPLIT_SUBSET`` or ``SPLIT_MULTIWAY``.
     min_samples_leaf : int
     min_weight_leaf : float
+    missing_fractional : bool
+        C4.5's missing rows (see :func:`~fasttree.kernels.find_best_splits_classification`):
+        the split is chosen on the known rows, its gain scaled by their share, the missing rows a
+        branch of their own in the split information; ``missing_branch`` is the heaviest branch.
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
         ``threshold`` holds the length of the left prefix of the category order of a subset
         split, ``subset_class`` the class that orders it; :func:`categorical_split_maps` turns
@@ -235,6 +240,7 @@ def find_best_splits_categorical(
         missing = np.empty(n_stats + 1)
         left = np.empty(n_stats)
         right = np.empty(n_stats)
+        known = np.empty(n_stats)
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
@@ -249,6 +255,17 @@ def find_best_splits_categorical(
             total = seg_stats[s]
             w_node = _weight(total, criterion)
             node_impurity = _impurity(total, criterion)
+            w_missing = _weight(missing[:n_stats], criterion)
+            # C4.5: decide on the known rows, scale the gain by their share (scale 1 otherwise)
+            known_impurity = node_impurity
+            if missing_fractional and n_miss > 0:
+                for k in range(n_stats):
+                    known[k] = max(total[k] - missing[k], 0.0)
+                    missing[k] = 0.0
+                missing[n_stats] = 0.0
+                total = known
+                known_impurity = _impurity(known, criterion)
+            fractional = missing_fractional and n_miss > 0
             if split_kind == SPLIT_MULTIWAY:
                 if n_present < 2:
                     continue
@@ -265,7 +282,7 @@ def find_best_splits_categorical(
                         heaviest = j
                 best = base
                 best_m = heaviest
-                if n_miss > 0:
+                if n_miss > 0 and not fractional:
                     best = np.inf
                     for m in range(n_present):
                         for k in range(n_stats):
@@ -274,13 +291,17 @@ def find_best_splits_categorical(
                         if value < best:
                             best = value
                             best_m = m
-                branch_w = np.empty(n_present)
+                branch_w = np.empty(n_present + 1)  # the last: missing rows in their own branch
                 for j in range(n_present):
                     branch_w[j] = _weight(stats[j], criterion)
-                if n_miss > 0:
-                    branch_w[best_m] += _weight(missing[:n_stats], criterion)
-                children_impurity[f, s] = best
-                gain[f, s] = (node_impurity - best) / w_node
+                branch_w[n_present] = 0.0
+                if fractional:
+                    branch_w[n_present] = w_missing
+                elif n_miss > 0:
+                    branch_w[best_m] += w_missing
+                gain_value = (known_impurity - best) / w_node
+                gain[f, s] = gain_value
+                children_impurity[f, s] = node_impurity - w_node * gain_value
                 split_info[f, s] = split_information(branch_w, w_node)
                 n_left[f, s] = rows[0] + (n_miss if best_m == 0 else 0)
                 n_branches[f, s] = n_present
@@ -288,7 +309,7 @@ def find_best_splits_categorical(
                 n_missing[f, s] = n_miss
                 n_candidates[f, s] = 1
                 continue
-            if n_present < 2 and n_miss == 0:
+            if n_present < 2 and (n_miss == 0 or fractional):
                 continue
             best = np.inf
             for order_class in range(n_orders):
@@ -298,14 +319,19 @@ def find_best_splits_categorical(
                     min_samples_leaf, min_weight_leaf, left, right)
                 if value < best:
                     best = value
-                    children_impurity[f, s] = value
-                    gain[f, s] = (node_impurity - value) / w_node
-                    split_info[f, s] = split_information(np.array((w_l, w_node - w_l)), w_node)
+                    gain_value = (known_impurity - value) / w_node
+                    gain[f, s] = gain_value
+                    children_impurity[f, s] = node_impurity - w_node * gain_value
+                    w_r = _weight(total, criterion) - w_l
+                    w_m = w_missing if fractional else 0.0
+                    split_info[f, s] = split_information(np.array((w_l, w_r, w_m)), w_node)
                     threshold[f, s] = cut
                     n_left[f, s] = rows_left
                     n_branches[f, s] = 2
                     n_total = end - start
-                    if n_miss > 0:
+                    if fractional:
+                        missing_branch[f, s] = 0 if w_l >= w_r else 1
+                    elif n_miss > 0:
                         missing_branch[f, s] = 0 if missing_left else 1
                     else:
                         missing_branch[f, s] = 0 if rows_left > n_total - rows_left else 1
@@ -335,8 +361,8 @@ def categorical_split_maps(sorted_x, sorted_idx, sorted_y, sample_weight, seg_st
     -------
     category_branch : ndarray of shape (sum(n_codes),), int32
         Node ``s``'s map at ``sum(n_codes[:s])``: the branch of every code, then of an unseen
-        category.  Categories absent from the node (and unseen ones) take the branch with the
-        most training weight (the lowest such branch on a tie).
+        category.  Categories absent from the node (and unseen ones) take the branch ``b`` with
+        the most training weight (the lowest such branch on a tie), stored as ``-1 - b``.
     """
     n_segments = seg_start.shape[0]
     n_stats = seg_stats.shape[1]
@@ -384,5 +410,5 @@ def categorical_split_maps(sorted_x, sorted_idx, sorted_y, sample_weight, seg_st
             present[codes[j]] = 1
         for c in range(size):
             if present[c] == 0:
-                node_map[c] = heaviest
+                node_map[c] = -1 - heaviest  # absent here: the heaviest branch, marked
     return out

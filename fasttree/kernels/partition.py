@@ -166,3 +166,91 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
                 idx[q] = buf_idx[p]
                 if has_labels:
                     ys[q] = buf_y[p]
+
+
+@njit(parallel=True, cache=True)
+def partition_segments_fractional(sorted_x, sorted_idx, sorted_y, seg_start, seg_end,
+                                  branch_offset, branch_rows, seg_all_branches, row_branch,
+                                  copy_base):
+    """k-way partition that also sends some rows down every branch (C4.5's fractional rows).
+
+    A row whose branch is ``-1`` (its split value is missing) is copied into every child:
+    branch ``b`` receives row id ``copy_base[row] + b`` (ids the caller has allocated, with
+    their weights), at the position the row had, so every child stays sorted in every feature.
+    The layout grows, so the result is a new layout::
+
+        before:  | other | node s: k=2, one missing row m          | other |
+        after:   | other | branch 0: its rows + m0 | branch 1: + m1 | other |   (positions shift)
+
+    Parameters
+    ----------
+    sorted_x, sorted_idx, sorted_y : the working layout (IN)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        Segments of the nodes to split, in increasing position order, not overlapping.
+    branch_offset : ndarray of shape (n_segments + 1,), int64 (IN)
+    branch_rows : ndarray of shape (branch_offset[-1],), int64 (IN)
+        Rows per branch, not counting the rows sent down every branch (from :func:`route_rows`).
+    seg_all_branches : ndarray of shape (n_segments,), int64 (IN)
+        Rows of each node sent down every branch.
+    row_branch : ndarray of shape (n_ids,), int32 (IN)
+        Branch of every row of these segments, ``-1`` for every branch.
+    copy_base : ndarray of shape (n_ids,), int64 (IN)
+        For the rows sent down every branch: the id of their copy in branch 0.
+
+    Returns
+    -------
+    new_x, new_idx, new_y : the grown layout
+    new_seg_start : ndarray of shape (n_segments,), int64
+        Where each split node's segment now starts; its branch ``b`` holds
+        ``branch_rows[branch_offset[s] + b] + seg_all_branches[s]`` positions, in branch order.
+    """
+    n_features, n_pos = sorted_x.shape
+    n_segments = seg_start.shape[0]
+    new_seg_start = np.empty(n_segments, dtype=np.int64)
+    growth = 0
+    max_branches = 1
+    for s in range(n_segments):
+        new_seg_start[s] = seg_start[s] + growth
+        n_branches = branch_offset[s + 1] - branch_offset[s]
+        growth += (n_branches - 1) * seg_all_branches[s]
+        max_branches = max(max_branches, n_branches)
+    new_n = n_pos + growth
+    has_labels = sorted_y.shape[1] > 0
+    new_x = np.empty((n_features, new_n), dtype=sorted_x.dtype)
+    new_idx = np.empty((n_features, new_n), dtype=sorted_idx.dtype)
+    new_y = np.empty((n_features, new_n if has_labels else 0), dtype=sorted_y.dtype)
+    for g in prange(n_features):
+        cursor = np.empty(max_branches, dtype=np.int64)
+        out = 0
+        previous_end = 0
+        for s in range(n_segments + 1):
+            # the positions between split nodes (other nodes, finished leaves) move unchanged
+            stop = seg_start[s] if s < n_segments else n_pos
+            for p in range(previous_end, stop):
+                new_x[g, out] = sorted_x[g, p]
+                new_idx[g, out] = sorted_idx[g, p]
+                if has_labels:
+                    new_y[g, out] = sorted_y[g, p]
+                out += 1
+            if s == n_segments:
+                break
+            running = out
+            n_branches = branch_offset[s + 1] - branch_offset[s]
+            for b in range(n_branches):
+                cursor[b] = running
+                running += branch_rows[branch_offset[s] + b] + seg_all_branches[s]
+            for p in range(seg_start[s], seg_end[s]):
+                row = sorted_idx[g, p]
+                b = row_branch[row]
+                first_b = b if b >= 0 else 0
+                last_b = b if b >= 0 else n_branches - 1
+                for c in range(first_b, last_b + 1):
+                    q = cursor[c]
+                    cursor[c] = q + 1
+                    new_x[g, q] = sorted_x[g, p]
+                    new_idx[g, q] = row if b >= 0 else copy_base[row] + c
+                    if has_labels:
+                        new_y[g, q] = sorted_y[g, p]
+            out = running
+            previous_end = seg_end[s]
+    return new_x, new_idx, new_y, new_seg_start

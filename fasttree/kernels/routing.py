@@ -7,7 +7,9 @@ A split is described the same way in the grower's per-level arrays and in a fitt
   the category code ``x``);
 * ``missing_branch``: the branch of a row whose value is missing (NaN);
 * categorical splits map every category code ``0 .. n_categories - 1`` and one more slot, for a
-  code the tree has never seen, to a branch.
+  code the tree has never seen, to a branch: ``b`` for a category that reached the node in
+  training, ``-1 - b`` for one that did not (it is sent to branch ``b``, the heaviest; the sign
+  only keeps that fact for readers such as ``export_text``).
 """
 
 import numpy as np
@@ -30,25 +32,30 @@ def branch_of(x, kind, threshold, missing_branch, category_offset, n_codes, cate
     code = n_codes - 1
     if x >= 0.0 and x < n_codes - 1 and x == np.floor(x):
         code = np.int64(x)
-    return np.int64(category_branch[category_offset + code])
+    b = np.int64(category_branch[category_offset + code])
+    return b if b >= 0 else -1 - b
 
 
 @njit(parallel=True, cache=True)
-def route_rows(sorted_x, sorted_idx, seg_start, seg_end, split_feature, split_kind,
-               split_threshold, split_missing_branch, category_offset, category_n_codes,
-               category_branch, branch_offset, row_branch):
-    """Branch of every row of the split nodes, and the rows per branch.
+def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature,
+               split_kind, split_threshold, split_missing_branch, category_offset,
+               category_n_codes, category_branch, branch_offset, row_branch):
+    """Branch of every row of the split nodes, and the rows and weight per branch.
 
     Parameters
     ----------
     sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN)
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
         The working layout (see :mod:`fasttree.kernels.split_search`).
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+        Indexed by row id; empty means every weight is 1.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
         Segments of the nodes to split; ranges must not overlap.
     split_feature, split_kind : ndarray of shape (n_segments,), int64 (IN)
     split_threshold : ndarray of shape (n_segments,), float64 (IN)
     split_missing_branch : ndarray of shape (n_segments,), int64 (IN)
+        Branch of a missing value; ``-1`` sends missing rows down every branch (C4.5's
+        fractional rows, see :func:`~fasttree.kernels.partition_segments_fractional`).
     category_offset, category_n_codes : ndarray of shape (n_segments,), int64 (IN)
         Where each categorical split's map starts in ``category_branch`` and its length
         (categories + 1 unseen slot); ignored for thresholds.
@@ -56,14 +63,21 @@ def route_rows(sorted_x, sorted_idx, seg_start, seg_end, split_feature, split_ki
     branch_offset : ndarray of shape (n_segments + 1,), int64 (IN)
         Node ``s``'s branches are ``branch_offset[s] .. branch_offset[s + 1] - 1`` of the output.
     row_branch : ndarray of shape (n_samples,), int32 (OUT)
-        Branch of every row of these segments (indexed by row id).
+        Branch of every row of these segments (indexed by row id), ``-1`` for every branch.
 
     Returns
     -------
     branch_rows : ndarray of shape (branch_offset[-1],), int64
-        Rows per branch.
+        Rows per branch (rows sent down every branch not included).
+    branch_weight : ndarray of shape (branch_offset[-1],), float64
+        Their weight.
+    seg_all_branches : ndarray of shape (n_segments,), int64
+        Rows of each node sent down every branch.
     """
+    unit_weight = sample_weight.shape[0] == 0
     branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
+    branch_weight = np.zeros(branch_offset[-1])
+    seg_all_branches = np.zeros(seg_start.shape[0], dtype=np.int64)
     for s in prange(seg_start.shape[0]):
         xs = sorted_x[split_feature[s], seg_start[s]:seg_end[s]]
         idx = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
@@ -72,5 +86,9 @@ def route_rows(sorted_x, sorted_idx, seg_start, seg_end, split_feature, split_ki
             b = branch_of(xs[p], split_kind[s], split_threshold[s], split_missing_branch[s],
                           category_offset[s], category_n_codes[s], category_branch)
             row_branch[idx[p]] = b
-            branch_rows[first + b] += 1
-    return branch_rows
+            if b < 0:
+                seg_all_branches[s] += 1
+            else:
+                branch_rows[first + b] += 1
+                branch_weight[first + b] += 1.0 if unit_weight else sample_weight[idx[p]]
+    return branch_rows, branch_weight, seg_all_branches

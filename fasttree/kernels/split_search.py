@@ -293,6 +293,7 @@ def find_best_splits_classification(
     min_samples_leaf,
     min_weight_leaf,
     xlog2x,
+    missing_fractional,
     children_impurity,
     gain,
     split_info,
@@ -336,6 +337,11 @@ def find_best_splits_classification(
         ``c log2 c`` for integer counts (:func:`xlog2x_table`): required for entropy with unit
         weights, which then reads it instead of computing logarithms; otherwise unused (pass an
         empty array).
+    missing_fractional : bool
+        C4.5's treatment of missing rows: the threshold is chosen on the rows with a known value,
+        the gain is scaled by their weighted share and the split information counts the missing
+        rows as one more branch (``missing_branch`` is then the heavier branch, for rows that must
+        take one).  Needs explicit ``sample_weight``.  False: scikit-learn's learned direction.
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`; only the unmasked pairs are written.
 
@@ -374,6 +380,29 @@ def find_best_splits_classification(
                 w_node += seg_class_weight[s, k]
             n_miss = count_missing(xs_node)
             missing_left = False
+            if n_miss > 0 and missing_fractional:
+                n_known = end - start - n_miss
+                known = scratch[0]
+                for k in range(n_classes):
+                    known[k] = seg_class_weight[s, k]
+                for p in range(n_known, end - start):
+                    known[labels_node[p]] -= sample_weight[sorted_idx[f, start + p]]
+                w_known = 0.0
+                for k in range(n_classes):
+                    known[k] = max(known[k], 0.0)
+                    w_known += known[k]
+                best, best_p, w_left, n_cand = _scan_weighted(
+                    xs_node[:n_known], sorted_idx[f, start:start + n_known],
+                    labels_node[:n_known], sample_weight, known, left, criterion,
+                    min_samples_leaf, min_weight_leaf)
+                if best_p >= 0:
+                    _store_fractional_split(
+                        f, s, best, weighted_class_impurity(known, criterion),
+                        weighted_class_impurity(seg_class_weight[s], criterion), w_node, w_known,
+                        w_left, xs_node, best_p, n_miss, n_cand, children_impurity, gain,
+                        split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                        n_candidates)
+                continue
             if n_miss > 0:
                 best, best_p, missing_left, w_left, n_cand = _scan_missing(
                     xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
@@ -402,6 +431,26 @@ def find_best_splits_classification(
                 w_left, xs_node, best_p, n_miss, missing_left, n_cand,
                 children_impurity, gain, split_info, threshold, n_left, n_branches,
                 missing_branch, n_missing, n_candidates)
+
+
+@njit(cache=True, inline="always")
+def _store_fractional_split(f, s, best, known_weighted_impurity, node_weighted_impurity, w_node,
+                            w_known, w_left, xs, best_p, n_miss, n_cand, children_impurity, gain,
+                            split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                            n_candidates):
+    """Write one C4.5 split chosen on the known rows: gain scaled by their share, missing rows a
+    branch of their own in the split information, "equivalent" children impurity."""
+    gain_value = (known_weighted_impurity - best) / w_node  # = (K / N) * gain on the known rows
+    gain[f, s] = gain_value
+    children_impurity[f, s] = node_weighted_impurity - w_node * gain_value
+    w_right = w_known - w_left
+    split_info[f, s] = split_information(np.array((w_left, w_right, w_node - w_known)), w_node)
+    threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
+    n_left[f, s] = best_p + 1
+    n_branches[f, s] = 2
+    missing_branch[f, s] = 0 if w_left >= w_right else 1  # the heavier branch, for apply
+    n_missing[f, s] = n_miss
+    n_candidates[f, s] = n_cand
 
 
 @njit(cache=True, inline="always")
@@ -582,6 +631,7 @@ def find_best_splits_regression(
     min_samples_leaf,
     min_weight_leaf,
     reciprocal,
+    missing_fractional,
     children_impurity,
     gain,
     split_info,
@@ -608,6 +658,8 @@ def find_best_splits_regression(
     reciprocal : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
         ``1 / c`` for integer counts (:func:`reciprocal_table`): required with unit weights,
         unused otherwise.
+    missing_fractional : bool
+        As in the classification kernel.
 
     Notes
     -----
@@ -633,6 +685,28 @@ def find_best_splits_regression(
             ys = sorted_y[f, start:end]
             n_miss = count_missing(xs)
             missing_left = False
+            if n_miss > 0 and missing_fractional:
+                n_known = end - start - n_miss
+                w_known = seg_sums[s, 0]
+                sum_known = seg_sums[s, 1]
+                sq_known = seg_sums[s, 2]
+                for p in range(n_known, end - start):
+                    w = sample_weight[sorted_idx[f, start + p]]
+                    w_known -= w
+                    sum_known -= w * ys[p]
+                    sq_known -= w * ys[p] * ys[p]
+                best, best_p, w_left, n_cand = _scan_regression_weighted(
+                    xs[:n_known], ys[:n_known], sorted_idx[f, start:start + n_known],
+                    sample_weight, w_known, sum_known, min_samples_leaf, min_weight_leaf)
+                if best_p >= 0:
+                    _store_fractional_split(
+                        f, s, max(sq_known - best, 0.0),
+                        weighted_squared_error(w_known, sum_known, sq_known),
+                        weighted_squared_error(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2]),
+                        seg_sums[s, 0], w_known, w_left, xs, best_p, n_miss, n_cand,
+                        children_impurity, gain, split_info, threshold, n_left, n_branches,
+                        missing_branch, n_missing, n_candidates)
+                continue
             if n_miss > 0:
                 best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
                     xs, ys, sorted_idx[f, start:end], sample_weight, seg_sums[s, 0],
