@@ -67,6 +67,7 @@ class _BaseDecisionTree(BaseEstimator):
     """Shared fit/validation logic of the classifier and the regressor."""
 
     _criteria = ()
+    _min_branch_fraction = 0.0  # C4.5's minimum branch weight rule for thresholds: off
 
     # -- hyperparameters -----------------------------------------------------------------------
     def _resolve_params(self, n_samples, n_features, total_weight, has_sample_weight):
@@ -140,6 +141,7 @@ class _BaseDecisionTree(BaseEstimator):
                              f"{self.categorical_split!r}.")
 
         return GrowerParams(
+            min_branch_fraction=self._min_branch_fraction,
             categorical_split=self.categorical_split,
             missing=self.missing,
             criterion=self.criterion,
@@ -667,7 +669,9 @@ class C45Classifier(DecisionTreeClassifier):
     filter, and ``log2(candidate thresholds) / N`` charged to numeric splits),
     ``categorical_split="multiway"``, ``missing="fractional"`` (a row missing a split value goes
     down every branch with a share of its weight, in training and prediction) and C4.5's
-    error-based pruning (``pruning="error_based"``; subtree raising is not performed).
+    error-based pruning (``pruning="error_based"``; subtree raising is not performed).  As in
+    C4.5, each side of a threshold must weigh at least ``min(25, 0.1 * w / n_classes)`` (``w``:
+    the node's weight with a known value), and ``min_samples_leaf``.
 
     Parameters
     ----------
@@ -681,6 +685,8 @@ class C45Classifier(DecisionTreeClassifier):
         See :class:`DecisionTreeClassifier`.
     n_jobs : int or None, default=None
     """
+
+    _min_branch_fraction = 0.1  # each side of a threshold: min(25, 0.1 * known weight / classes)
 
     def __init__(self, *, pruning_confidence=0.25, min_samples_leaf=2, max_depth=None,
                  categorical_features="from_dtype", n_jobs=None):

@@ -72,6 +72,7 @@ class GrowerParams:
     max_features: int  # number of features drawn per node; n_features means all
     categorical_split: str = "binary"
     missing: str = "learn"
+    min_branch_fraction: float = 0.0  # C4.5's minimum branch weight for thresholds (0.1), or 0
 
     @property
     def criterion_code(self):
@@ -217,7 +218,8 @@ class TreeGrower:
                 self._timed("search", find_best_splits_classification, self._sorted_x,
                             self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
                             stats, numeric_mask, p.criterion_code, p.min_samples_leaf,
-                            p.min_weight_leaf, self._count_table, self._fractional, *record)
+                            p.min_weight_leaf, self._count_table, p.min_branch_fraction,
+                            self._fractional, *record)
             if self.is_categorical.any():
                 self._timed("search", find_best_splits_categorical, self._sorted_x,
                             self._sorted_idx, self._sorted_y, self.sample_weight, start, end,

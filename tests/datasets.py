@@ -23,3 +23,24 @@ def same_partition(a, b):
     """Two leaf assignments group the rows identically (leaf ids may be numbered differently)."""
     pairs = set(zip(a.tolist(), b.tolist()))
     return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+SHARED_DATA = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def load_shared(name):
+    """A dataset of shared/data as a DataFrame whose categorical columns (per columns.json) have
+    pandas' ``category`` dtype, and its target; rows with a missing target are dropped."""
+    import json
+
+    import pandas as pd
+
+    kinds = json.loads((SHARED_DATA / "columns.json").read_text())[name]
+    frame = pd.read_csv(SHARED_DATA / f"{name}.csv", keep_default_na=False, na_values=[""])
+    target = kinds["target"]
+    frame = frame[frame[target].notna()].reset_index(drop=True)
+    for column, kind in zip(frame.columns, kinds["kinds"]):
+        if column != target and kind == "categorical":
+            frame[column] = frame[column].astype(str).where(frame[column].notna()).astype(
+                "category")
+    return frame.drop(columns=target), frame[target]

@@ -293,6 +293,7 @@ def find_best_splits_classification(
     min_samples_leaf,
     min_weight_leaf,
     xlog2x,
+    min_branch_fraction,
     missing_fractional,
     children_impurity,
     gain,
@@ -337,6 +338,10 @@ def find_best_splits_classification(
         ``c log2 c`` for integer counts (:func:`xlog2x_table`): required for entropy with unit
         weights, which then reads it instead of computing logarithms; otherwise unused (pass an
         empty array).
+    min_branch_fraction : float
+        C4.5's minimum branch weight for a threshold: each side must weigh at least
+        ``min(25, min_branch_fraction * w_known / n_classes)`` (``w_known``: the node's weight
+        with a known value); C4.5 uses 0.1.  0 disables the rule.
     missing_fractional : bool
         C4.5's treatment of missing rows: the threshold is chosen on the rows with a known value,
         the gain is scaled by their weighted share and the split information counts the missing
@@ -380,6 +385,12 @@ def find_best_splits_classification(
                 w_node += seg_class_weight[s, k]
             n_miss = count_missing(xs_node)
             missing_left = False
+            seg_min_weight = min_weight_leaf
+            seg_min_rows = min_rows_leaf
+            if min_branch_fraction > 0.0:
+                seg_min_weight, seg_min_rows = _c45_min_branch(
+                    xs_node, sorted_idx[f, start:end], sample_weight, n_miss, w_node, n_classes,
+                    min_branch_fraction, min_weight_leaf, min_rows_leaf)
             if n_miss > 0 and missing_fractional:
                 n_known = end - start - n_miss
                 known = scratch[0]
@@ -394,7 +405,7 @@ def find_best_splits_classification(
                 best, best_p, w_left, n_cand = _scan_weighted(
                     xs_node[:n_known], sorted_idx[f, start:start + n_known],
                     labels_node[:n_known], sample_weight, known, left, criterion,
-                    min_samples_leaf, min_weight_leaf)
+                    min_samples_leaf, seg_min_weight)
                 if best_p >= 0:
                     _store_fractional_split(
                         f, s, best, weighted_class_impurity(known, criterion),
@@ -407,21 +418,21 @@ def find_best_splits_classification(
                 best, best_p, missing_left, w_left, n_cand = _scan_missing(
                     xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
                     seg_class_weight[s], n_miss, scratch, criterion, min_samples_leaf,
-                    min_weight_leaf, table)
+                    seg_min_weight, table)
             elif not unit_weight:
                 best, best_p, w_left, n_cand = _scan_weighted(
                     xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
-                    seg_class_weight[s], left, criterion, min_samples_leaf, min_weight_leaf)
+                    seg_class_weight[s], left, criterion, min_samples_leaf, seg_min_weight)
             elif n_classes == 2:
                 best, best_p, n_cand = _scan_unit_weight_binary(
                     xs_node, labels_node, np.int64(seg_class_weight[s, 1]), criterion,
-                    min_rows_leaf, xlog2x)
+                    seg_min_rows, xlog2x)
                 w_left = best_p + 1.0
             else:
                 for k in range(n_classes):
                     total_count[k] = np.int64(seg_class_weight[s, k])
                 best, best_p, n_cand = _scan_unit_weight(
-                    xs_node, labels_node, total_count, left_count, criterion, min_rows_leaf,
+                    xs_node, labels_node, total_count, left_count, criterion, seg_min_rows,
                     xlog2x)
                 w_left = best_p + 1.0
             if best_p < 0:
@@ -431,6 +442,24 @@ def find_best_splits_classification(
                 w_left, xs_node, best_p, n_miss, missing_left, n_cand,
                 children_impurity, gain, split_info, threshold, n_left, n_branches,
                 missing_branch, n_missing, n_candidates)
+
+
+#: C4.5's cap on its minimum branch weight for thresholds.
+C45_MAX_MIN_BRANCH = 25.0
+
+
+@njit(cache=True, inline="always")
+def _c45_min_branch(xs, idx, sample_weight, n_miss, w_node, n_classes, fraction, min_weight_leaf,
+                    min_rows_leaf):
+    """C4.5's minimum weight (and, for unit weights, rows) on each side of a threshold:
+    ``min(25, fraction * w_known / n_classes)``, never below the estimator's own minimums."""
+    w_known = w_node
+    n = xs.shape[0]
+    for p in range(n - n_miss, n):
+        w_known -= 1.0 if sample_weight.shape[0] == 0 else sample_weight[idx[p]]
+    floor = min(C45_MAX_MIN_BRANCH, fraction * w_known / n_classes)
+    min_weight = max(min_weight_leaf, floor)
+    return min_weight, max(min_rows_leaf, np.int64(np.ceil(min_weight)))
 
 
 @njit(cache=True, inline="always")
