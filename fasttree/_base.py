@@ -69,7 +69,7 @@ class BaseEstimator:
             target_tags=TargetTags(required=True),
             classifier_tags=ClassifierTags() if is_classifier else None,
             regressor_tags=None if is_classifier else RegressorTags(),
-            input_tags=InputTags(allow_nan=False),
+            input_tags=InputTags(allow_nan=True),
         )
 
 

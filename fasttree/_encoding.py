@@ -135,6 +135,12 @@ def fit_categories(X, is_categorical):
         else:
             values = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col, dtype=object)
             known = values[~_is_missing(values)]
+            odd = [v for v in known.tolist()
+                   if not isinstance(v, (str, bytes, numbers.Number, np.bool_))]
+            if odd:
+                raise TypeError(
+                    f"categorical feature {j} holds a {type(odd[0]).__name__}; each value's "
+                    "argument must be a string or a number.")
             try:
                 cats = np.array(sorted(set(known.tolist())), dtype=object)
             except TypeError:

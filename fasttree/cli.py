@@ -4,7 +4,13 @@ import argparse
 import sys
 import time
 
-from . import DecisionTreeClassifier, DecisionTreeRegressor, export_text
+from . import (
+    C45Classifier,
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ID3Classifier,
+    export_text,
+)
 from .datasets import DatasetError, load_ionosphere, read_csv
 from .evaluation import cross_val_score
 from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
@@ -16,15 +22,20 @@ def _parser():
         description="Train an exact decision tree on every core. Without a command, trains on "
                     "the bundled ionosphere data.")
     sub = parser.add_subparsers(dest="command")
-    fit = sub.add_parser("fit", help="train on a CSV file (header row, numeric features)")
+    fit = sub.add_parser("fit", help="train on a CSV file (header row; numeric and categorical "
+                                     "columns, empty cells for missing values)")
     fit.add_argument("file", help="CSV file with a header row")
     fit.add_argument("--target", help="target column (default: the last column)")
     for p in (parser, fit):
+        p.add_argument("--model", default="cart", choices=["cart", "id3", "c45"],
+                       help="cart: binary splits (default); id3: information gain, a branch per "
+                            "category; c45: gain ratio, fractional missing values, C4.5 pruning")
         p.add_argument("--criterion", default="entropy",
                        choices=[*CLASSIFICATION_CRITERIA, *REGRESSION_CRITERIA],
                        help="split criterion; squared_error trains a regressor (default: entropy)")
         p.add_argument("--max-depth", type=int, default=None, help="maximum tree depth")
-        p.add_argument("--min-samples-leaf", type=int, default=1, help="minimum rows per leaf")
+        p.add_argument("--min-samples-leaf", type=int, default=None,
+                       help="minimum rows per leaf (default: 1, or 2 for c45)")
         p.add_argument("--pruning", default=None,
                        choices=["cost_complexity", "reduced_error", "error_based",
                                 "minimum_error", "pessimistic"],
@@ -51,21 +62,33 @@ def run(args):
         source = "ionosphere (bundled with fasttree)"
 
     regression = args.criterion in REGRESSION_CRITERIA
-    if regression and data.y.dtype.kind != "f":
+    if regression and data.y.dtype.kind not in "if":
         return _fail(f"target {data.target_name!r} is not numeric; squared_error needs a number")
-    Estimator = DecisionTreeRegressor if regression else DecisionTreeClassifier
+    if args.model != "cart" and regression:
+        return _fail(f"--model {args.model} is a classifier; use --model cart for regression")
+    if args.model != "cart" and (args.pruning or args.ccp_alpha):
+        return _fail(f"--model {args.model} fixes its own pruning; --pruning and --ccp-alpha "
+                     "go with --model cart")
+    common = dict(max_depth=args.max_depth, n_jobs=args.n_jobs,
+                  categorical_features=data.categorical)
+    if args.min_samples_leaf is not None:
+        common["min_samples_leaf"] = args.min_samples_leaf
 
     def make():
-        return Estimator(criterion=args.criterion, max_depth=args.max_depth,
-                         min_samples_leaf=args.min_samples_leaf, n_jobs=args.n_jobs,
-                         pruning=args.pruning, ccp_alpha=args.ccp_alpha, random_state=0)
+        if args.model == "id3":
+            return ID3Classifier(**common)
+        if args.model == "c45":
+            return C45Classifier(**common)
+        Estimator = DecisionTreeRegressor if regression else DecisionTreeClassifier
+        return Estimator(criterion=args.criterion, pruning=args.pruning,
+                         ccp_alpha=args.ccp_alpha, random_state=0, **common)
 
     try:
         score = cross_val_score(make, data.X, data.y, n_splits=args.cv)
         start = time.perf_counter()
         est = make().fit(data.X, data.y)
         fit_seconds = time.perf_counter() - start
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         return _fail(str(exc))
 
     n, m = data.X.shape

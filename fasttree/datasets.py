@@ -9,12 +9,18 @@ import numpy as np
 
 @dataclass
 class Dataset:
-    """Features, target and names read from a CSV file."""
+    """Features, target and names read from a CSV file.
+
+    ``X`` is a float64 matrix (NaN for an empty cell) when every feature column is numeric, else
+    an object matrix holding floats (NaN for an empty cell) in the numeric columns and strings
+    (None for an empty cell) in the categorical ones, which ``categorical`` marks.
+    """
 
     X: np.ndarray
     y: np.ndarray
     feature_names: list
     target_name: str
+    categorical: np.ndarray
 
 
 class DatasetError(ValueError):
@@ -22,7 +28,7 @@ class DatasetError(ValueError):
 
 
 def read_csv(source, target=None):
-    """Read a CSV file with a header row into numeric features and a target column.
+    """Read a CSV file with a header row into features and a target column.
 
     Parameters
     ----------
@@ -34,11 +40,13 @@ def read_csv(source, target=None):
     -------
     Dataset
 
+    A feature column whose non-empty cells are all numbers is numeric; any other is categorical.
+    An empty cell is a missing value.
+
     Raises
     ------
     DatasetError
-        Unknown target column, a non-numeric or incomplete feature column, a ragged row, or
-        no data rows.
+        Unknown target column, an empty target cell, a ragged row, or no data rows.
     """
     if hasattr(source, "read"):
         rows = list(csv.reader(source))
@@ -67,31 +75,37 @@ def read_csv(source, target=None):
             f"target column {target!r} has {int(missing_target.sum())} empty cells; drop those "
             "rows first")
     feature_names = [name for i, name in enumerate(header) if i != t]
-    X = np.empty((len(body), len(feature_names)), dtype=np.float64)
-    j = 0
-    for i, name in enumerate(header):
-        if i == t:
-            continue
-        values = columns[i]
-        if any(v == "" for v in values):
-            raise DatasetError(
-                f"column {name!r} has missing cells; missing values are not supported yet")
-        try:
-            X[:, j] = np.array(values, dtype=np.float64)
-        except ValueError:
-            raise DatasetError(
-                f"column {name!r} is not numeric; categorical columns are not supported yet"
-            ) from None
-        j += 1
+    feature_columns = [columns[i] for i in range(len(header)) if i != t]
+    numeric = [_parse_numbers(values) for values in feature_columns]
+    categorical = np.array([values is None for values in numeric], dtype=bool)
+    if categorical.any():
+        X = np.empty((len(body), len(feature_names)), dtype=object)
+        for j, values in enumerate(feature_columns):
+            X[:, j] = ([None if v == "" else v for v in values] if categorical[j]
+                       else numeric[j])
+    else:
+        X = np.column_stack(numeric) if numeric else np.empty((len(body), 0))
     return Dataset(X=X, y=_as_numbers_if_possible(y), feature_names=feature_names,
-                   target_name=target)
+                   target_name=target, categorical=categorical)
+
+
+def _parse_numbers(values):
+    """A column's cells as float64 (NaN for an empty cell), or None if one is not a number."""
+    try:
+        return np.array([np.nan if v == "" else float(v) for v in values], dtype=np.float64)
+    except ValueError:
+        return None
 
 
 def _as_numbers_if_possible(values):
+    """A target column as int64 (whole numbers), float64, or str."""
     try:
-        return values.astype(np.float64)
+        numbers = values.astype(np.float64)
     except ValueError:
         return values.astype(str)
+    if np.all(np.mod(numbers, 1) == 0) and np.all(np.abs(numbers) < 2**53):
+        return numbers.astype(np.int64)
+    return numbers
 
 
 def load_ionosphere():

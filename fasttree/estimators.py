@@ -238,7 +238,9 @@ class _BaseDecisionTree(BaseEstimator):
     # -- input encoding ------------------------------------------------------------------------
     def _encode_fit(self, X):
         """Validate ``X`` for fit, learn its categorical features and return the kernels' matrix."""
-        shape = X.shape if is_dataframe(X) else np.shape(X)
+        if not is_dataframe(X) and not hasattr(X, "shape"):
+            X = np.asarray(X)
+        shape = X.shape
         if len(shape) != 2 or self.categorical_features is None:
             self.is_categorical_ = np.zeros(shape[1] if len(shape) == 2 else 0, dtype=bool)
             self.categories_ = [None] * self.is_categorical_.shape[0]
@@ -274,7 +276,9 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError(
                 "The feature names of X differ from those seen in fit: "
                 f"fit saw {list(fitted_names)}, got {list(names)}.")
-        shape = X.shape if is_dataframe(X) else np.shape(X)
+        if not is_dataframe(X) and not hasattr(X, "shape"):
+            X = np.asarray(X)
+        shape = X.shape
         if len(shape) == 2 and shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {shape[1]} features, but {type(self).__name__} is expecting "
@@ -339,8 +343,11 @@ class DecisionTreeClassifier(_BaseDecisionTree):
 
     Parameters
     ----------
-    criterion : {"gini", "entropy", "log_loss"}, default="gini"
+    criterion : {"gini", "entropy", "log_loss", "gain_ratio"}, default="gini"
         Impurity to minimise; "entropy" and "log_loss" are both Shannon entropy (bits).
+        "gain_ratio" is C4.5's rule: information gain divided by split information, among the
+        features whose gain reaches the average gain at the node; a numeric feature's gain is
+        first charged ``log2(candidate thresholds) / node weight`` (C4.5's correction).
     max_depth : int or None, default=None
         Maximum depth; None grows until the other rules stop it.
     min_samples_split : int or float, default=2
@@ -374,6 +381,28 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         ``pruning="reduced_error"``.
     pruning_confidence : float, default=0.25
         C4.5's confidence factor ``CF`` for ``pruning="error_based"``.
+    categorical_features : "from_dtype", None, or array-like of int, str or bool, \
+default="from_dtype"
+        Which features are categorical.  "from_dtype": the DataFrame columns of pandas
+        ``category``, object, string and bool dtypes (and the columns of an object array that
+        hold non-numbers); otherwise the indices, names or a boolean mask of the categorical
+        features (for NumPy input, any values: integer codes, strings).  The categories are the
+        distinct training values; predict accepts the same dtypes and categories never seen.
+    categorical_split : {"binary", "multiway"}, default="binary"
+        "binary" (CART): the best subset of categories goes left; exact for two classes and
+        regression (categories ordered by class share or mean, Breiman's shortcut), with more
+        classes the best of the orders by each class's share.  "multiway" (ID3/C4.5): one
+        child per category present at the node, valid when at least two children hold
+        ``min_samples_leaf`` rows; the feature is not split on again below.  A category that
+        never reached a node in training goes to the child with the most training weight.
+    missing : {"learn", "fractional"}, default="learn"
+        Missing values (NaN, None, pandas NA).  "learn" (scikit-learn's semantics): every
+        candidate split is tried with the missing rows on each side and the better side is
+        stored; where no missing value reached a node in training, missing rows go to the
+        child with more rows.  "fractional" (C4.5): a split is chosen on the rows with a known
+        value, its gain scaled by their weighted share; a row missing the split value goes down
+        every branch with weight proportional to the branch's known weight, and predictions mix
+        the leaves it reaches with the same weights.
 
     Attributes
     ----------
@@ -387,6 +416,11 @@ class DecisionTreeClassifier(_BaseDecisionTree):
     max_features_ : int
     fit_timings_ : dict
         Seconds per phase of the last fit (``presort``, ``search``, ``partition``, ...).
+    is_categorical_ : ndarray of shape (n_features_in_,), bool
+    categories_ : list of ndarray or None
+        The categories of each categorical feature (code ``i`` is ``categories_[f][i]``).
+    missing_in_fit_ : ndarray of shape (n_features_in_,), bool
+        Features that had missing values in the training data.
 
     Notes
     -----
@@ -542,7 +576,8 @@ class DecisionTreeRegressor(_BaseDecisionTree):
     criterion : {"squared_error"}, default="squared_error"
         Variance reduction; leaves predict the weighted mean of their rows.
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features,
-    random_state, max_leaf_nodes, min_impurity_decrease, n_jobs, ccp_alpha, validation_fraction
+    random_state, max_leaf_nodes, min_impurity_decrease, n_jobs, ccp_alpha, validation_fraction,
+    categorical_features, categorical_split, missing
         As in :class:`DecisionTreeClassifier`.
     pruning : {None, "cost_complexity", "reduced_error"}, default=None
         Post-pruning rule applied in ``fit``; reduced-error pruning uses squared error on a

@@ -12,7 +12,7 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
     threshold, ``color in {red, blue}`` for each side of a subset split, ``outlook = sunny`` for
     each branch of a multiway split.  Where the feature had missing values in training, the
     branch that takes them is marked ``(missing → left)``, ``(missing → right)`` or
-    ``(missing)``.
+    ``(missing)`` (not in trees grown with C4.5's fractional rows, where they take every branch).
 
     Parameters
     ----------
@@ -75,7 +75,7 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
                     texts.append(f"{name} = {members[0]}")
                 else:
                     texts.append(f"{name} in {{{', '.join(members)}}}")
-        if had_missing[f]:
+        if had_missing[f] and not tree.fractional_missing:
             m = tree.missing_branch[node]
             if len(texts) == 2 and kind != SPLIT_MULTIWAY:
                 texts[m] += " (missing → left)" if m == 0 else " (missing → right)"

@@ -52,15 +52,32 @@ def test_fit_shared_housing_regression():
     assert "506 rows x 13 features" in out.stdout and "R^2" in out.stdout
 
 
+@pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="shared/data is not beside the checkout")
+@pytest.mark.parametrize("model", ["cart", "id3", "c45"])
+def test_fit_csv_with_categories_and_missing_cells(model):
+    out = run_cli("fit", str(SHARED_DATA / "heart_disease.csv"), "--model", model, "--cv", "5")
+    assert out.returncode == 0, out.stderr
+    assert "303 rows x 13 features" in out.stdout
+    accuracy = float(out.stdout.split("5-fold cross-validated accuracy: ")[1].split()[0])
+    assert accuracy > 0.65
+    assert "chest pain" in out.stdout
+    weather = run_cli("fit", str(SHARED_DATA / "weather.csv"), "--model", model, "--cv", "2",
+                      "--min-samples-leaf", "1")
+    assert weather.returncode == 0, weather.stderr
+    if model == "id3":
+        assert "|--- outlook = overcast\n|   |--- class: yes" in weather.stdout
+
+
 @pytest.mark.parametrize(
     "content, args, message",
     [
         (None, ["fit", "missing.csv"], "no such file"),
         ("a,b\n1,2\n3,4\n", ["--target", "zzz"], "no column named 'zzz'"),
-        ("a,b,y\n1,x,0\n2,z,1\n", ["--target", "y"], "column 'b' is not numeric"),
-        ("a,b,y\n1,,0\n2,3,1\n", ["--target", "y"], "column 'b' has missing cells"),
+        ("a,b,y\n1,x,0\n2,,1\n", ["--target", "y"], "target column 'y' has 1 empty cells"),
+        ("a,y\n1,0\n2,1\n", ["--target", "y", "--model", "id3", "--criterion",
+                              "squared_error"], "--model id3 is a classifier"),
     ],
-    ids=["missing-file", "unknown-target", "categorical", "missing-cells"],
+    ids=["missing-file", "unknown-target", "missing-target", "id3-regression"],
 )
 def test_one_line_errors(tmp_path, content, args, message):
     if content is None:

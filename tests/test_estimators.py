@@ -252,7 +252,8 @@ def test_sklearn_estimator_checks():
     """scikit-learn's own API conformance suite; the known, explained exceptions are listed."""
     from sklearn.utils.estimator_checks import check_estimator
 
-    for est in (DecisionTreeClassifier(), DecisionTreeRegressor()):
+    for est in (DecisionTreeClassifier(), DecisionTreeRegressor(), fasttree.ID3Classifier(),
+                fasttree.C45Classifier()):
         expected = _expected_failures(est)
         results = check_estimator(est, on_fail=None, expected_failed_checks=expected)
         failed = [r["check_name"] for r in results if r["status"] == "failed"]

@@ -1,19 +1,19 @@
 """Every kernel against its naive twin in tests/reference.py."""
 
-from types import SimpleNamespace
-
+import inspect
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fasttree._dtypes import CRITERION_ENTROPY, CRITERION_GINI
+from fasttree._dtypes import CRITERION_ENTROPY, CRITERION_GINI, SELECT_IMPURITY
 from fasttree.kernels import (
     apply_tree,
     decision_paths,
     find_best_splits_classification,
     find_best_splits_regression,
     gather_targets,
+    new_split_record,
     partition_segments,
     presort_features,
     reciprocal_table,
@@ -22,9 +22,36 @@ from fasttree.kernels import (
     select_best_splits,
     xlog2x_table,
 )
+from fasttree.tree import Tree
 from reference import apply_naive, brute_force_split
 
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY}
+
+
+#: Optional rules of the search kernels (C4.5's minimum branch weight, fractional missing rows),
+#: off unless a test turns them on.
+OPTIONS_OFF = {"min_branch_fraction": 0.0, "missing_fractional": False}
+
+
+def search_record(kernel, *args, **options):
+    """Run a search kernel into a fresh SplitRecord and return the record.
+
+    ``args`` are the kernel's arguments up to its count table (``args[7]`` is the feature mask,
+    whose shape is the record's); the optional rules the kernel has are passed by name (off
+    unless given in ``options``), the record's arrays by field name.
+    """
+    params = inspect.signature(kernel.py_func).parameters
+    kwargs = {k: v for k, v in {**OPTIONS_OFF, **options}.items() if k in params}
+    record = new_split_record(*args[7].shape)
+    kernel(*args, **kwargs, **record._asdict())
+    return record
+
+
+def search(kernel, *args, **options):
+    """:func:`search_record`, returning ``(children_impurity, threshold, n_left)`` (what the
+    kernels returned before they filled a SplitRecord)."""
+    record = search_record(kernel, *args, **options)
+    return record.children_impurity, record.threshold, record.n_left
 
 
 def layout(X):
@@ -97,9 +124,9 @@ def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mw
     counts = segment_class_weights(sorted_idx, sorted_y, w_kernel, starts, ends, starts * 0,
                                    n_classes)
     mask = np.ones((X.shape[1], starts.size), np.uint8)
-    imp, thr, n_left = find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends, counts, mask,
-        CRITERIA[criterion], msl, mwl, xlog2x_table(len(y)))
+    imp, thr, n_left = search(
+        find_best_splits_classification, sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends,
+        counts, mask, CRITERIA[criterion], msl, mwl, xlog2x_table(len(y)))
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(counts[s], np.bincount(y[rows], w[rows], n_classes))
@@ -174,9 +201,9 @@ def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighte
     w_kernel = w if weighted else np.empty(0)
     sums = segment_target_sums(sorted_idx, sorted_y, w_kernel, starts, ends, starts * 0 + m - 1)
     mask = np.ones((m, starts.size), np.uint8)
-    imp, thr, n_left = find_best_splits_regression(
-        sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends, sums, mask, msl, 0.0,
-        reciprocal_table(n))
+    imp, thr, n_left = search(
+        find_best_splits_regression, sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends, sums,
+        mask, msl, 0.0, reciprocal_table(n))
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(
@@ -201,9 +228,9 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, start * 0, 2)
     # weights given explicitly (all 1.0): the general path, entropy from logarithms
-    imp, thr, n_left = find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((1, 1), np.uint8),
-        CRITERION_ENTROPY, 1, 0.0, np.empty(0))
+    imp, thr, n_left = search(
+        find_best_splits_classification, sorted_x, sorted_idx, sorted_y, w, start, end, counts,
+        np.ones((1, 1), np.uint8), CRITERION_ENTROPY, 1, 0.0, np.empty(0))
     assert thr[0, 0] == 10.0 and n_left[0, 0] == 3
     parent = -(0.6 * np.log2(0.6) + 0.4 * np.log2(0.4))
     assert parent - imp[0, 0] / 5 == pytest.approx(0.420, abs=5e-4)
@@ -214,9 +241,9 @@ def test_threshold_is_midpoint_and_lowest_on_ties():
     start, end = np.array([0]), np.array([4])
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     counts = segment_class_weights(sorted_idx, sorted_y, np.empty(0), start, end, start * 0, 2)
-    _, thr, _ = find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, np.empty(0), start, end, counts, np.ones((1, 1), np.uint8),
-        CRITERION_GINI, 1, 0.0, xlog2x_table(4))
+    _, thr, _ = search(
+        find_best_splits_classification, sorted_x, sorted_idx, sorted_y, np.empty(0), start, end,
+        counts, np.ones((1, 1), np.uint8), CRITERION_GINI, 1, 0.0, xlog2x_table(4))
     assert thr[0, 0] == 1.5
 
 
@@ -228,10 +255,9 @@ def test_feature_mask_skips_pairs(rng):
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
     counts = segment_class_weights(sorted_idx, sorted_y, np.ones(50), start, end, start * 0, 2)
     mask = np.array([[0], [1], [1]], np.uint8)
-    imp, _, _ = find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, np.ones(50), start, end, counts, mask, CRITERION_GINI, 1,
-        0.0,
-        np.empty(0))
+    imp, _, _ = search(
+        find_best_splits_classification, sorted_x, sorted_idx, sorted_y, np.ones(50), start, end,
+        counts, mask, CRITERION_GINI, 1, 0.0, np.empty(0))
     assert imp[0, 0] == np.inf and np.isfinite(imp[1:, 0]).all()
 
 
@@ -242,7 +268,10 @@ def test_xlog2x_table():
 
 def test_select_best_splits_lowest_feature_wins_ties():
     imp = np.array([[3.0, np.inf, 1.0], [2.0, np.inf, 1.0], [2.0, np.inf, 5.0]])
-    np.testing.assert_array_equal(select_best_splits(imp), [1, -1, 0])
+    n_branches = np.where(np.isfinite(imp), 2, 0).astype(np.int32)
+    zeros = np.zeros_like(imp)
+    np.testing.assert_array_equal(
+        select_best_splits(imp, zeros, zeros, n_branches, SELECT_IMPURITY), [1, -1, 0])
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -281,20 +310,21 @@ def test_partition_is_stable_and_routes_by_split(seed):
 
 def small_tree():
     # root: x0 <= 0.5 ? (x1 <= 2.5 ? leaf 3 : leaf 4) : leaf 2
-    return (np.array([1, 3, -1, -1, -1], np.int32), np.array([2, 4, -1, -1, -1], np.int32),
-            np.array([0, 1, -2, -2, -2], np.int32), np.array([0.5, 2.5, -2, -2, -2]))
+    left = np.array([1, 3, -1, -1, -1])
+    return Tree(children_left=left, children_right=[2, 4, -1, -1, -1], feature=[0, 1, -2, -2, -2],
+                threshold=[0.5, 2.5, -2, -2, -2], value=np.zeros((5, 1, 2)), impurity=np.zeros(5),
+                n_node_samples=np.ones(5), weighted_n_node_samples=np.ones(5),
+                depth=[0, 1, 1, 2, 2], n_features=2)
 
 
 def test_apply_and_paths_match_naive(rng):
-    left, right, feature, threshold = small_tree()
+    tree = small_tree()
     X = np.ascontiguousarray(rng.uniform(-1, 4, size=(200, 2)).astype(np.float32))
     X[:5, 0] = 0.5  # exactly on the threshold goes left
 
-    tree = SimpleNamespace(children_left=left, children_right=right, feature=feature,
-                           threshold=threshold)
-    leaves = apply_tree(X, left, right, feature, threshold)
+    leaves = apply_tree(X, *tree._routing())
     np.testing.assert_array_equal(leaves, apply_naive(tree, X))
-    path, length = decision_paths(X, left, right, feature, threshold, 2)
+    path, length = decision_paths(X, *tree._routing(), 2)
     for i in range(X.shape[0]):
         assert path[i, length[i] - 1] == leaves[i]
         assert path[i, 0] == 0
@@ -309,22 +339,31 @@ def test_public_kernels_grow_one_level_like_the_estimator():
     rng = np.random.default_rng(5)
     X = rng.normal(size=(500, 4)).astype(np.float32)
     y = ((X[:, 2] > 0.3) ^ (rng.uniform(size=500) < 0.1)).astype(np.int32)
+    n_features, n_classes = 4, 2
     sorted_x, sorted_idx = presort_features(X)
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    start, end, feature0 = np.array([0]), np.array([500]), np.array([0])
+    start, end, row = np.array([0]), np.array([500]), np.array([0])
     w = np.empty(0)  # unit weights
-    counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, feature0, 2)
-    imp, thr, n_left = find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((4, 1), np.uint8),
-        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(500))
-    best = select_best_splits(imp)
+    counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, row, n_classes)
+    record = new_split_record(n_features, len(start))
+    find_best_splits_classification(
+        sorted_x, sorted_idx, sorted_y, w, start, end, counts,
+        np.ones((n_features, len(start)), np.uint8), CRITERION_ENTROPY, 1, 0.0,
+        xlog2x_table(len(y)), min_branch_fraction=0.0, missing_fractional=False,
+        **record._asdict())
+    best = select_best_splits(record.children_impurity, record.gain, record.split_info,
+                              record.n_branches, SELECT_IMPURITY)
     est = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=1).fit(X, y)
     assert best[0] == est.tree_.feature[0] == 2
-    assert thr[best[0], 0] == est.tree_.threshold[0]
-    partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,
-                       n_left[best, [0]].astype(np.int64), np.empty(500, np.uint8))
-    k = n_left[best[0], 0]
+    thr = record.threshold[best, np.arange(len(best))]
+    assert thr[0] == est.tree_.threshold[0]
+    # no missing values here: the left child is a prefix of the split feature's sorted row
+    assert (record.n_missing[best, np.arange(len(best))] == 0).all()
+    n_left = record.n_left[best, np.arange(len(best))]
+    partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left,
+                       np.empty(len(y), np.uint8))
+    k = n_left[0]
     for f in range(4):
-        assert (X[sorted_idx[f, :k], 2] <= thr[2, 0]).all()
-        assert (X[sorted_idx[f, k:], 2] > thr[2, 0]).all()
+        assert (X[sorted_idx[f, :k], 2] <= thr[0]).all()
+        assert (X[sorted_idx[f, k:], 2] > thr[0]).all()
         assert (np.diff(sorted_x[f, :k]) >= 0).all() and (np.diff(sorted_x[f, k:]) >= 0).all()
