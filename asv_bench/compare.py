@@ -1,6 +1,6 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B9), each library on the same data in this one
+Runs the performance cases of the project (B1-B11), each library on the same data in this one
 process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
 warm-up.  Prints a markdown table of times and ratios and writes a PNG chart.
 
@@ -23,9 +23,12 @@ sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from benchmarks.common import (  # noqa: E402
     BARE_NUMBA,
     FIRST_CALL,
+    CARDINALITIES,
     classification_data,
     fresh_process_seconds,
     make_estimator,
+    missing_data,
+    mixed_data,
     regression_data,
     warm_up,
 )
@@ -200,6 +203,20 @@ def run(args):
     vs_sklearn("B5", f"{n_wide:,} x 200, entropy, depth 10", "classification", Xw, yw,
                max_depth=10, criterion="entropy", target=15, anchors=("xgboost", "lightgbm"))
 
+    # B10: 10 % missing values; scikit-learn's tree handles NaN with the same semantics
+    Xm, ym = missing_data(n_mid, 20)
+    vs_sklearn("B10", f"{n_mid:,} x 20, 10 % NaN, entropy, depth 10", "classification", Xm, ym,
+               max_depth=10, criterion="entropy", target=20)
+    del Xm, ym
+
+    # B11: categorical columns (report only): fasttree binary / multiway, LightGBM's categorical
+    # splits (one tree), scikit-learn on one-hot columns
+    if not args.skip_categorical:
+        t = categorical_case(n_big, repeats, phases)
+        add("B11", f"{n_big:,} rows: 5 categorical ({'/'.join(map(str, CARDINALITIES))} "
+            "categories) + 15 numeric, entropy, depth 10", t,
+            ", ".join(f"{k} {v:.2f} s" for k, v in t.items()), "report", True)
+
     # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
     X_test, _ = classification_data(n_big, 20, seed=1)
     t = {}
@@ -226,6 +243,36 @@ def run(args):
     return rows, phases
 
 
+def categorical_case(n_samples, repeats, phases):
+    """Seconds of each library on :func:`mixed_data` (B11)."""
+    import fasttree
+
+    X, y, categorical = mixed_data(n_samples)
+    t = {}
+    for split in ("binary", "multiway"):
+        est = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=10, n_jobs=2,
+                                              categorical_features=categorical,
+                                              categorical_split=split)
+        est.fit(X[:2000], y[:2000])
+        t[f"fasttree {split}"] = best_time(lambda est=est: est.fit(X, y), repeats)
+        phases[f"B11 ({split})"] = dict(est.fit_timings_)
+    lgbm = make_estimator("lightgbm", "classification", max_depth=10, criterion="entropy",
+                          n_jobs=2)
+    lgbm.fit(X[:2000], y[:2000], categorical_feature=list(categorical))
+    t["lightgbm"] = best_time(lambda: lgbm.fit(X, y, categorical_feature=list(categorical)),
+                              repeats)
+    # scikit-learn has no categorical splits: one-hot columns (sparse CSC), one run
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    one_hot = ColumnTransformer([("cat", OneHotEncoder(), list(categorical))],
+                                remainder="passthrough", sparse_threshold=1.0)
+    X_hot = one_hot.fit_transform(X).tocsc()
+    sk = make_estimator("sklearn", "classification", max_depth=10, criterion="entropy", n_jobs=1)
+    t["sklearn one-hot"] = best_time(lambda: sk.fit(X_hot, y), 1)
+    return t
+
+
 def markdown(rows, phases):
     libraries = ["fasttree", "sklearn", "xgboost", "lightgbm"]
     lines = [
@@ -238,7 +285,7 @@ def markdown(rows, phases):
     ]
     for case, description, times, ratio, target, met in rows:
         cells = [f"{times[k]:.3f} s" if k in times else "" for k in libraries]
-        if case in ("B7", "B8"):
+        if case in ("B7", "B8", "B11"):
             cells = [" / ".join(f"{k}: {v:.3f} s" for k, v in times.items()), "", "", ""]
         lines.append(f"| {case} | {description} | " + " | ".join(cells)
                      + f" | {ratio} | {target} | {'yes' if met else '**no**'} |")
@@ -292,6 +339,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="sizes / 10, one repeat")
     parser.add_argument("--sklearn-1m", action="store_true",
                         help="also time scikit-learn on the 1M-row case (about a minute)")
+    parser.add_argument("--skip-categorical", action="store_true",
+                        help="leave out B11 (1M mixed rows, scikit-learn on one-hot columns)")
     parser.add_argument("--chart", default="performance.png", help="PNG file to write")
     parser.add_argument("--json", help="also write the raw results to this JSON file")
     args = parser.parse_args()

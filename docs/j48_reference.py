@@ -7,7 +7,8 @@ is ``numeric`` or ``categorical``), writes it as an ARFF file in a temporary dir
 columns as NUMERIC, categorical columns and the target as nominal with the sorted set of values
 seen, missing cells as ``?``), runs
 
-    java -cp /usr/share/java/weka.jar weka.classifiers.trees.J48 -C 0.25 -M 2 -t NAME.arff -x 10 -s 1
+    java -cp /usr/share/java/weka.jar weka.classifiers.trees.J48 \
+        -C 0.25 -M 2 -t NAME.arff -x 10 -s 1
 
 (J48's default pruning options, 10-fold stratified cross-validation with seed 1) and parses
 from Weka's output the cross-validated accuracy ("Correctly Classified Instances" in the

@@ -1,7 +1,8 @@
-"""Grow a tree level by level (or best-first under ``max_leaf_nodes``) with the kernels.
+"""Grow a tree level by level (or best-first under ``max_leaf_nodes``) through a splitter.
 
-The grower never loops over features or rows in Python: for a batch of nodes it calls the split
-kernel once, reduces the per-(feature, node) results, and calls the partition kernel once.
+The grower never loops over features or rows in Python: for a batch of nodes it asks the splitter
+(:mod:`fasttree.splitter`) for node statistics and split records, selects one split per node,
+applies the stopping rules, and asks the splitter to move the rows.
 Level-wise growth makes the batch a whole level; best-first growth (scikit-learn's rule when
 ``max_leaf_nodes`` is set) expands one node at a time, always the one with the largest impurity
 improvement.
@@ -17,34 +18,15 @@ from ._dtypes import (
     CRITERION_ENTROPY,
     CRITERION_GINI,
     CRITERION_SQUARED_ERROR,
-    FEATURE_CATEGORICAL,
     SELECT_GAIN_RATIO,
     SELECT_IMPURITY,
     SPLIT_MULTIWAY,
     SPLIT_SUBSET,
     SPLIT_THRESHOLD,
     TREE_LEAF,
-    label_dtype,
 )
-from .kernels import (
-    categorical_split_maps,
-    find_best_splits_categorical,
-    find_best_splits_classification,
-    find_best_splits_regression,
-    gather_targets,
-    new_split_record,
-    node_impurity,
-    partition_segments,
-    partition_segments_fractional,
-    partition_segments_kway,
-    presort_features,
-    reciprocal_table,
-    route_rows,
-    segment_class_weights,
-    segment_target_sums,
-    select_best_splits,
-    xlog2x_table,
-)
+from .kernels import node_impurity, select_best_splits
+from .splitter import ExactSplitter
 from .tree import TREE_UNDEFINED, Tree
 
 # scikit-learn's tolerance: a node whose impurity is at most this is pure, and a split must improve
@@ -95,13 +77,14 @@ class _Batch:
 
 
 class TreeGrower:
-    """Grow one tree from validated arrays.
+    """Grow one tree from validated arrays, or from a prebuilt splitter.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), float32, C-contiguous
+    X : ndarray of shape (n_samples, n_features), float32, C-contiguous, or None
         NaN marks a missing value; categorical features hold codes ``0 .. n_categories - 1``.
-    y : ndarray of shape (n_samples,)
+        None when ``splitter`` is given.
+    y : ndarray of shape (n_samples,) or None
         int32 encoded classes (classification) or float64 target (regression).
     sample_weight : ndarray of shape (n_samples,), float64, or None
         None when every weight is 1: the kernels then count in integers and skip weight reads.
@@ -112,6 +95,10 @@ class TreeGrower:
         Draws the per-node feature subsets when ``params.max_features < n_features``.
     n_categories : ndarray of shape (n_features,), int64, or None
         Categories of each categorical feature, 0 for numeric ones; None: all numeric.
+    splitter : ExactSplitter or None
+        A splitter over a prebuilt layout (any object with the methods of
+        :class:`~fasttree.splitter.ExactSplitter`); None builds the exact presorted one from
+        ``X``.
 
     Attributes
     ----------
@@ -121,42 +108,39 @@ class TreeGrower:
 
     Notes
     -----
-    Per batch of nodes the grower runs the splitter's phases: node statistics, split search
-    (one kernel per kind of feature, all writing one :class:`~fasttree.kernels.SplitRecord`),
-    selection, then moving rows to the children.  A numeric split whose left child is a prefix
-    of the split feature's sorted row (no missing rows, or missing rows going right) takes the
-    fast path: children's statistics read from that row, and only nodes with a child to search
-    are partitioned.  Other splits are routed (a branch per row) and partitioned k-way.
+    Per batch of nodes: node statistics, split search (a SplitRecord over every (feature, node)
+    pair), selection, stopping rules, then moving rows to the children.  A numeric split whose
+    left child is a prefix of the split feature's sorted row (no missing rows, or missing rows
+    going right) takes the fast path: children's statistics read from that row, and only nodes
+    with a child to search are partitioned.  Other splits are routed and partitioned k-way.
     """
 
-    def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None, n_categories=None):
+    def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None, n_categories=None,
+                 splitter=None):
         self.X = X
         self.y = y
-        # the kernels' convention for "every weight is 1" is an empty weight array
-        self.sample_weight = np.empty(0) if sample_weight is None else sample_weight
+        self.sample_weight = sample_weight
         self.params = params
         self.n_classes = n_classes
         self.rng = rng
-        self.n_samples, self.n_features = X.shape
+        self.n_features = X.shape[1] if splitter is None else splitter.n_features
         self.n_categories = (np.zeros(self.n_features, dtype=np.int64) if n_categories is None
                              else np.asarray(n_categories, dtype=np.int64))
         self.is_categorical = self.n_categories > 0
+        self.splitter = splitter
         self.timings = {}
 
+    def _make_splitter(self):
+        p = self.params
+        return ExactSplitter.from_data(
+            self.X, self.y, self.sample_weight, n_classes=self.n_classes,
+            n_categories=self.n_categories, criterion_code=p.criterion_code,
+            min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf,
+            categorical_kind=CATEGORICAL_SPLITS[p.categorical_split],
+            missing_fractional=p.missing == "fractional",
+            min_branch_fraction=p.min_branch_fraction)
+
     # -- phases ------------------------------------------------------------------------------
-    def _timed(self, phase, func, *args):
-        t0 = time.perf_counter()
-        result = func(*args)
-        self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
-        return result
-
-    def _segment_stats(self, start, end, feature):
-        if self.n_classes is None:
-            return self._timed("node_stats", segment_target_sums, self._sorted_idx,
-                               self._sorted_y, self.sample_weight, start, end, feature)
-        return self._timed("node_stats", segment_class_weights, self._sorted_idx, self._sorted_y,
-                           self.sample_weight, start, end, feature, self.n_classes)
-
     def _feature_mask(self, start, end, banned):
         n_features = self.n_features
         mask = np.ones((n_features, start.shape[0]), dtype=np.uint8)
@@ -166,7 +150,7 @@ class TreeGrower:
         if k >= n_features:
             return mask
         # Like scikit-learn: draw features in random order until k non-constant ones are found.
-        non_constant = (self._sorted_x[:, start] != self._sorted_x[:, end - 1]) & (mask == 1)
+        non_constant = self._splitter.non_constant(start, end) & (mask == 1)
         keys = self.rng.random((n_features, start.shape[0]))
         keys[~non_constant] = 2.0
         rank = np.argsort(np.argsort(keys, axis=0, kind="stable"), axis=0, kind="stable")
@@ -206,33 +190,17 @@ class TreeGrower:
             end = np.ascontiguousarray(batch.end[cand])
             stats = np.ascontiguousarray(batch.stats[cand])
             banned = None if batch.banned is None else batch.banned[cand]
-            mask = self._feature_mask(start, end, banned)
-            record = new_split_record(self.n_features, cand.size)
-            numeric_mask = mask * ~self.is_categorical[:, None]
-            if self.n_classes is None:
-                self._timed("search", find_best_splits_regression, self._sorted_x,
-                            self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
-                            stats, numeric_mask, p.min_samples_leaf, p.min_weight_leaf,
-                            self._count_table, self._fractional, *record)
-            else:
-                self._timed("search", find_best_splits_classification, self._sorted_x,
-                            self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
-                            stats, numeric_mask, p.criterion_code, p.min_samples_leaf,
-                            p.min_weight_leaf, self._count_table, p.min_branch_fraction,
-                            self._fractional, *record)
-            if self.is_categorical.any():
-                self._timed("search", find_best_splits_categorical, self._sorted_x,
-                            self._sorted_idx, self._sorted_y, self.sample_weight, start, end,
-                            stats, mask * self.is_categorical[:, None], self.n_categories,
-                            p.criterion_code, CATEGORICAL_SPLITS[p.categorical_split],
-                            p.min_samples_leaf, p.min_weight_leaf, self._fractional, *record)
-            gain = record.gain
+            record = self._splitter.find_splits(start, end, stats,
+                                                self._feature_mask(start, end, banned))
+            gain, n_branches = record.gain, record.n_branches
             if p.select_rule == SELECT_GAIN_RATIO:
-                # C4.5 charges a numeric split log2(candidate thresholds) / node weight
+                # C4.5 charges a numeric split log2(candidate thresholds) / node weight; a split
+                # left with no gain is no candidate (nor counts toward the average gain)
                 penalty = np.log2(np.maximum(record.n_candidates, 1)) / batch.weight[cand]
                 gain = np.where(self.is_categorical[:, None], gain, gain - penalty)
+                n_branches = np.where(self.is_categorical[:, None] | (gain > 0.0), n_branches, 0)
             best = select_best_splits(record.children_impurity, gain, record.split_info,
-                                      record.n_branches, p.select_rule)
+                                      n_branches.astype(np.int32), p.select_rule)
             found = best >= 0
             cols = np.arange(cand.size)
             f = np.where(found, best, 0)
@@ -259,17 +227,10 @@ class TreeGrower:
         """Category -> branch maps of the categorical splits chosen for ``rows`` of a batch."""
         if rows.size == 0:
             return
-        feature = batch.feature[rows]
-        n_codes = self.n_categories[feature] + 1  # one more slot: a category never seen
-        offset = self._n_map + np.concatenate([[0], np.cumsum(n_codes)[:-1]])
-        maps = self._timed(
-            "search", categorical_split_maps, self._sorted_x, self._sorted_idx, self._sorted_y,
-            self.sample_weight, np.ascontiguousarray(batch.start[rows]),
-            np.ascontiguousarray(batch.end[rows]), np.ascontiguousarray(batch.stats[rows]),
-            feature, n_codes, batch.kind[rows], np.ascontiguousarray(batch.threshold[rows]),
-            batch.missing_branch[rows], batch.subset_class[rows], self.params.criterion_code)
-        self._category_maps.append(maps)
-        self._n_map += maps.shape[0]
+        take = lambda name: np.ascontiguousarray(getattr(batch, name)[rows])  # noqa: E731
+        offset, n_codes = self._splitter.describe_categorical(
+            take("start"), take("end"), take("stats"), take("feature"), take("kind"),
+            take("threshold"), take("missing_branch"), take("subset_class"))
         batch.category_offset[rows] = offset
         batch.category_n_codes[rows] = n_codes
         batch.threshold[rows] = float(TREE_UNDEFINED)
@@ -281,7 +242,7 @@ class TreeGrower:
         self._n_nodes += start.shape[0]
         batch.start, batch.end, batch.depth = start, end, depth
         batch.banned = banned
-        batch.stats = self._segment_stats(start, end, stats_feature)
+        batch.stats = self._splitter.node_stats(start, end, stats_feature)
         batch.weight, batch.impurity = node_impurity(batch.stats, self.params.criterion_code)
         self._batches.append(batch)
         return batch
@@ -294,24 +255,12 @@ class TreeGrower:
             parent [start ........................................ end)
             child  [start, +rows of branch 0) [.., +rows of branch 1) ... [.., end)
         """
-        start = np.ascontiguousarray(batch.start[rows])
-        end = np.ascontiguousarray(batch.end[rows])
-        feature = np.ascontiguousarray(batch.feature[rows])
-        n_branches = batch.n_branches[rows]
-        n_left = batch.n_left[rows]
-        has_missing = batch.n_missing[rows] > 0
-        # prefix splits: the split feature's row already holds the left rows first
-        prefix = (batch.kind[rows] == SPLIT_THRESHOLD) & (
-            ~has_missing | ((batch.missing_branch[rows] == 1) & (not self._fractional)))
-        branch_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
-        branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
-        first = branch_offset[:-1][prefix]
-        branch_rows[first] = n_left[prefix]
-        branch_rows[first + 1] = (end - start - n_left)[prefix]
-        routed = np.flatnonzero(~prefix)
-        if routed.size:
-            start, end = self._route_and_partition(batch, rows, routed, start, end, branch_offset,
-                                                   branch_rows, has_missing)
+        take = lambda name: np.ascontiguousarray(getattr(batch, name)[rows])  # noqa: E731
+        feature, n_branches, n_left = take("feature"), take("n_branches"), take("n_left")
+        start, end, branch_rows = self._splitter.split(
+            take("start"), take("end"), feature, take("kind"), take("threshold"),
+            take("missing_branch"), n_branches, n_left, take("n_missing"),
+            take("category_offset"), take("category_n_codes"))
         parent_of_child = np.repeat(np.arange(rows.size), n_branches)
         child_end = np.repeat(start, n_branches) + _segmented_cumsum(branch_rows, n_branches)
         child_start = child_end - branch_rows
@@ -326,86 +275,16 @@ class TreeGrower:
         candidate = self._candidates(children)
         has_candidate = np.zeros(rows.size, dtype=bool)
         np.logical_or.at(has_candidate, parent_of_child, candidate)
+        prefix = self._splitter.is_prefix(take("kind"), take("n_missing"),
+                                          take("missing_branch"))
         needed = np.flatnonzero(prefix & has_candidate)
         if needed.size:
-            self._timed("partition", partition_segments, self._sorted_x, self._sorted_idx,
-                        self._sorted_y, start[needed], end[needed], feature[needed],
-                        n_left[needed], self._goes_left)
+            self._splitter.partition_prefix(start[needed], end[needed], feature[needed],
+                                            n_left[needed])
         self._search(children, candidate)
-        first_child = children.ids[branch_offset[:-1]]
+        first_child = children.ids[np.concatenate([[0], np.cumsum(n_branches)[:-1]])]
         self._links.append((batch.ids[rows], first_child, n_branches))
         return children
-
-    def _route_and_partition(self, batch, rows, routed, start, end, branch_offset, branch_rows,
-                             has_missing):
-        """Route the rows of the non-prefix splits and move them; returns the split nodes'
-        segments (shifted when C4.5's fractional rows grow the layout) and fills
-        ``branch_rows`` for the routed nodes."""
-        sel = rows[routed]
-        r_start, r_end = start[routed], end[routed]
-        n_branches = batch.n_branches[sel]
-        r_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
-        missing_branch = batch.missing_branch[sel]
-        if self._fractional:
-            missing_branch = np.where(has_missing[routed], -1, missing_branch)  # every branch
-        counts, weights, all_branches = self._timed(
-            "partition", route_rows, self._sorted_x, self._sorted_idx, self.sample_weight,
-            r_start, r_end, batch.feature[sel], batch.kind[sel],
-            np.ascontiguousarray(batch.threshold[sel]), missing_branch,
-            batch.category_offset[sel], batch.category_n_codes[sel], self._category_map(),
-            r_offset, self._row_branch)
-        if all_branches.any():
-            copy_base = self._allocate_copies(batch.feature[sel], r_end, n_branches, r_offset,
-                                              weights, all_branches)
-            new_x, new_idx, new_y, _ = self._timed(
-                "partition", partition_segments_fractional, self._sorted_x, self._sorted_idx,
-                self._sorted_y, r_start, r_end, r_offset, counts, all_branches,
-                self._row_branch, copy_base)
-            self._sorted_x, self._sorted_idx, self._sorted_y = new_x, new_idx, new_y
-            # every split node moves by the growth of the routed nodes before it
-            growth = (n_branches - 1) * all_branches
-            before = np.concatenate([[0], np.cumsum(growth)])
-            shift = before[np.searchsorted(r_start, start, side="left")]
-            own = np.zeros(start.size, dtype=np.int64)
-            own[routed] = growth
-            start, end = start + shift, end + shift + own
-            counts = counts + np.repeat(all_branches, n_branches)
-        else:
-            self._timed("partition", partition_segments_kway, self._sorted_x, self._sorted_idx,
-                        self._sorted_y, r_start, r_end, r_offset, counts, self._row_branch)
-        for j, node in enumerate(routed):
-            branch_rows[branch_offset[node]:branch_offset[node + 1]] = \
-                counts[r_offset[j]:r_offset[j + 1]]
-        return start, end
-
-    def _allocate_copies(self, feature, seg_end, n_branches, branch_offset, branch_weight,
-                         all_branches):
-        """New row ids (and weights) for the copies of the rows sent down every branch.
-
-        A row of weight ``w`` missing the split feature becomes one copy per branch ``b`` of
-        weight ``w * W_b / W``, ``W_b`` the branch's known weight (C4.5).  Returns ``copy_base``:
-        the id of each such row's copy in branch 0 (the others follow).
-        """
-        n_ids = self.sample_weight.shape[0]
-        n_new = int(np.sum(n_branches * all_branches))
-        copy_base = np.zeros(n_ids, dtype=np.int64)
-        new_weight = np.empty(n_new)
-        next_id = 0
-        for j in np.flatnonzero(all_branches):
-            # the missing rows are the tail of the split feature's row of the segment
-            ids = self._sorted_idx[feature[j], seg_end[j] - all_branches[j]:seg_end[j]]
-            k = n_branches[j]
-            w_branch = branch_weight[branch_offset[j]:branch_offset[j + 1]]
-            share = w_branch / w_branch.sum() if w_branch.sum() > 0 else np.full(k, 1.0 / k)
-            base = next_id + k * np.arange(ids.size)
-            copy_base[ids] = n_ids + base
-            new_weight[(base[:, None] + np.arange(k)).ravel()] = (
-                self.sample_weight[ids][:, None] * share[None, :]).ravel()
-            next_id += k * ids.size
-        self.sample_weight = np.concatenate([self.sample_weight, new_weight])
-        self._row_branch = np.concatenate([self._row_branch, np.zeros(n_new, np.int32)])
-        self._goes_left = np.concatenate([self._goes_left, np.zeros(n_new, np.uint8)])
-        return copy_base
 
     def _child_bans(self, batch, rows, parent_of_child):
         """Features a child may not split on: a categorical feature below a multiway split on it
@@ -418,42 +297,17 @@ class TreeGrower:
         banned[np.flatnonzero(multiway), batch.feature[rows][multiway]] = True
         return banned[parent_of_child]
 
-    def _category_map(self):
-        if len(self._category_maps) > 1:
-            self._category_maps = [np.concatenate(self._category_maps)]
-        return self._category_maps[0] if self._category_maps else np.zeros(0, dtype=np.int32)
-
     # -- growth ------------------------------------------------------------------------------
     def grow(self):
         """Grow the tree and return it as a :class:`~fasttree.tree.Tree`."""
-        self.timings = {}
         t_total = time.perf_counter()
-        self._sorted_x, self._sorted_idx = self._timed("presort", presort_features, self.X)
-        # targets travel with the rows: uint8/uint16 class labels, or float64 regression values
-        targets = self.y if self.n_classes is None else self.y.astype(label_dtype(self.n_classes))
-        self._sorted_y = self._timed("presort", gather_targets, self._sorted_idx, targets)
-        self._fractional = self.params.missing == "fractional"
-        if self._fractional and self.sample_weight.shape[0] == 0:
-            # rows sent down several branches carry fractional weights: no unit-weight path
-            self.sample_weight = np.ones(self.n_samples)
-        self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
-        self._row_branch = np.empty(self.n_samples, dtype=np.int32)
+        self._splitter = self._make_splitter() if self.splitter is None else self.splitter
         self._batches = []
         self._n_nodes = 0
         self._links = []  # (parent ids, first child ids, number of children) per split call
-        self._category_maps = []
-        self._n_map = 0
-        unit_weight = self.sample_weight.shape[0] == 0
-        self._root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
-        # unit weights make counts integers: entropy reads c log2 c, regression 1 / c from a table
-        self._count_table = np.empty(0)
-        if unit_weight and self.params.criterion_code == CRITERION_ENTROPY:
-            self._count_table = xlog2x_table(self.n_samples)
-        elif unit_weight and self.params.criterion_code == CRITERION_SQUARED_ERROR:
-            self._count_table = reciprocal_table(self.n_samples)
-
+        self._root_weight = self._splitter.root_weight
         root = self._new_batch(np.array([0], dtype=np.int64),
-                               np.array([self.n_samples], dtype=np.int64),
+                               np.array([self._splitter.n_samples], dtype=np.int64),
                                np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), None)
         self._search(root, self._candidates(root))
         if self.params.max_leaf_nodes is None:
@@ -461,10 +315,10 @@ class TreeGrower:
         else:
             self._grow_best_first(root)
         tree = self._build_tree()
+        self.timings = dict(self._splitter.timings)
         self.timings["total"] = time.perf_counter() - t_total
         # release the working layout (several times the size of X) as soon as the tree exists
-        del self._sorted_x, self._sorted_idx, self._sorted_y, self._goes_left, self._row_branch
-        del self._batches, self._links, self._count_table, self._category_maps
+        del self._splitter, self._batches, self._links
         return tree
 
     def _grow_level_wise(self, batch):
@@ -517,8 +371,8 @@ class TreeGrower:
             missing_branch=np.where(is_split, cat("missing_branch"), 0),
             category_offset=np.where(is_split, cat("category_offset"), -1),
             category_n_codes=np.where(is_split, cat("category_n_codes"), 0),
-            category_branch=self._category_map(),
-            fractional_missing=self._fractional,
+            category_branch=self._splitter.category_map,
+            fractional_missing=self.params.missing == "fractional",
         )
 
 

@@ -10,7 +10,6 @@ import pytest
 pd = pytest.importorskip("pandas")
 sklearn_tree = pytest.importorskip("sklearn.tree")
 
-import fasttree  # noqa: E402
 from datasets import (  # noqa: E402
     SHARED_DATA,
     exact_weights,

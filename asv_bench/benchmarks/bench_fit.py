@@ -5,6 +5,8 @@ from .common import (
     N_SAMPLES,
     classification_data,
     make_estimator,
+    missing_data,
+    mixed_data,
     regression_data,
     warm_up,
 )
@@ -66,3 +68,46 @@ class ClassifierPredict:
 
     def time_predict(self, *args):
         self.est.predict(self.X_test)
+
+
+class MissingValuesFit:
+    """10 % of the cells NaN; scikit-learn's tree supports them too (same semantics)."""
+
+    params = (["fasttree", "sklearn"], [300_000])
+    param_names = ["library", "n_samples"]
+    timeout = 300
+
+    def setup(self, library, n_samples):
+        warm_up()
+        self.X, self.y = missing_data(n_samples, 20)
+        self.est = make_estimator(library, "classification", max_depth=10, criterion="entropy",
+                                  n_jobs=2 if library == "fasttree" else 1)
+
+    def time_fit(self, *args):
+        self.est.fit(self.X, self.y)
+
+
+class CategoricalFit:
+    """5 categorical columns (3 to 1000 categories) and 15 numeric, entropy, depth 10."""
+
+    params = (["fasttree-binary", "fasttree-multiway", "lightgbm"], [100_000, 1_000_000])
+    param_names = ["library", "n_samples"]
+    timeout = 600
+
+    def setup(self, library, n_samples):
+        warm_up()
+        self.X, self.y, categorical = mixed_data(n_samples)
+        if library == "lightgbm":
+            self.est = make_estimator("lightgbm", "classification", max_depth=10,
+                                      criterion="entropy", n_jobs=2)
+            self.fit_params = {"categorical_feature": list(categorical)}
+        else:
+            import fasttree
+
+            self.est = fasttree.DecisionTreeClassifier(
+                criterion="entropy", max_depth=10, n_jobs=2, categorical_features=categorical,
+                categorical_split=library.split("-")[1])
+            self.fit_params = {}
+
+    def time_fit(self, *args):
+        self.est.fit(self.X, self.y, **self.fit_params)

@@ -32,6 +32,38 @@ def regression_data(n_samples, n_features, seed=0):
     return X.astype(np.float32), y
 
 
+@functools.lru_cache(maxsize=None)
+def missing_data(n_samples, n_features, fraction=0.1, seed=0):
+    """:func:`classification_data` with a random ``fraction`` of the cells set to NaN."""
+    X, y = classification_data(n_samples, n_features, seed)
+    rng = np.random.default_rng(seed + 1)
+    X = X.copy()
+    X[rng.random(X.shape) < fraction] = np.nan
+    return X, y
+
+
+#: Cardinalities of the categorical columns of :func:`mixed_data`.
+CARDINALITIES = (3, 10, 30, 100, 1000)
+
+
+@functools.lru_cache(maxsize=None)
+def mixed_data(n_samples, n_numeric=15, seed=0):
+    """Binary target from 15 numeric and 5 categorical columns (category codes, float32).
+
+    The categorical columns come first, cardinalities :data:`CARDINALITIES`; each category has
+    a random effect on the target's log-odds, added to :func:`classification_data`'s signal.
+    Returns ``X`` (float32, codes in the first 5 columns), ``y`` and the categorical indices.
+    """
+    rng = np.random.default_rng(seed)
+    X_num, y_num = classification_data(n_samples, n_numeric, seed)
+    codes = np.column_stack([rng.integers(0, c, n_samples) for c in CARDINALITIES])
+    effect = sum(rng.normal(scale=1.5, size=c)[codes[:, j]] for j, c in enumerate(CARDINALITIES))
+    logit = 2.0 * (y_num - 0.5) + effect
+    y = (rng.random(n_samples) < 1.0 / (1.0 + np.exp(-logit))).astype(np.int64)
+    X = np.hstack([codes.astype(np.float32), X_num]).astype(np.float32)
+    return X, y, tuple(range(len(CARDINALITIES)))
+
+
 def warm_up():
     """Compile (or load from numba's cache) every kernel before anything is timed."""
     import fasttree
@@ -41,6 +73,12 @@ def warm_up():
         fasttree.DecisionTreeClassifier(criterion=criterion, max_depth=3).fit(X, y).predict(X)
     fasttree.DecisionTreeClassifier(max_leaf_nodes=4).fit(X, y)
     fasttree.DecisionTreeRegressor(max_depth=3).fit(X, y.astype(float)).predict(X)
+    Xm, ym = missing_data(1000, 5)
+    fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=3).fit(Xm, ym).predict(Xm)
+    Xc, yc, cat = mixed_data(1000)
+    for split in ("binary", "multiway"):
+        fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=3, categorical_features=cat,
+                                        categorical_split=split).fit(Xc, yc).predict(Xc)
 
 
 def make_estimator(library, task, *, max_depth, criterion, n_jobs):

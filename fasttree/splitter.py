@@ -1,0 +1,279 @@
+"""Splitters: one working layout and the kernels that read and move it.
+
+The grower (:mod:`fasttree.grower`) talks to a splitter through five phases, whatever the layout:
+
+* ``node_stats(start, end, feature)``: per-node target statistics;
+* ``find_splits(start, end, stats, mask)``: a :class:`~fasttree.kernels.SplitRecord` with every
+  (feature, node) pair's best split;
+* ``describe_categorical(...)``: the category maps of the chosen categorical splits;
+* ``split(...)``: route the rows of splits that are not a prefix of the split feature's row and
+  move them (k-way), returning every split node's rows per branch;
+* ``partition_prefix(...)``: move the rows of the prefix splits whose children will be searched.
+
+Nodes are ``[start, end)`` position ranges.  :class:`ExactSplitter` is the exact presorted layout
+of :mod:`fasttree.kernels.split_search`; a binned or sharded layout implements the same methods.
+"""
+
+import time
+
+import numpy as np
+
+from ._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_SQUARED_ERROR,
+    SPLIT_THRESHOLD,
+    label_dtype,
+)
+from .kernels import (
+    categorical_split_maps,
+    find_best_splits_categorical,
+    find_best_splits_classification,
+    find_best_splits_regression,
+    gather_targets,
+    new_split_record,
+    partition_segments,
+    partition_segments_fractional,
+    partition_segments_kway,
+    presort_features,
+    reciprocal_table,
+    route_rows,
+    segment_class_weights,
+    segment_target_sums,
+    xlog2x_table,
+)
+
+
+class ExactSplitter:
+    """Every feature sorted once; every node a contiguous, sorted range of every feature row.
+
+    Parameters
+    ----------
+    sorted_x, sorted_idx, sorted_y : ndarray of shape (n_features, n_samples)
+        The working layout (:func:`~fasttree.kernels.presort_features`,
+        :func:`~fasttree.kernels.gather_targets`), owned and moved by the splitter.
+    sample_weight : ndarray of shape (n_samples,) or None
+        None: every weight is 1 (the kernels' integer fast paths).
+    n_classes : int or None
+        None for regression.
+    n_categories : ndarray of shape (n_features,), int64
+        Categories of each categorical feature, 0 for numeric ones.
+    criterion_code : int
+    min_samples_leaf : int
+    min_weight_leaf : float
+    categorical_kind : int
+        ``SPLIT_SUBSET`` or ``SPLIT_MULTIWAY``.
+    missing_fractional : bool
+        C4.5's fractional rows: missing rows go down every branch, the layout grows.
+    min_branch_fraction : float
+        C4.5's minimum branch weight for thresholds (0 disables it).
+
+    Attributes
+    ----------
+    timings : dict of str to float
+        Seconds spent per phase (``presort`` when built from ``X``, ``search``, ``partition``,
+        ``node_stats``).
+    """
+
+    def __init__(self, sorted_x, sorted_idx, sorted_y, sample_weight, *, n_classes, n_categories,
+                 criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
+                 missing_fractional=False, min_branch_fraction=0.0, timings=None):
+        self.sorted_x, self.sorted_idx, self.sorted_y = sorted_x, sorted_idx, sorted_y
+        self.n_features, self.n_samples = sorted_x.shape
+        self.n_classes = n_classes
+        self.n_categories = np.asarray(n_categories, dtype=np.int64)
+        self.is_categorical = self.n_categories > 0
+        self.criterion_code = criterion_code
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_leaf = min_weight_leaf
+        self.categorical_kind = categorical_kind
+        self.missing_fractional = missing_fractional
+        self.min_branch_fraction = min_branch_fraction
+        self.timings = {} if timings is None else timings
+        if missing_fractional and sample_weight is None:
+            # rows sent down several branches carry fractional weights: no unit-weight path
+            sample_weight = np.ones(self.n_samples)
+        # the kernels' convention for "every weight is 1" is an empty weight array
+        self.sample_weight = np.empty(0) if sample_weight is None else sample_weight
+        unit_weight = self.sample_weight.shape[0] == 0
+        self.root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
+        # unit weights make counts integers: entropy reads c log2 c, regression 1 / c from a table
+        self._count_table = np.empty(0)
+        if unit_weight and criterion_code == CRITERION_ENTROPY:
+            self._count_table = xlog2x_table(self.n_samples)
+        elif unit_weight and criterion_code == CRITERION_SQUARED_ERROR:
+            self._count_table = reciprocal_table(self.n_samples)
+        self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
+        self._row_branch = np.empty(self.n_samples, dtype=np.int32)
+        self._category_maps = []
+        self._n_map = 0
+
+    @classmethod
+    def from_data(cls, X, y, sample_weight, **kwargs):
+        """Build the layout from a validated float32 ``X`` and encoded ``y`` (int32 classes, or
+        float64 targets when ``n_classes`` is None), then the splitter."""
+        timings = {}
+        t0 = time.perf_counter()
+        sorted_x, sorted_idx = presort_features(X)
+        n_classes = kwargs["n_classes"]
+        # targets travel with the rows: uint8/uint16 class labels, or float64 regression values
+        targets = y if n_classes is None else y.astype(label_dtype(n_classes))
+        sorted_y = gather_targets(sorted_idx, targets)
+        timings["presort"] = time.perf_counter() - t0
+        return cls(sorted_x, sorted_idx, sorted_y, sample_weight, timings=timings, **kwargs)
+
+    def _timed(self, phase, func, *args):
+        t0 = time.perf_counter()
+        result = func(*args)
+        self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
+        return result
+
+    # -- phases ------------------------------------------------------------------------------
+    def node_stats(self, start, end, feature):
+        """Statistics of the nodes ``[start, end)``, read from the row of ``feature`` (which must
+        hold each node's rows in that range: any row once a node is partitioned; before that,
+        the split feature of its parent)."""
+        if self.n_classes is None:
+            return self._timed("node_stats", segment_target_sums, self.sorted_idx,
+                               self.sorted_y, self.sample_weight, start, end, feature)
+        return self._timed("node_stats", segment_class_weights, self.sorted_idx, self.sorted_y,
+                           self.sample_weight, start, end, feature, self.n_classes)
+
+    def non_constant(self, start, end):
+        """(n_features, n_nodes) mask of the features not constant in each node."""
+        return self.sorted_x[:, start] != self.sorted_x[:, end - 1]
+
+    def find_splits(self, start, end, stats, mask):
+        """Best split of every unmasked (feature, node) pair, as a SplitRecord."""
+        record = new_split_record(self.n_features, start.shape[0])
+        numeric_mask = mask * ~self.is_categorical[:, None]
+        if self.n_classes is None:
+            self._timed("search", find_best_splits_regression, self.sorted_x, self.sorted_idx,
+                        self.sorted_y, self.sample_weight, start, end, stats, numeric_mask,
+                        self.min_samples_leaf, self.min_weight_leaf, self._count_table,
+                        self.missing_fractional, *record)
+        else:
+            self._timed("search", find_best_splits_classification, self.sorted_x,
+                        self.sorted_idx, self.sorted_y, self.sample_weight, start, end, stats,
+                        numeric_mask, self.criterion_code, self.min_samples_leaf,
+                        self.min_weight_leaf, self._count_table, self.min_branch_fraction,
+                        self.missing_fractional, *record)
+        if self.is_categorical.any():
+            self._timed("search", find_best_splits_categorical, self.sorted_x, self.sorted_idx,
+                        self.sorted_y, self.sample_weight, start, end, stats,
+                        mask * self.is_categorical[:, None], self.n_categories,
+                        self.criterion_code, self.categorical_kind, self.min_samples_leaf,
+                        self.min_weight_leaf, self.missing_fractional, *record)
+        return record
+
+    def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
+                             subset_class):
+        """Category maps of chosen categorical splits; returns their offsets and lengths into
+        :attr:`category_map`."""
+        n_codes = self.n_categories[feature] + 1  # one more slot: a category never seen
+        offset = self._n_map + np.concatenate([[0], np.cumsum(n_codes)[:-1]])
+        maps = self._timed(
+            "search", categorical_split_maps, self.sorted_x, self.sorted_idx, self.sorted_y,
+            self.sample_weight, start, end, stats, feature, n_codes, kind, cut, missing_branch,
+            subset_class, self.criterion_code)
+        self._category_maps.append(maps)
+        self._n_map += maps.shape[0]
+        return offset, n_codes
+
+    @property
+    def category_map(self):
+        """The category -> branch maps of every categorical split so far, one after another."""
+        if len(self._category_maps) > 1:
+            self._category_maps = [np.concatenate(self._category_maps)]
+        return self._category_maps[0] if self._category_maps else np.zeros(0, dtype=np.int32)
+
+    def is_prefix(self, kind, n_missing, missing_branch):
+        """Splits whose left child is a prefix of the split feature's row: numeric thresholds
+        with no missing rows, or with missing rows going right (and not fractional)."""
+        return (kind == SPLIT_THRESHOLD) & (
+            (n_missing == 0) | ((missing_branch == 1) & (not self.missing_fractional)))
+
+    def split(self, start, end, feature, kind, threshold, missing_branch, n_branches, n_left,
+              n_missing, category_offset, category_n_codes):
+        """Rows per branch of every split node; routes and moves the rows of non-prefix splits.
+
+        Prefix splits are not moved here (see :meth:`partition_prefix`).  Returns the split
+        nodes' ranges (shifted if fractional rows grew the layout) and the rows of each branch,
+        nodes in order, branches in order.
+        """
+        prefix = self.is_prefix(kind, n_missing, missing_branch)
+        branch_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
+        branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
+        first = branch_offset[:-1][prefix]
+        branch_rows[first] = n_left[prefix]
+        branch_rows[first + 1] = (end - start - n_left)[prefix]
+        routed = np.flatnonzero(~prefix)
+        if routed.size == 0:
+            return start, end, branch_rows
+        r_start, r_end = start[routed], end[routed]
+        r_branches = n_branches[routed]
+        r_offset = np.concatenate([[0], np.cumsum(r_branches)]).astype(np.int64)
+        r_missing_branch = missing_branch[routed]
+        if self.missing_fractional:  # every branch
+            r_missing_branch = np.where(n_missing[routed] > 0, -1, r_missing_branch)
+        counts, weights, all_branches = self._timed(
+            "partition", route_rows, self.sorted_x, self.sorted_idx, self.sample_weight,
+            r_start, r_end, feature[routed], kind[routed],
+            np.ascontiguousarray(threshold[routed]), r_missing_branch, category_offset[routed],
+            category_n_codes[routed], self.category_map, r_offset, self._row_branch)
+        if all_branches.any():
+            copy_base = self._allocate_copies(feature[routed], r_end, r_branches, r_offset,
+                                              weights, all_branches)
+            new_x, new_idx, new_y, _ = self._timed(
+                "partition", partition_segments_fractional, self.sorted_x, self.sorted_idx,
+                self.sorted_y, r_start, r_end, r_offset, counts, all_branches,
+                self._row_branch, copy_base)
+            self.sorted_x, self.sorted_idx, self.sorted_y = new_x, new_idx, new_y
+            # every split node moves by the growth of the routed nodes before it
+            growth = (r_branches - 1) * all_branches
+            before = np.concatenate([[0], np.cumsum(growth)])
+            shift = before[np.searchsorted(r_start, start, side="left")]
+            own = np.zeros(start.size, dtype=np.int64)
+            own[routed] = growth
+            start, end = start + shift, end + shift + own
+            counts = counts + np.repeat(all_branches, r_branches)
+        else:
+            self._timed("partition", partition_segments_kway, self.sorted_x, self.sorted_idx,
+                        self.sorted_y, r_start, r_end, r_offset, counts, self._row_branch)
+        for j, node in enumerate(routed):
+            branch_rows[branch_offset[node]:branch_offset[node + 1]] = \
+                counts[r_offset[j]:r_offset[j + 1]]
+        return start, end, branch_rows
+
+    def partition_prefix(self, start, end, feature, n_left):
+        """Move the rows of prefix splits: the left child's rows first, in every feature row."""
+        self._timed("partition", partition_segments, self.sorted_x, self.sorted_idx,
+                    self.sorted_y, start, end, feature, n_left, self._goes_left)
+
+    def _allocate_copies(self, feature, seg_end, n_branches, branch_offset, branch_weight,
+                         all_branches):
+        """New row ids (and weights) for the copies of the rows sent down every branch.
+
+        A row of weight ``w`` missing the split feature becomes one copy per branch ``b`` of
+        weight ``w * W_b / W``, ``W_b`` the branch's known weight (C4.5).  Returns ``copy_base``:
+        the id of each such row's copy in branch 0 (the others follow).
+        """
+        n_ids = self.sample_weight.shape[0]
+        n_new = int(np.sum(n_branches * all_branches))
+        copy_base = np.zeros(n_ids, dtype=np.int64)
+        new_weight = np.empty(n_new)
+        next_id = 0
+        for j in np.flatnonzero(all_branches):
+            # the missing rows are the tail of the split feature's row of the segment
+            ids = self.sorted_idx[feature[j], seg_end[j] - all_branches[j]:seg_end[j]]
+            k = n_branches[j]
+            w_branch = branch_weight[branch_offset[j]:branch_offset[j + 1]]
+            share = w_branch / w_branch.sum() if w_branch.sum() > 0 else np.full(k, 1.0 / k)
+            base = next_id + k * np.arange(ids.size)
+            copy_base[ids] = n_ids + base
+            new_weight[(base[:, None] + np.arange(k)).ravel()] = (
+                self.sample_weight[ids][:, None] * share[None, :]).ravel()
+            next_id += k * ids.size
+        self.sample_weight = np.concatenate([self.sample_weight, new_weight])
+        self._row_branch = np.concatenate([self._row_branch, np.zeros(n_new, np.int32)])
+        self._goes_left = np.concatenate([self._goes_left, np.zeros(n_new, np.uint8)])
+        return copy_base
