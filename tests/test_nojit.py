@@ -20,8 +20,22 @@ def trees():
     y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
     clf = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=4).fit(X, y)
     reg = fasttree.DecisionTreeRegressor(max_leaf_nodes=6).fit(X, X[:, 0] * 3 + X[:, 2])
-    return {name: [est.tree_.feature.tolist(), est.tree_.threshold.tolist(),
-                   est.predict(X).tolist()] for name, est in (("clf", clf), ("reg", reg))}
+    # categorical (codes in column 3) and missing values: routed, k-way and fractional paths
+    Xc = np.column_stack([X, rng.integers(0, 4, 80)])
+    Xc[::7, 0] = np.nan
+    Xc[::9, 3] = np.nan
+    yc = y + (Xc[:, 3] == 2)
+    kinds = {"subset": fasttree.DecisionTreeClassifier(max_depth=4, categorical_features=[3]),
+             "multiway": fasttree.DecisionTreeClassifier(
+                 criterion="gain_ratio", max_depth=4, categorical_features=[3],
+                 categorical_split="multiway", missing="fractional")}
+    fitted = {name: est.fit(Xc, yc) for name, est in kinds.items()}
+    trees = {name: [est.tree_.feature.tolist(), est.tree_.threshold.tolist(),
+                    est.predict(X).tolist()] for name, est in (("clf", clf), ("reg", reg))}
+    for name, est in fitted.items():
+        trees[name] = [est.tree_.feature.tolist(), est.tree_.category_branch.tolist(),
+                       est.predict_proba(Xc).tolist()]
+    return trees
 """
 
 
@@ -35,6 +49,6 @@ def test_pure_python_kernels_give_the_compiled_tree():
     namespace = {}
     exec(SCRIPT, namespace)
     compiled = namespace["trees"]()
-    for name in ("clf", "reg"):
+    for name in ("clf", "reg", "subset", "multiway"):
         for a, b in zip(interpreted[name], compiled[name]):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -4,22 +4,38 @@ Import them into your own learners.  Every kernel is compiled once for the dtype
 :mod:`fasttree._dtypes` (float32 features, int32 row ids, float64 statistics); pass exactly those,
 C-contiguous, as each docstring states.  A typical level of a tree::
 
-    sorted_x, sorted_idx = presort_features(np.ascontiguousarray(X, np.float32))
+    sorted_x, sorted_idx = presort_features(np.ascontiguousarray(X, np.float32))  # NaN last
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))   # classes 0 .. K-1
     w = np.empty(0)                                              # every weight 1 (or real weights)
     start, end, row = np.array([0]), np.array([len(y)]), np.array([0])   # one node: the root
     counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, row, n_classes)
-    imp, thr, n_left = find_best_splits_classification(
+    record = new_split_record(n_features, 1)                     # filled by the search kernels
+    find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((n_features, 1), np.uint8),
-        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)))
-    best = select_best_splits(imp)                               # feature per node
+        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False, *record)
+    best = select_best_splits(record.children_impurity, record.gain, record.split_info,
+                              record.n_branches, SELECT_IMPURITY)  # feature per node
     partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,
-                       n_left[best, np.arange(len(best))].astype(np.int64),
+                       record.n_left[best, np.arange(len(best))],
                        np.empty(len(y), np.uint8))               # children: [0, k), [k, n)
+
+Splits that are not a prefix of the split feature's row (categorical subsets, multiway splits,
+missing rows going left) are moved with :func:`route_rows` then :func:`partition_segments_kway`;
+:class:`fasttree.splitter.ExactSplitter` shows every phase together.
 
 ``tests/test_kernels.py::test_public_kernels_grow_one_level_like_the_estimator`` runs this recipe.
 """
 
+from .._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_SQUARED_ERROR,
+    SELECT_GAIN_RATIO,
+    SELECT_IMPURITY,
+    SPLIT_MULTIWAY,
+    SPLIT_SUBSET,
+    SPLIT_THRESHOLD,
+)
 from .apply import apply_tree, decision_paths, predict_fractional
 from .categorical import categorical_split_maps, find_best_splits_categorical
 from .criteria import node_impurity, reciprocal_table, split_information, xlog2x_table
@@ -39,6 +55,14 @@ from .split_search import (
 )
 
 __all__ = [
+    "CRITERION_ENTROPY",
+    "CRITERION_GINI",
+    "CRITERION_SQUARED_ERROR",
+    "SELECT_GAIN_RATIO",
+    "SELECT_IMPURITY",
+    "SPLIT_MULTIWAY",
+    "SPLIT_SUBSET",
+    "SPLIT_THRESHOLD",
     "SplitRecord",
     "apply_tree",
     "branch_of",
