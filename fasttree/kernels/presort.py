@@ -4,6 +4,9 @@ import numpy as np
 from numba import njit, prange
 
 _SIGN_BIT = np.uint32(0x80000000)
+_ABS_MASK = np.uint32(0x7FFFFFFF)
+_INF_BITS = np.uint32(0x7F800000)
+_NAN_KEY = np.uint32(0xFFFFFFFF)  # decodes to a (positive) NaN
 _RADIX_BITS = 11
 _N_BUCKETS = 1 << _RADIX_BITS
 _DIGIT_MASK = np.uint32(_N_BUCKETS - 1)
@@ -17,7 +20,10 @@ def _float_to_key(bits):
 
     Positive floats get the sign bit set; negative floats are inverted, so that larger magnitudes
     sort first.  -0.0 is mapped like +0.0 so that the two (equal) zeros keep their row order.
+    Every NaN, whatever its sign and payload, gets the largest key: missing values sort last.
     """
+    if (bits & _ABS_MASK) > _INF_BITS:
+        return _NAN_KEY
     if bits == _SIGN_BIT:
         bits = np.uint32(0)
     if bits & _SIGN_BIT:
@@ -43,12 +49,13 @@ def presort_features(X):
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features), float32, C-contiguous (IN)
-        Finite values (validated by the caller; NaN has no place in the order).
+        NaN marks a missing value and sorts after every number (infinities are ordered too).
 
     Returns
     -------
     sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous
-        ``sorted_x[f]`` holds feature ``f``'s values in non-decreasing order (``-0.0`` as ``0.0``).
+        ``sorted_x[f]`` holds feature ``f``'s values in non-decreasing order (``-0.0`` as ``0.0``),
+        then its NaN (as one positive quiet NaN).
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous
         ``sorted_idx[f, p]`` is the row whose value is ``sorted_x[f, p]``.
 
