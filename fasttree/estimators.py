@@ -283,7 +283,9 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError(
                 f"X has {shape[1]} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input.")
-        if len(shape) == 2 and shape[0] > 0 and self.is_categorical_.any():
+        is_categorical = getattr(self, "is_categorical_", None)
+        if len(shape) == 2 and shape[0] > 0 and is_categorical is not None and \
+                is_categorical.any():
             return encode(X, self.is_categorical_, self.categories_,
                           lambda part: check_X(part, order="C"))
         X = check_X(X, order="C")

@@ -224,9 +224,11 @@ def prefix_subset_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=
     return best, best_split
 
 
-def multiway_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=1):
+def multiway_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=1,
+                   min_weight_leaf=0.0):
     """One branch per present category (branch j: the j-th smallest code); the missing rows tried
-    in every branch.  Valid when at least two branches hold ``min_samples_leaf`` known rows.
+    in every branch.  Valid when at least two branches hold ``min_samples_leaf`` known rows and
+    ``min_weight_leaf`` known weight.
 
     Returns (best value or inf, list of (value, missing branch) over the tried branches).
     """
@@ -234,7 +236,9 @@ def multiway_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=1):
     missing = np.isnan(x)
     codes = present_categories(x)
     rows_per_branch = np.array([(x == c).sum() for c in codes])
-    if len(codes) < 2 or (rows_per_branch >= min_samples_leaf).sum() < 2:
+    weight_per_branch = np.array([w[x == c].sum() for c in codes])
+    big = (rows_per_branch >= min_samples_leaf) & (weight_per_branch >= min_weight_leaf)
+    if len(codes) < 2 or big.sum() < 2:
         return np.inf, []
     branch = np.full(x.shape[0], -1)
     for j, c in enumerate(codes):

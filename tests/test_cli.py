@@ -37,8 +37,12 @@ def test_fit_numeric_csv(tmp_path):
     assert "40 rows x 2 features, target 'label'" in out.stdout
     assert "4-fold cross-validated accuracy: 0.9" in out.stdout  # one boundary row per fold
     assert "|--- a <= 20.50\n|   |--- class: lo\n" in out.stdout
-    reg = run_cli("fit", path, "--target", "b", "--criterion", "squared_error", "--cv", "3")
+    reg = run_cli("fit", path, "--target", "label", "--criterion", "squared_error", "--cv", "3")
     assert reg.returncode == 2 and "'label' is not numeric" in reg.stderr
+    # the string column is a categorical feature when another column is the target
+    reg = run_cli("fit", path, "--target", "b", "--criterion", "squared_error", "--cv", "3")
+    assert reg.returncode == 0, reg.stderr
+    assert "label in {" in reg.stdout or "a <= " in reg.stdout
     pruned = run_cli("fit", path, "--target", "label", "--pruning", "error_based", "--cv", "4")
     assert pruned.returncode == 0, pruned.stderr
     assert "2 leaves, depth 1" in pruned.stdout
@@ -73,7 +77,8 @@ def test_fit_csv_with_categories_and_missing_cells(model):
     [
         (None, ["fit", "missing.csv"], "no such file"),
         ("a,b\n1,2\n3,4\n", ["--target", "zzz"], "no column named 'zzz'"),
-        ("a,b,y\n1,x,0\n2,,1\n", ["--target", "y"], "target column 'y' has 1 empty cells"),
+        ("a,b,y\n1,x,0\n2,,\n3,y,1\n", ["--target", "y"],
+         "target column 'y' has 1 empty cells"),
         ("a,y\n1,0\n2,1\n", ["--target", "y", "--model", "id3", "--criterion",
                               "squared_error"], "--model id3 is a classifier"),
     ],

@@ -345,12 +345,10 @@ def test_public_kernels_grow_one_level_like_the_estimator():
     start, end, row = np.array([0]), np.array([500]), np.array([0])
     w = np.empty(0)  # unit weights
     counts = segment_class_weights(sorted_idx, sorted_y, w, start, end, row, n_classes)
-    record = new_split_record(n_features, len(start))
+    record = new_split_record(n_features, 1)  # filled by the search kernels
     find_best_splits_classification(
-        sorted_x, sorted_idx, sorted_y, w, start, end, counts,
-        np.ones((n_features, len(start)), np.uint8), CRITERION_ENTROPY, 1, 0.0,
-        xlog2x_table(len(y)), min_branch_fraction=0.0, missing_fractional=False,
-        **record._asdict())
+        sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((n_features, 1), np.uint8),
+        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False, *record)
     best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                               record.n_branches, SELECT_IMPURITY)
     est = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=1).fit(X, y)

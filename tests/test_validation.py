@@ -54,7 +54,8 @@ def test_sparse_and_dataframe_columns():
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"a": X[:, 0], "colour": ["red"] * 30})
     with pytest.raises(TypeError, match="'colour'"):
-        DecisionTreeClassifier().fit(df, y)
+        DecisionTreeClassifier(categorical_features=None).fit(df, y)
+    assert DecisionTreeClassifier().fit(df, y).is_categorical_.tolist() == [False, True]
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ of every category present (weighted class counts, or ``[sum w, sum w*y, sum w*y*
   order is a candidate: Breiman's shortcut, exact for those cases.  With more classes the order
   by each class's share is tried in turn (a heuristic: the exact search is exponential).
 * **Multiway** splits give every category present at the node its own branch; the split is
-  valid when at least two branches hold ``min_samples_leaf`` known rows (C4.5's rule).
+  valid when at least two branches hold ``min_samples_leaf`` known rows and ``min_weight_leaf``
+  weight (C4.5's rule).
 
 Missing rows follow the numeric rules (:mod:`fasttree.kernels.split_search`): a subset split
 tries them on both sides; a multiway split tries them in each branch and keeps the best.
@@ -271,7 +272,8 @@ def find_best_splits_categorical(
                     continue
                 n_big = 0
                 for j in range(n_present):
-                    n_big += rows[j] >= min_samples_leaf
+                    n_big += (rows[j] >= min_samples_leaf
+                              and _weight(stats[j], criterion) >= min_weight_leaf)
                 if n_big < 2:
                     continue
                 base = 0.0

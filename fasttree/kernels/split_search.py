@@ -242,12 +242,13 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
         last = p + 1 == n_known
         if not last and xs[p + 1] == xs[p]:
             continue
-        n_candidates += 1
+        valid = False  # a threshold counts as a candidate if either side may take the missing
         # A: missing rows right
         w_right = w_total - w_left
         if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
                 and w_left >= min_weight_leaf and w_right >= min_weight_leaf
                 and w_left > 0.0 and w_right > 0.0):
+            valid = True
             for k in range(n_classes):
                 side_l[k] = left[k]
                 side_r[k] = total[k] - left[k]
@@ -258,6 +259,7 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
                 best_a_p = p
                 best_a_w = w_left
         if last:
+            n_candidates += valid
             continue  # missing-left with every known row left is no split
         # B: missing rows left
         w_left_b = w_left + w_missing
@@ -265,6 +267,7 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
         if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
                 and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
                 and w_left_b > 0.0 and w_right_b > 0.0):
+            valid = True
             for k in range(n_classes):
                 side_l[k] = left[k] + missing[k]
                 side_r[k] = total[k] - side_l[k]
@@ -274,6 +277,7 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
                 best_b = value
                 best_b_p = p
                 best_b_w = w_left_b
+        n_candidates += valid
     if best_b < best_a:
         return best_b, best_b_p, True, best_b_w, n_candidates
     return best_a, best_a_p, False, best_a_w, n_candidates
@@ -617,11 +621,12 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
         last = p + 1 == n_known
         if not last and xs[p + 1] == xs[p]:
             continue
-        n_candidates += 1
+        valid = False
         w_right = w_total - w_left
         if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
                 and w_left >= min_weight_leaf and w_right >= min_weight_leaf
                 and w_left > 0.0 and w_right > 0.0):
+            valid = True
             sum_right = sum_total - sum_left
             proxy = sum_left * sum_left / w_left + sum_right * sum_right / w_right
             if proxy > best_a:
@@ -629,12 +634,14 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
                 best_a_p = p
                 best_a_w = w_left
         if last:
+            n_candidates += valid
             continue
         w_left_b = w_left + w_missing
         w_right_b = w_total - w_left_b
         if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
                 and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
                 and w_left_b > 0.0 and w_right_b > 0.0):
+            valid = True
             sum_left_b = sum_left + sum_missing
             sum_right_b = sum_total - sum_left_b
             proxy = sum_left_b * sum_left_b / w_left_b + sum_right_b * sum_right_b / w_right_b
@@ -642,6 +649,7 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
                 best_b = proxy
                 best_b_p = p
                 best_b_w = w_left_b
+        n_candidates += valid
     if best_b > best_a:
         return best_b, best_b_p, True, best_b_w, n_candidates
     return best_a, best_a_p, False, best_a_w, n_candidates
