@@ -132,6 +132,9 @@ def fit_categories(X, is_categorical):
         dtype = getattr(col, "dtype", None)
         if str(dtype) == "category":
             cats = np.asarray(col.cat.categories.to_numpy(), dtype=object)
+        elif getattr(dtype, "kind", "O") in "biuf":  # numbers (codes): vectorised
+            values = np.asarray(col)
+            cats = np.unique(values[~np.isnan(values)] if values.dtype.kind == "f" else values)
         else:
             values = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col, dtype=object)
             known = values[~_is_missing(values)]
@@ -182,7 +185,10 @@ def _missing_mask(col, values):
 
 def _codes(col, categories):
     """Category codes of one column (float64: NaN missing, ``len(categories)`` unseen)."""
-    values = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col, dtype=object)
+    numbers = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col)
+    if numbers.dtype.kind in "biuf" and np.asarray(categories).dtype.kind in "biuf":
+        return _number_codes(numbers, np.asarray(categories))
+    values = np.asarray(numbers, dtype=object)
     missing = _missing_mask(col, values)
     codes = np.full(values.shape[0], np.nan)
     known = values[~missing].tolist()
@@ -200,4 +206,17 @@ def _codes(col, categories):
     else:
         lookup = {v: i for i, v in enumerate(cats)}
         codes[~missing] = [lookup.get(v, unseen) for v in known]
+    return codes
+
+
+def _number_codes(values, categories):
+    """Vectorised :func:`_codes` for a numeric column and sorted numeric categories."""
+    values = values.astype(np.float64)
+    codes = np.full(values.shape[0], np.nan)
+    known = ~np.isnan(values)
+    if categories.size == 0:
+        codes[known] = 0.0
+        return codes
+    pos = np.minimum(np.searchsorted(categories, values[known]), categories.size - 1)
+    codes[known] = np.where(categories[pos] == values[known], pos, categories.size)
     return codes

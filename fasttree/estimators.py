@@ -178,7 +178,7 @@ class _BaseDecisionTree(BaseEstimator):
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
         self.fit_timings_ = dict(grower.timings)
-        self.missing_in_fit_ = np.isnan(X).any(axis=0)
+        self.missing_in_fit_ = grower.missing_features
         self.n_features_in_ = n_features
         self.max_features_ = params.max_features
         self.n_outputs_ = 1

@@ -105,6 +105,8 @@ class TreeGrower:
     timings : dict of str to float
         Seconds spent in each phase of the last :meth:`grow` (``presort``, ``search``,
         ``partition``, ``node_stats``, ``total``).
+    missing_features : ndarray of shape (n_features,), bool
+        Features that had missing values (set by :meth:`grow`).
 
     Notes
     -----
@@ -273,8 +275,7 @@ class TreeGrower:
         children = self._new_batch(child_start, child_end, child_depth,
                                    feature[parent_of_child], banned)
         candidate = self._candidates(children)
-        has_candidate = np.zeros(rows.size, dtype=bool)
-        np.logical_or.at(has_candidate, parent_of_child, candidate)
+        has_candidate = np.bincount(parent_of_child, weights=candidate, minlength=rows.size) > 0
         prefix = self._splitter.is_prefix(take("kind"), take("n_missing"),
                                           take("missing_branch"))
         needed = np.flatnonzero(prefix & has_candidate)
@@ -316,6 +317,7 @@ class TreeGrower:
             self._grow_best_first(root)
         tree = self._build_tree()
         self.timings = dict(self._splitter.timings)
+        self.missing_features = self._splitter.missing_features
         self.timings["total"] = time.perf_counter() - t_total
         # release the working layout (several times the size of X) as soon as the tree exists
         del self._splitter, self._batches, self._links

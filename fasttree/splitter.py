@@ -19,7 +19,6 @@ import time
 import numpy as np
 
 from ._dtypes import (
-    CRITERION_ENTROPY,
     CRITERION_SQUARED_ERROR,
     SPLIT_THRESHOLD,
     label_dtype,
@@ -69,6 +68,8 @@ class ExactSplitter:
 
     Attributes
     ----------
+    missing_features : ndarray of shape (n_features,), bool
+        Features with missing values in the training data.
     timings : dict of str to float
         Seconds spent per phase (``presort`` when built from ``X``, ``search``, ``partition``,
         ``node_stats``).
@@ -89,6 +90,8 @@ class ExactSplitter:
         self.missing_fractional = missing_fractional
         self.min_branch_fraction = min_branch_fraction
         self.timings = {} if timings is None else timings
+        # NaN sorts last: a feature misses values iff its last sorted value is NaN
+        self.missing_features = np.isnan(sorted_x[:, -1]) if self.n_samples else np.zeros(0, bool)
         if missing_fractional and sample_weight is None:
             # rows sent down several branches carry fractional weights: no unit-weight path
             sample_weight = np.ones(self.n_samples)
@@ -98,7 +101,7 @@ class ExactSplitter:
         self.root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
         # unit weights make counts integers: entropy reads c log2 c, regression 1 / c from a table
         self._count_table = np.empty(0)
-        if unit_weight and criterion_code == CRITERION_ENTROPY:
+        if unit_weight and criterion_code != CRITERION_SQUARED_ERROR:
             self._count_table = xlog2x_table(self.n_samples)
         elif unit_weight and criterion_code == CRITERION_SQUARED_ERROR:
             self._count_table = reciprocal_table(self.n_samples)

@@ -28,7 +28,6 @@ from numba import njit, prange
 
 from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI
 from .criteria import (
-    split_information,
     two_children_class_impurity,
     weighted_class_impurity,
     weighted_squared_error,
@@ -60,8 +59,19 @@ def count_missing(xs):
 
 
 @njit(cache=True, inline="always")
-def _binary_split_info(w_left, w_right):
-    return split_information(np.array((w_left, w_right)), w_left + w_right)
+def _binary_split_info(w_left, w_right, w_missing, table):
+    """Split information of two branches (and a third, of missing rows, when C4.5's fractional
+    rows keep them apart).  It runs once per (feature, node) pair, so no array, and with integer
+    weights ``c log2 c`` comes from ``table`` when one is given."""
+    total = w_left + w_right + w_missing
+    if total <= 0.0:
+        return 0.0
+    if table.shape[0] > 0:
+        s = (table[np.int64(total)] - table[np.int64(w_left)] - table[np.int64(w_right)]
+             - table[np.int64(w_missing)])
+    else:
+        s = xlog2x(total) - xlog2x(w_left) - xlog2x(w_right) - xlog2x(w_missing)
+    return max(s / total, 0.0)
 
 
 @njit(cache=True, inline="always")
@@ -198,6 +208,68 @@ def _side_impurity(counts, w, criterion, table):
     for k in range(counts.shape[0]):
         s -= xlog2x(counts[k])
     return s
+
+
+@njit(cache=True, inline="always")
+def _scan_missing_unit_weight_binary(xs, labels, total_1, n_missing, criterion, min_rows_leaf,
+                                     table):
+    """:func:`_scan_missing` for two classes and unit weights: integer counters, and for entropy
+    ``c log2 c`` from ``table`` (the rules, the order of candidates and the ties are the same)."""
+    n_node = xs.shape[0]
+    n_known = n_node - n_missing
+    missing_1 = 0
+    for p in range(n_known, n_node):
+        missing_1 += labels[p]
+    known_1 = total_1 - missing_1
+    left_1 = 0
+    best_a = np.inf
+    best_a_p = -1
+    best_b = np.inf
+    best_b_p = -1
+    n_candidates = 0
+    for p in range(n_known):
+        left_1 += labels[p]
+        last = p + 1 == n_known
+        if not last and xs[p + 1] == xs[p]:
+            continue
+        valid = False
+        n_left = p + 1
+        # A: missing rows right
+        n_right = n_node - n_left
+        if n_left >= min_rows_leaf and n_right >= min_rows_leaf:
+            valid = True
+            right_1 = total_1 - left_1
+            value = _binary_counts_impurity(n_left, left_1, n_right, right_1, criterion, table)
+            if value < best_a:
+                best_a = value
+                best_a_p = p
+        if not last:
+            # B: missing rows left
+            n_left_b = n_left + n_missing
+            n_right_b = n_known - n_left
+            if n_left_b >= min_rows_leaf and n_right_b >= min_rows_leaf:
+                valid = True
+                value = _binary_counts_impurity(n_left_b, left_1 + missing_1, n_right_b,
+                                                known_1 - left_1, criterion, table)
+                if value < best_b:
+                    best_b = value
+                    best_b_p = p
+        n_candidates += valid
+    if best_b < best_a:
+        return best_b, best_b_p, True, best_b_p + 1.0 + n_missing, n_candidates
+    return best_a, best_a_p, False, best_a_p + 1.0, n_candidates
+
+
+@njit(cache=True, inline="always")
+def _binary_counts_impurity(n_left, left_1, n_right, right_1, criterion, table):
+    """Children impurity of two sides given as (rows, rows of class 1), unit weights."""
+    left_0 = n_left - left_1
+    right_0 = n_right - right_1
+    if criterion == CRITERION_GINI:
+        return (n_left - (left_0 * left_0 + left_1 * left_1) / n_left) + (
+            n_right - (right_0 * right_0 + right_1 * right_1) / n_right)
+    return (table[n_left] + table[n_right]
+            - (table[left_0] + table[left_1]) - (table[right_0] + table[right_1]))
 
 
 @njit(cache=True, inline="always")
@@ -340,8 +412,8 @@ def find_best_splits_classification(
         Minimum weighted count in each child.
     xlog2x : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
         ``c log2 c`` for integer counts (:func:`xlog2x_table`): required for entropy with unit
-        weights, which then reads it instead of computing logarithms; otherwise unused (pass an
-        empty array).
+        weights, which then reads it instead of computing logarithms (with unit weights and any
+        criterion it also gives the split information); ignored with weights.
     min_branch_fraction : float
         C4.5's minimum branch weight for a threshold: each side must weigh at least
         ``min(25, min_branch_fraction * w_known / n_classes)`` (``w_known``: the node's weight
@@ -367,6 +439,13 @@ def find_best_splits_classification(
     # with unit weights a child of n rows weighs n, so both minimums are one row count
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
     table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
+    count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
+    # per node, once (not once per feature): weight and weighted impurity
+    seg_weight = np.empty(n_segments)
+    seg_weighted_impurity = np.empty(n_segments)
+    for s in range(n_segments):
+        seg_weight[s] = seg_class_weight[s].sum()
+        seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
 
     for f in prange(n_features):
         left = np.empty(n_classes)
@@ -384,9 +463,7 @@ def find_best_splits_classification(
                 continue
             xs_node = xs[start:end]
             labels_node = labels[start:end]
-            w_node = 0.0
-            for k in range(n_classes):
-                w_node += seg_class_weight[s, k]
+            w_node = seg_weight[s]
             n_miss = count_missing(xs_node)
             missing_left = False
             seg_min_weight = min_weight_leaf
@@ -413,12 +490,17 @@ def find_best_splits_classification(
                 if best_p >= 0:
                     _store_fractional_split(
                         f, s, best, weighted_class_impurity(known, criterion),
-                        weighted_class_impurity(seg_class_weight[s], criterion), w_node, w_known,
+                        seg_weighted_impurity[s], w_node, w_known,
                         w_left, xs_node, best_p, n_miss, n_cand, children_impurity, gain,
                         split_info, threshold, n_left, n_branches, missing_branch, n_missing,
                         n_candidates)
                 continue
-            if n_miss > 0:
+            if n_miss > 0 and unit_weight and n_classes == 2 and (
+                    criterion == CRITERION_GINI or table.shape[0] > 0):
+                best, best_p, missing_left, w_left, n_cand = _scan_missing_unit_weight_binary(
+                    xs_node, labels_node, np.int64(seg_class_weight[s, 1]), n_miss, criterion,
+                    seg_min_rows, table)
+            elif n_miss > 0:
                 best, best_p, missing_left, w_left, n_cand = _scan_missing(
                     xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
                     seg_class_weight[s], n_miss, scratch, criterion, min_samples_leaf,
@@ -442,8 +524,8 @@ def find_best_splits_classification(
             if best_p < 0:
                 continue
             _store_binary_split(
-                f, s, best, weighted_class_impurity(seg_class_weight[s], criterion), w_node,
-                w_left, xs_node, best_p, n_miss, missing_left, n_cand,
+                f, s, best, seg_weighted_impurity[s], w_node,
+                w_left, xs_node, best_p, n_miss, missing_left, n_cand, count_table,
                 children_impurity, gain, split_info, threshold, n_left, n_branches,
                 missing_branch, n_missing, n_candidates)
 
@@ -477,7 +559,7 @@ def _store_fractional_split(f, s, best, known_weighted_impurity, node_weighted_i
     gain[f, s] = gain_value
     children_impurity[f, s] = node_weighted_impurity - w_node * gain_value
     w_right = w_known - w_left
-    split_info[f, s] = split_information(np.array((w_left, w_right, w_node - w_known)), w_node)
+    split_info[f, s] = _binary_split_info(w_left, w_right, w_node - w_known, np.empty(0))
     threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
     n_left[f, s] = best_p + 1
     n_branches[f, s] = 2
@@ -488,13 +570,13 @@ def _store_fractional_split(f, s, best, known_weighted_impurity, node_weighted_i
 
 @njit(cache=True, inline="always")
 def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, best_p, n_miss,
-                        missing_left, n_cand, children_impurity, gain, split_info, threshold,
-                        n_left, n_branches, missing_branch, n_missing, n_candidates):
+                        missing_left, n_cand, table, children_impurity, gain, split_info,
+                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
     """Write one numeric binary split (rows ``0..best_p`` of the known ones go left) to a record."""
     n_known = xs.shape[0] - n_miss
     children_impurity[f, s] = best
     gain[f, s] = (node_weighted_impurity - best) / w_node
-    split_info[f, s] = _binary_split_info(w_left, w_node - w_left)
+    split_info[f, s] = _binary_split_info(w_left, w_node - w_left, 0.0, table)
     if best_p + 1 == n_known:
         threshold[f, s] = np.inf  # every known value left, the missing ones right
     else:
@@ -761,6 +843,6 @@ def find_best_splits_regression(
             _store_binary_split(
                 f, s, max(seg_sums[s, 2] - best, 0.0),
                 weighted_squared_error(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2]),
-                seg_sums[s, 0], w_left, xs, best_p, n_miss, missing_left, n_cand,
+                seg_sums[s, 0], w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0),
                 children_impurity, gain, split_info, threshold, n_left, n_branches,
                 missing_branch, n_missing, n_candidates)
