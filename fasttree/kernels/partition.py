@@ -70,34 +70,44 @@ def partition_segments(
                 continue  # already in order: its first split_n_left[s] positions are the left rows
             start = seg_start[s]
             end = seg_end[s]
-            xs = sorted_x[g, start:end]
-            idx = sorted_idx[g, start:end]
             ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
-            write = 0
-            n_right = 0
-            # Branch-free: every row is written to both places and only the matching cursor
-            # advances (the direction of a row is unpredictable, a branch would mispredict).
-            # Writing at ``write <= p`` never clobbers a row not yet read.
-            for p in range(end - start):
-                row = idx[p]
-                x = xs[p]
-                go = np.int64(goes_left[row])
-                xs[write] = x
-                idx[write] = row
-                buf_x[n_right] = x
-                buf_idx[n_right] = row
-                if has_labels:
-                    label = ys[p]
-                    ys[write] = label
-                    buf_y[n_right] = label
-                write += go
-                n_right += 1 - go
-            for j in range(n_right):
-                xs[write + j] = buf_x[j]
-                idx[write + j] = buf_idx[j]
-            if has_labels:
-                for j in range(n_right):
-                    ys[write + j] = buf_y[j]
+            _move_two_way(sorted_x[g, start:end], sorted_idx[g, start:end], ys, has_labels,
+                          goes_left, 1, buf_x, buf_idx, buf_y)
+
+
+@njit(cache=True, inline="always")
+def _move_two_way(xs, idx, ys, has_labels, marks, left_mark, buf_x, buf_idx, buf_y):
+    """Stable in-place two-way partition of one node's slice: rows whose ``marks[row]`` equals
+    ``left_mark`` first.
+
+    Branch-free: every row is written to both places and only the matching cursor advances (the
+    direction of a row is unpredictable, a branch would mispredict).  Writing at ``write <= p``
+    never clobbers a row not yet read; the right rows wait in the buffers and follow.  Returns
+    the number of left rows.
+    """
+    write = 0
+    n_right = 0
+    for p in range(xs.shape[0]):
+        row = idx[p]
+        x = xs[p]
+        go = np.int64(marks[row] == left_mark)
+        xs[write] = x
+        idx[write] = row
+        buf_x[n_right] = x
+        buf_idx[n_right] = row
+        if has_labels:
+            label = ys[p]
+            ys[write] = label
+            buf_y[n_right] = label
+        write += go
+        n_right += 1 - go
+    for j in range(n_right):
+        xs[write + j] = buf_x[j]
+        idx[write + j] = buf_idx[j]
+    if has_labels:
+        for j in range(n_right):
+            ys[write + j] = buf_y[j]
+    return write
 
 
 @njit(parallel=True, cache=True)
@@ -147,6 +157,11 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
             n = seg_end[s] - start
             xs = sorted_x[g, start:seg_end[s]]
             idx = sorted_idx[g, start:seg_end[s]]
+            if branch_offset[s + 1] - branch_offset[s] == 2:
+                # two branches: the in-place, branch-free mover with its cursors in registers
+                ys2 = sorted_y[g, start:seg_end[s]] if has_labels else sorted_y[g]
+                _move_two_way(xs, idx, ys2, has_labels, row_branch, 0, buf_x, buf_idx, buf_y)
+                continue
             running = 0
             for b in range(branch_offset[s + 1] - branch_offset[s]):
                 cursor[b] = running
