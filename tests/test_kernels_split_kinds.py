@@ -921,3 +921,61 @@ def test_results_do_not_depend_on_the_number_of_threads():
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
     assert np.isfinite(one[0]).any()  # the problem has splits to find
+
+
+def test_fractional_partition_copies_missing_rows_into_every_branch():
+    """partition_segments_fractional against a naive rebuild of the grown layout."""
+    from fasttree.kernels import partition_segments_fractional
+
+    rng = np.random.default_rng(11)
+    n, m = 60, 3
+    X = rng.normal(size=(n, m)).round(1).astype(np.float32)
+    X[rng.random(n) < 0.25, 0] = np.nan
+    X[rng.random(n) < 0.2, 2] = np.nan
+    labels = rng.integers(0, 3, n).astype(np.uint8)
+    # two nodes: rows 0..29 and 30..59, each sorted per feature (NaN last), then one leaf gap
+    sorted_x = np.empty((m, n + 5), np.float32)
+    sorted_idx = np.empty((m, n + 5), np.int32)
+    segments = [(0, 30), (35, 65)]
+    rows_of = [np.arange(0, 30), np.arange(30, 60)]
+    for f in range(m):
+        for (s, e), rows in zip(segments, rows_of):
+            order = rows[np.argsort(X[rows, f], kind="stable")]
+            sorted_idx[f, s:e] = order
+            sorted_x[f, s:e] = X[order, f]
+        sorted_idx[f, 30:35] = -7  # a finished leaf's positions: copied unchanged
+        sorted_x[f, 30:35] = 99.0
+    sorted_y = np.where(sorted_idx >= 0, labels[np.maximum(sorted_idx, 0)], 0).astype(np.uint8)
+    thresholds = np.array([0.05, -0.25])
+    row_branch = np.full(n, -5, np.int32)
+    for (s, e), t in zip(segments, thresholds):
+        for row in sorted_idx[0, s:e]:
+            x = X[row, 0]
+            row_branch[row] = -1 if np.isnan(x) else int(x > t)
+    copy_base = np.zeros(n, np.int64)
+    missing_rows = np.flatnonzero(row_branch == -1)
+    copy_base[missing_rows] = n + 2 * np.arange(missing_rows.size)
+    counts = np.array([((row_branch[r] == b).sum()) for r in rows_of for b in (0, 1)], np.int64)
+    all_branches = np.array([(row_branch[r] == -1).sum() for r in rows_of], np.int64)
+    new_x, new_idx, new_y, new_start = partition_segments_fractional(
+        sorted_x, sorted_idx, sorted_y, np.array([0, 35]), np.array([30, 65]),
+        np.array([0, 2, 4]), counts, all_branches, row_branch, copy_base)
+    assert new_x.shape == (m, n + 5 + all_branches.sum())
+    np.testing.assert_array_equal(new_start, [0, 35 + all_branches[0]])
+    gap = 30 + all_branches[0]  # the finished leaf moved by the first node's growth
+    np.testing.assert_array_equal(new_idx[:, gap:gap + 5], -7)
+    for f in range(m):
+        for j, rows in enumerate(rows_of):
+            position = new_start[j]
+            for b in (0, 1):
+                expected = [r for r in sorted_idx[f, segments[j][0]:segments[j][1]]
+                            if row_branch[r] == b or row_branch[r] == -1]
+                expected_ids = [r if row_branch[r] == b else copy_base[r] + b for r in expected]
+                size = counts[2 * j + b] + all_branches[j]
+                got = new_idx[f, position:position + size]
+                np.testing.assert_array_equal(got, expected_ids)  # stable, copies in place
+                values = new_x[f, position:position + size]
+                np.testing.assert_array_equal(values, X[expected, f])
+                np.testing.assert_array_equal(new_y[f, position:position + size],
+                                              labels[expected])
+                position += size
