@@ -965,7 +965,7 @@ def test_fractional_partition_copies_missing_rows_into_every_branch():
     gap = 30 + all_branches[0]  # the finished leaf moved by the first node's growth
     np.testing.assert_array_equal(new_idx[:, gap:gap + 5], -7)
     for f in range(m):
-        for j, rows in enumerate(rows_of):
+        for j in range(len(rows_of)):
             position = new_start[j]
             for b in (0, 1):
                 expected = [r for r in sorted_idx[f, segments[j][0]:segments[j][1]]
