@@ -3,9 +3,9 @@
 Compare two versions of fasttree on the same machine by running this script alternately with
 each one first on the path, in fresh processes::
 
-    git worktree add /tmp/before <commit>
+    git worktree add ../fasttree-before <commit>
     for i in 1 2 3; do
-        PYTHONPATH=/tmp/before python asv_bench/fit_times.py
+        PYTHONPATH=../fasttree-before python asv_bench/fit_times.py
         PYTHONPATH=. python asv_bench/fit_times.py
     done
 

@@ -11,13 +11,10 @@ import numbers
 import numpy as np
 
 from ._dtypes import X_DTYPE
+from ._validation import is_dataframe
 
 #: Most categories a categorical feature may have (codes must be exact in float32).
 MAX_CATEGORIES = 2**24
-
-
-def is_dataframe(X):
-    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
 def _is_categorical_dtype(dtype):

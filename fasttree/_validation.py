@@ -9,7 +9,8 @@ from ._dtypes import FLOAT_DTYPE, INDEX_DTYPE, X_DTYPE
 _FLOAT32_MAX = np.finfo(np.float32).max
 
 
-def _is_dataframe(X):
+def is_dataframe(X):
+    """A pandas-like DataFrame (duck-typed: no pandas import)."""
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
@@ -19,7 +20,7 @@ def _is_sparse(X):
 
 def feature_names_of(X):
     """Column names of a DataFrame whose column names are all strings, else None."""
-    if not _is_dataframe(X):
+    if not is_dataframe(X):
         return None
     names = [c for c in X.columns]
     if names and all(isinstance(c, str) for c in names):
@@ -48,7 +49,7 @@ def check_X(X, *, order, name="X"):
     """
     if _is_sparse(X):
         raise TypeError(f"{name} is a sparse matrix; fasttree needs a dense array (X.toarray()).")
-    if _is_dataframe(X):
+    if is_dataframe(X):
         for column, dtype in zip(X.columns, X.dtypes):
             if getattr(dtype, "kind", "O") not in "biuf":
                 raise TypeError(
@@ -105,7 +106,7 @@ def check_y(y, n_samples, *, regression, estimator_name="The estimator"):
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None.")
     if _is_sparse(y):
         raise TypeError("y is a sparse matrix; pass a 1-D array.")
-    if _is_dataframe(y):
+    if is_dataframe(y):
         y = y.to_numpy()
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:

@@ -7,8 +7,8 @@ import numpy as np
 
 from ._base import BaseEstimator, numba_threads
 from ._dtypes import CLASS_DTYPE, MAX_CLASSES
-from ._encoding import encode, fit_categories, is_dataframe, resolve_categorical
-from ._validation import check_sample_weight, check_X, check_y, feature_names_of
+from ._encoding import encode, fit_categories, resolve_categorical
+from ._validation import check_sample_weight, check_X, check_y, feature_names_of, is_dataframe
 from .grower import (
     CATEGORICAL_SPLITS,
     CLASSIFICATION_CRITERIA,
@@ -61,6 +61,12 @@ def _holdout(n_samples, y_codes, fraction, rng):
             f"validation_fraction={fraction} of {n_samples} rows leaves no validation rows for "
             "reduced-error pruning.")
     return train, validation
+
+
+def _as_table(X):
+    """A DataFrame or anything with a shape as it is (its dtypes decide what is categorical);
+    other array-likes (lists, objects with ``__array__``) as a NumPy array."""
+    return X if is_dataframe(X) or hasattr(X, "shape") else np.asarray(X)
 
 
 class _BaseDecisionTree(BaseEstimator):
@@ -238,8 +244,7 @@ class _BaseDecisionTree(BaseEstimator):
     # -- input encoding ------------------------------------------------------------------------
     def _encode_fit(self, X):
         """Validate ``X`` for fit, learn its categorical features and return the kernels' matrix."""
-        if not is_dataframe(X) and not hasattr(X, "shape"):
-            X = np.asarray(X)
+        X = _as_table(X)
         shape = X.shape
         if len(shape) != 2 or self.categorical_features is None:
             self.is_categorical_ = np.zeros(shape[1] if len(shape) == 2 else 0, dtype=bool)
@@ -276,8 +281,7 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError(
                 "The feature names of X differ from those seen in fit: "
                 f"fit saw {list(fitted_names)}, got {list(names)}.")
-        if not is_dataframe(X) and not hasattr(X, "shape"):
-            X = np.asarray(X)
+        X = _as_table(X)
         shape = X.shape
         if len(shape) == 2 and shape[1] != self.n_features_in_:
             raise ValueError(

@@ -129,7 +129,6 @@ def _best_subset(stats, rows, n_present, missing, total, criterion, order_class,
     order = subset_order(stats, n_present, order_class, criterion)
     n_missing = np.int64(missing[n_stats])
     w_total = _weight(total, criterion)
-    w_missing = _weight(missing[:n_stats], criterion)
     n_total = n_missing
     for j in range(n_present):
         n_total += rows[j]
@@ -167,7 +166,6 @@ def _best_subset(stats, rows, n_present, missing, total, criterion, order_class,
             value += _impurity(right, criterion)
             if value < best[0]:
                 best = (value, t, missing_left, w_l, n_left + extra)
-    _ = w_missing
     return best[0], best[1], best[2], best[3], best[4], n_candidates
 
 
