@@ -8,6 +8,8 @@ from .estimators import (
     C45Classifier,
     DecisionTreeClassifier,
     DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
     ID3Classifier,
 )
 from .exceptions import NotFittedError
@@ -19,6 +21,8 @@ __all__ = [
     "C45Classifier",
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
+    "ExtraTreeClassifier",
+    "ExtraTreeRegressor",
     "ID3Classifier",
     "NotFittedError",
     "export_text",

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import numba
 
-from .exceptions import NotFittedError
+from .exceptions import not_fitted_error
 
 
 class BaseEstimator:
@@ -51,12 +51,19 @@ class BaseEstimator:
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
+    def __getstate__(self):
+        # wall-clock timings are not part of the model: two identical fits pickle to identical
+        # bytes (scikit-learn's test_deterministic_pickle)
+        state = self.__dict__.copy()
+        state.pop("fit_timings_", None)
+        return state
+
     def __sklearn_is_fitted__(self):
         return hasattr(self, "tree_")
 
     def _check_is_fitted(self):
         if not self.__sklearn_is_fitted__():
-            raise NotFittedError(
+            raise not_fitted_error(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
                 "appropriate arguments before using this estimator.")
 

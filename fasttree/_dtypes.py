@@ -35,14 +35,15 @@ FLOAT_DTYPE = np.float64
 #: Thresholds are float64 midpoints a/2 + b/2 of two consecutive distinct float32 values.
 THRESHOLD_DTYPE = np.float64
 
-#: Node ids in the flat tree arrays; -1 marks "no child" (a leaf).
-NODE_DTYPE = np.int32
+#: Node ids in the flat tree arrays (scikit-learn's ``intp``); -1 marks "no child" (a leaf).
+NODE_DTYPE = np.intp
 TREE_LEAF = -1
 
 #: Criterion codes understood by the kernels (:mod:`fasttree.kernels.criteria`).
 CRITERION_GINI = 0
 CRITERION_ENTROPY = 1
 CRITERION_SQUARED_ERROR = 2
+CRITERION_POISSON = 3  # half Poisson deviance; regression statistics carry sum w*y*log(y)
 
 #: How a node's split is chosen among the features' best candidates
 #: (:func:`fasttree.kernels.select_best_splits`): the lowest children impurity, or C4.5's gain

@@ -97,10 +97,12 @@ def check_X(X, *, order, name="X"):
     return out
 
 
-def check_y(y, n_samples, *, regression, estimator_name="The estimator"):
+def check_y(y, n_samples, *, regression, estimator_name="The estimator", check_length=True,
+            multi_output=False):
     """Return ``y`` as a 1-D array of length ``n_samples`` (float64 for regression).
 
-    A column vector of shape (n, 1) is accepted and flattened; several outputs are not supported.
+    A column vector of shape (n, 1) is flattened; with ``multi_output``, a (n, n_outputs) array
+    with several columns is returned 2-D.
     """
     if y is None:
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None.")
@@ -111,11 +113,11 @@ def check_y(y, n_samples, *, regression, estimator_name="The estimator"):
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()
-    if arr.ndim != 1:
+    if not (arr.ndim == 1 or (multi_output and arr.ndim == 2 and arr.shape[1] > 1)):
         raise ValueError(
-            f"y must be 1-D (n_samples,); got shape {arr.shape}. Multi-output targets are not "
-            "supported.")
-    if arr.shape[0] != n_samples:
+            f"y must be 1-D (n_samples,){' or 2-D (n_samples, n_outputs)' * multi_output}; got "
+            f"shape {arr.shape}.")
+    if check_length and arr.shape[0] != n_samples:
         raise ValueError(
             f"X and y have inconsistent numbers of samples: X has {n_samples}, y has "
             f"{arr.shape[0]}.")
@@ -135,7 +137,7 @@ def check_y(y, n_samples, *, regression, estimator_name="The estimator"):
         raise ValueError("y contains NaN; drop the rows with a missing target first.")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError("y contains infinity.")
-    if arr.dtype.kind == "O" and any(v is None for v in arr):
+    if arr.dtype.kind == "O" and any(v is None for v in arr.ravel()):
         raise ValueError("y contains None; drop the rows with a missing target first.")
     return arr
 
@@ -150,6 +152,9 @@ def check_sample_weight(sample_weight, n_samples):
         w = np.asarray(sample_weight, dtype=FLOAT_DTYPE)
     except (TypeError, ValueError):
         raise TypeError("sample_weight must be numeric.") from None
+    if w.ndim == 0:  # scikit-learn's wording and exception type
+        raise TypeError("Input should have at least 1 dimension i.e. satisfy `len(x.shape) > 0`, "
+                        f"got scalar `{w!r}` instead.")
     if w.ndim != 1 or w.shape[0] != n_samples:
         raise ValueError(
             f"sample_weight must have shape ({n_samples},); got {w.shape}.")

@@ -1,7 +1,9 @@
 """Decision-tree estimators with scikit-learn's API."""
 
+import inspect
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from .grower import (
     CLASSIFICATION_CRITERIA,
     MISSING_MODES,
     REGRESSION_CRITERIA,
+    SPLITTERS,
     GrowerParams,
     TreeGrower,
 )
@@ -76,16 +79,24 @@ class _BaseDecisionTree(BaseEstimator):
     _min_branch_fraction = 0.0  # C4.5's minimum branch weight rule for thresholds: off
 
     # -- hyperparameters -----------------------------------------------------------------------
+    def _param_error(self, name, constraint):
+        """scikit-learn's wording, so that code matching its messages keeps working."""
+        return ValueError(f"The '{name}' parameter of {type(self).__name__} must be "
+                          f"{constraint}. Got {getattr(self, name)!r} instead.")
+
     def _resolve_params(self, n_samples, n_features, total_weight, has_sample_weight):
         if self.criterion not in self._criteria:
-            raise ValueError(
-                f"criterion must be one of {sorted(self._criteria)}; got {self.criterion!r}.")
+            raise self._param_error("criterion", f"a str among {sorted(self._criteria)}")
+        if self.splitter not in SPLITTERS:
+            raise self._param_error("splitter", f"a str among {sorted(SPLITTERS)}")
+        if self.monotonic_cst is not None:
+            raise ValueError("monotonic_cst is not supported yet; pass monotonic_cst=None.")
         if self.max_depth is None:
             max_depth = _NO_DEPTH_LIMIT
         elif _is_int(self.max_depth) and self.max_depth >= 1:
             max_depth = int(self.max_depth)
         else:
-            raise ValueError(f"max_depth must be None or an int >= 1; got {self.max_depth!r}.")
+            raise self._param_error("max_depth", "an int in the range [1, inf) or None")
 
         mss = self.min_samples_split
         if _is_int(mss) and mss >= 2:
@@ -93,9 +104,9 @@ class _BaseDecisionTree(BaseEstimator):
         elif _is_real(mss) and not _is_int(mss) and 0.0 < mss <= 1.0:
             min_samples_split = max(2, math.ceil(mss * n_samples))
         else:
-            raise ValueError(
-                "min_samples_split must be an int >= 2 or a float in (0.0, 1.0]; "
-                f"got {mss!r}.")
+            raise self._param_error(
+                "min_samples_split",
+                "an int in the range [2, inf) or a float in the range (0.0, 1.0]")
 
         msl = self.min_samples_leaf
         if _is_int(msl) and msl >= 1:
@@ -103,22 +114,23 @@ class _BaseDecisionTree(BaseEstimator):
         elif _is_real(msl) and not _is_int(msl) and 0.0 < msl < 1.0:
             min_samples_leaf = max(1, math.ceil(msl * n_samples))
         else:
-            raise ValueError(
-                f"min_samples_leaf must be an int >= 1 or a float in (0.0, 1.0); got {msl!r}.")
+            raise self._param_error(
+                "min_samples_leaf",
+                "an int in the range [1, inf) or a float in the range (0.0, 1.0)")
 
         mwf = self.min_weight_fraction_leaf
         if not (_is_real(mwf) and 0.0 <= mwf <= 0.5):
-            raise ValueError(
-                f"min_weight_fraction_leaf must be a float in [0.0, 0.5]; got {mwf!r}.")
+            raise self._param_error("min_weight_fraction_leaf",
+                                    "a float in the range [0.0, 0.5]")
         min_weight_leaf = mwf * (total_weight if has_sample_weight else n_samples)
 
         mid = self.min_impurity_decrease
         if not (_is_real(mid) and mid >= 0.0):
-            raise ValueError(f"min_impurity_decrease must be a float >= 0; got {mid!r}.")
+            raise self._param_error("min_impurity_decrease", "a float in the range [0.0, inf)")
 
         mln = self.max_leaf_nodes
         if mln is not None and not (_is_int(mln) and mln >= 2):
-            raise ValueError(f"max_leaf_nodes must be None or an int >= 2; got {mln!r}.")
+            raise self._param_error("max_leaf_nodes", "an int in the range [2, inf) or None")
         if mln is not None and self.missing == "fractional":
             raise ValueError("max_leaf_nodes (best-first growth) cannot be combined with "
                              "missing='fractional'; grow level-wise (max_leaf_nodes=None).")
@@ -136,8 +148,9 @@ class _BaseDecisionTree(BaseEstimator):
             max_features = max(1, int(mf * n_features))
         else:
             raise ValueError(
-                "max_features must be None, 'sqrt', 'log2', an int in [1, n_features] or a float "
-                f"in (0.0, 1.0]; got {mf!r} (n_features={n_features}).")
+                f"The 'max_features' parameter of {type(self).__name__} must be None, 'sqrt', "
+                f"'log2', an int in the range [1, n_features={n_features}] or a float in the "
+                f"range (0.0, 1.0]. Got {mf!r} instead.")
 
         if self.missing not in MISSING_MODES:
             raise ValueError(f"missing must be one of {list(MISSING_MODES)}; got "
@@ -158,11 +171,17 @@ class _BaseDecisionTree(BaseEstimator):
             min_impurity_decrease=float(mid),
             max_leaf_nodes=None if mln is None else int(mln),
             max_features=max_features,
+            splitter=self.splitter,
         )
 
     # -- fit ---------------------------------------------------------------------------------
-    def _fit(self, X, y, sample_weight, *, n_classes, class_weights=None):
+    def _fit(self, X, y, sample_weight, *, n_classes, class_weights=None, offsets=None):
+        """Grow (and prune) the tree.  ``y`` is 1-D, or (n_samples, n_outputs) float64 with the
+        statistics ``offsets`` of several outputs (:mod:`fasttree.kernels.multi_output`)."""
         n_samples, n_features = X.shape
+        n_outputs = 1 if y.ndim == 1 else y.shape[1]
+        if n_outputs > 1:
+            self._check_multi_output()
         has_sample_weight = sample_weight is not None
         weight = check_sample_weight(sample_weight, n_samples)
         if class_weights is not None:
@@ -177,19 +196,41 @@ class _BaseDecisionTree(BaseEstimator):
             X, y, weight = np.ascontiguousarray(X[train]), y[train], weight[train]
             n_samples = X.shape[0]
         params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
+        positive = weight > 0.0
+        if not positive.any():
+            raise ValueError("The sample weights (times the class weights) of every row are "
+                             "zero; at least one must be positive.")
+        if not positive.all():
+            # scikit-learn's splitter never sees zero-weight rows: they count for nothing, not
+            # even for min_samples_leaf or n_node_samples
+            X, y, weight = np.ascontiguousarray(X[positive]), y[positive], weight[positive]
         if np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
+        multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
-                            n_categories=self._n_categories())
+                            n_categories=self._n_categories(), multi_output=multi_output)
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
         self.fit_timings_ = dict(grower.timings)
         self.missing_in_fit_ = grower.missing_features
         self.n_features_in_ = n_features
         self.max_features_ = params.max_features
-        self.n_outputs_ = 1
+        self.n_outputs_ = n_outputs
         self._prune(pruning, validation)
         return self
+
+    def _check_multi_output(self):
+        """Several outputs are grown by the numeric kernels of one criterion: refuse the rest."""
+        unsupported = [
+            (self.is_categorical_.any(), "categorical features"),
+            (self.missing == "fractional", "missing='fractional'"),
+            (self.criterion == "gain_ratio", "criterion='gain_ratio'"),
+            (self.pruning not in (None, "cost_complexity"), f"pruning={self.pruning!r}"),
+        ]
+        for refused, what in unsupported:
+            if refused:
+                raise ValueError(f"{what} cannot be combined with several outputs (y of shape "
+                                 "(n_samples, n_outputs)).")
 
     def _check_pruning(self):
         rules = self._pruning_rules
@@ -421,7 +462,8 @@ default="from_dtype"
         Only when ``X`` was a DataFrame with string column names.
     max_features_ : int
     fit_timings_ : dict
-        Seconds per phase of the last fit (``presort``, ``search``, ``partition``, ...).
+        Seconds per phase of the last fit (``presort``, ``search``, ``partition``, ...); not
+        pickled, so that identical fits serialize to identical bytes.
     is_categorical_ : ndarray of shape (n_features_in_,), bool
     categories_ : list of ndarray or None
         The categories of each categorical feature (code ``i`` is ``categories_[f][i]``).
@@ -444,6 +486,7 @@ default="from_dtype"
         self,
         *,
         criterion="gini",
+        splitter="best",
         max_depth=None,
         min_samples_split=2,
         min_samples_leaf=1,
@@ -461,8 +504,10 @@ default="from_dtype"
         categorical_features="from_dtype",
         categorical_split="binary",
         missing="learn",
+        monotonic_cst=None,
     ):
         self.criterion = criterion
+        self.splitter = splitter
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -480,6 +525,7 @@ default="from_dtype"
         self.categorical_features = categorical_features
         self.categorical_split = categorical_split
         self.missing = missing
+        self.monotonic_cst = monotonic_cst
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.
@@ -498,29 +544,50 @@ default="from_dtype"
         self
         """
         X_checked = self._encode_fit(X)
-        y = check_y(y, X_checked.shape[0], regression=False, estimator_name=type(self).__name__)
-        if y.dtype.kind == "f" and not np.all(np.mod(y, 1) == 0):
-            raise ValueError(
-                "Unknown label type: continuous values in y. Use DecisionTreeRegressor for a "
-                "continuous target.")
-        try:
-            classes, y_encoded = np.unique(y, return_inverse=True)
-        except TypeError:
-            raise TypeError("y mixes label types that cannot be compared (e.g. str and int).") \
-                from None
-        y_encoded = y_encoded.astype(CLASS_DTYPE)  # drops np.unique's int64 copy
-        if classes.shape[0] > MAX_CLASSES:
-            raise ValueError(
-                f"y has {classes.shape[0]} classes; fasttree supports at most {MAX_CLASSES}.")
-        class_weights = self._expand_class_weight(classes, y_encoded)
+        y = check_y(y, X_checked.shape[0], regression=False, estimator_name=type(self).__name__,
+                    multi_output=True)
+        columns = [y] if y.ndim == 1 else [y[:, k] for k in range(y.shape[1])]
+        class_weight = self.class_weight
+        if y.ndim == 2 and class_weight is not None and class_weight != "balanced" and (
+                not isinstance(class_weight, list) or len(class_weight) != y.shape[1]):
+            raise ValueError("number of elements in class_weight should match number of outputs.")
+        classes, codes, weights = [], [], None
+        for k, column in enumerate(columns):
+            if column.dtype.kind == "f" and not np.all(np.mod(column, 1) == 0):
+                raise ValueError(
+                    "Unknown label type: continuous values in y. Use DecisionTreeRegressor for a "
+                    "continuous target.")
+            try:
+                classes_k, codes_k = np.unique(column, return_inverse=True)
+            except TypeError:
+                raise TypeError("y mixes label types that cannot be compared (e.g. str and "
+                                "int).") from None
+            codes_k = codes_k.astype(CLASS_DTYPE)  # drops np.unique's int64 copy
+            if classes_k.shape[0] > MAX_CLASSES:
+                raise ValueError(f"y has {classes_k.shape[0]} classes; fasttree supports at most "
+                                 f"{MAX_CLASSES}.")
+            cw = class_weight[k] if isinstance(class_weight, list) else class_weight
+            w_k = self._expand_class_weight(cw, classes_k, codes_k)
+            if w_k is not None:
+                weights = w_k if weights is None else weights * w_k
+            classes.append(classes_k)
+            codes.append(codes_k)
         self._set_feature_names(X)
+        n_classes = np.array([c.shape[0] for c in classes], dtype=np.intp)
+        if y.ndim == 1:
+            self.classes_ = classes[0]
+            self.n_classes_ = int(n_classes[0])
+            return self._fit(X_checked, codes[0], sample_weight, n_classes=self.n_classes_,
+                             class_weights=weights)
         self.classes_ = classes
-        self.n_classes_ = int(classes.shape[0])
-        return self._fit(X_checked, y_encoded, sample_weight,
-                         n_classes=self.n_classes_, class_weights=class_weights)
+        self.n_classes_ = n_classes
+        offsets = np.concatenate([[0], np.cumsum(n_classes)]).astype(np.int64)
+        return self._fit(X_checked, np.stack(codes, axis=1).astype(np.float64), sample_weight,
+                         n_classes=int(n_classes.max()), class_weights=weights, offsets=offsets)
 
-    def _expand_class_weight(self, classes, y_encoded):
-        cw = self.class_weight
+    @staticmethod
+    def _expand_class_weight(cw, classes, y_encoded):
+        """Per-row weights of one output's ``class_weight`` (None: no weighting)."""
         if cw is None:
             return None
         if cw == "balanced":
@@ -542,32 +609,55 @@ default="from_dtype"
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_classes), float64
+        proba : ndarray of shape (n_samples, n_classes), float64, or a list of them
+            One array per output when the tree has several outputs (scikit-learn's layout).
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs):
-            return self.tree_.predict_value(X)
+            if self.n_outputs_ == 1:
+                return self.tree_.predict_value(X)
+            proba = self.tree_.value[self.tree_.apply(X)]
+        return [proba[:, k, :n] for k, n in enumerate(self.n_classes_)]
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba` (``-inf`` for a zero probability)."""
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            if isinstance(proba, list):
+                return [np.log(p) for p in proba]
+            return np.log(proba)
 
     def predict(self, X):
-        """Most probable class of each sample (ties to the first class in ``classes_``)."""
+        """Most probable class of each sample (ties to the first class in ``classes_``).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,), or (n_samples, n_outputs) for several outputs
+        """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs):
             if self.tree_.fractional_missing:
                 return self.classes_[np.argmax(self.tree_.predict_value(X), axis=1)]
             leaves = self.tree_.apply(X)
-        # one argmax per node instead of one per row
-        node_class = np.argmax(self.tree_.value[:, 0, :], axis=1)
-        return self.classes_[node_class[leaves]]
+        if self.n_outputs_ == 1:
+            # one argmax per node instead of one per row
+            node_class = np.argmax(self.tree_.value[:, 0, :], axis=1)
+            return self.classes_[node_class[leaves]]
+        y_pred = np.empty((leaves.shape[0], self.n_outputs_), dtype=self.classes_[0].dtype)
+        for k in range(self.n_outputs_):
+            node_class = np.argmax(self.tree_.value[:, k, :self.n_classes_[k]], axis=1)
+            y_pred[:, k] = self.classes_[k][node_class[leaves]]
+        return y_pred
 
     def score(self, X, y, sample_weight=None):
-        """Mean accuracy on the given data (weighted if ``sample_weight`` is given)."""
+        """Mean accuracy on the given data (weighted if ``sample_weight`` is given); with several
+        outputs a row counts as correct when every output is (subset accuracy)."""
         y_pred = self.predict(X)
-        correct = (np.asarray(y).ravel() == y_pred).astype(np.float64)
+        y = np.asarray(y)
+        if y_pred.ndim == 2:
+            correct = np.all(y.reshape(y_pred.shape) == y_pred, axis=1).astype(np.float64)
+        else:
+            correct = (y.ravel() == y_pred).astype(np.float64)
         return float(np.average(correct, weights=sample_weight))
 
 
@@ -598,6 +688,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self,
         *,
         criterion="squared_error",
+        splitter="best",
         max_depth=None,
         min_samples_split=2,
         min_samples_leaf=1,
@@ -613,8 +704,18 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         categorical_features="from_dtype",
         categorical_split="binary",
         missing="learn",
+        monotonic_cst=None,
     ):
+        if criterion == "friedman_mse":
+            # scikit-learn 1.9 deprecates it the same way: it always chose the same splits
+            warnings.warn(
+                'Value `"friedman_mse"` for `criterion` is deprecated; it maps to '
+                '`"squared_error"` as both were always equivalent. Use '
+                '`criterion="squared_error"` to remove this warning.', FutureWarning,
+                stacklevel=2)
+            criterion = "squared_error"
         self.criterion = criterion
+        self.splitter = splitter
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -630,6 +731,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self.categorical_features = categorical_features
         self.categorical_split = categorical_split
         self.missing = missing
+        self.monotonic_cst = monotonic_cst
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.
@@ -647,9 +749,20 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self
         """
         X_checked = self._encode_fit(X)
-        y = check_y(y, X_checked.shape[0], regression=True, estimator_name=type(self).__name__)
+        y = check_y(y, X_checked.shape[0], regression=True, estimator_name=type(self).__name__,
+                    check_length=self.criterion != "poisson", multi_output=True)
+        if self.criterion == "poisson":  # before the length check, as scikit-learn does
+            if np.any(y < 0):
+                raise ValueError("Some value(s) of y are negative which is not allowed for "
+                                 "Poisson regression.")
+            if np.sum(y) <= 0:
+                raise ValueError("Sum of y is not positive which is necessary for Poisson "
+                                 "regression.")
+            y = check_y(y, X_checked.shape[0], regression=True,
+                        estimator_name=type(self).__name__, multi_output=True)
         self._set_feature_names(X)
-        return self._fit(X_checked, y, sample_weight, n_classes=None)
+        offsets = None if y.ndim == 1 else 3 * np.arange(y.shape[1] + 1, dtype=np.int64)
+        return self._fit(X_checked, y, sample_weight, n_classes=None, offsets=offsets)
 
     def predict(self, X):
         """Weighted mean target of each sample's leaf.
@@ -660,18 +773,25 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs):
-            return self.tree_.predict_value(X)[:, 0]
+            if self.n_outputs_ == 1:
+                return self.tree_.predict_value(X)[:, 0]
+            return self.tree_.value[self.tree_.apply(X), :, 0]
 
     def score(self, X, y, sample_weight=None):
-        """Coefficient of determination R² of the prediction."""
-        y = np.asarray(y, dtype=np.float64).ravel()
-        y_pred = self.predict(X)
-        w = np.ones_like(y) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        residual = np.sum(w * (y - y_pred) ** 2)
-        total = np.sum(w * (y - np.average(y, weights=w)) ** 2)
-        if total == 0.0:
-            return 1.0 if residual == 0.0 else 0.0
-        return float(1.0 - residual / total)
+        """Coefficient of determination R² of the prediction (averaged over outputs)."""
+        y_pred = self.predict(X).reshape(len(X) if not hasattr(X, "shape") else X.shape[0], -1)
+        y = np.asarray(y, dtype=np.float64).reshape(y_pred.shape)
+        w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight,
+                                                                         np.float64)
+        scores = []
+        for k in range(y.shape[1]):
+            residual = np.sum(w * (y[:, k] - y_pred[:, k]) ** 2)
+            total = np.sum(w * (y[:, k] - np.average(y[:, k], weights=w)) ** 2)
+            if total == 0.0:
+                scores.append(1.0 if residual == 0.0 else 0.0)
+            else:
+                scores.append(1.0 - residual / total)
+        return float(np.mean(scores))
 
 
 class ID3Classifier(DecisionTreeClassifier):
@@ -736,3 +856,43 @@ class C45Classifier(DecisionTreeClassifier):
                          pruning_confidence=pruning_confidence,
                          categorical_features=categorical_features, categorical_split="multiway",
                          missing="fractional", n_jobs=n_jobs)
+
+
+def _with_defaults(base, **defaults):
+    """``base.__init__`` with other defaults, keeping the explicit signature ``get_params``
+    reads (scikit-learn's estimators may not take ``**kwargs``)."""
+    signature = inspect.signature(base.__init__)
+    params = [p.replace(default=defaults.get(p.name, p.default))
+              for p in signature.parameters.values()]
+
+    def __init__(self, **kwargs):
+        for name, value in defaults.items():
+            kwargs.setdefault(name, value)
+        base.__init__(self, **kwargs)
+
+    __init__.__signature__ = signature.replace(parameters=params)
+    return __init__
+
+
+class ExtraTreeClassifier(DecisionTreeClassifier):
+    """An extremely randomized tree classifier (scikit-learn's ``ExtraTreeClassifier``).
+
+    A :class:`DecisionTreeClassifier` with ``splitter="random"`` and ``max_features="sqrt"`` by
+    default: at each node, every drawn feature gets one threshold drawn uniformly between its
+    smallest and largest value in the node, and the best of those splits is kept.  The draws
+    come from ``random_state`` and do not depend on ``n_jobs``.  Meant as a building block of
+    ensembles; alone it overfits less than it underfits.  Parameters as in
+    :class:`DecisionTreeClassifier`.
+    """
+
+    __init__ = _with_defaults(DecisionTreeClassifier, splitter="random", max_features="sqrt")
+
+
+class ExtraTreeRegressor(DecisionTreeRegressor):
+    """An extremely randomized tree regressor (scikit-learn's ``ExtraTreeRegressor``).
+
+    A :class:`DecisionTreeRegressor` with ``splitter="random"`` (and, like scikit-learn's,
+    ``max_features=1.0``).  Parameters as in :class:`DecisionTreeRegressor`.
+    """
+
+    __init__ = _with_defaults(DecisionTreeRegressor, splitter="random", max_features=1.0)

@@ -17,6 +17,7 @@ import numpy as np
 from ._dtypes import (
     CRITERION_ENTROPY,
     CRITERION_GINI,
+    CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
     SELECT_GAIN_RATIO,
     SELECT_IMPURITY,
@@ -35,7 +36,8 @@ EPSILON = np.finfo(np.float64).eps
 
 CLASSIFICATION_CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
                            "log_loss": CRITERION_ENTROPY, "gain_ratio": CRITERION_ENTROPY}
-REGRESSION_CRITERIA = ("squared_error",)
+REGRESSION_CRITERIA = {"squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON}
+SPLITTERS = ("best", "random")
 CATEGORICAL_SPLITS = {"binary": SPLIT_SUBSET, "multiway": SPLIT_MULTIWAY}
 MISSING_MODES = ("learn", "fractional")
 
@@ -55,11 +57,12 @@ class GrowerParams:
     categorical_split: str = "binary"
     missing: str = "learn"
     min_branch_fraction: float = 0.0  # C4.5's minimum branch weight for thresholds (0.1), or 0
+    splitter: str = "best"  # "random": one random threshold per feature and node
 
     @property
     def criterion_code(self):
         if self.criterion in REGRESSION_CRITERIA:
-            return CRITERION_SQUARED_ERROR
+            return REGRESSION_CRITERIA[self.criterion]
         return CLASSIFICATION_CRITERIA[self.criterion]
 
     @property
@@ -95,6 +98,11 @@ class TreeGrower:
         Draws the per-node feature subsets when ``params.max_features < n_features``.
     n_categories : ndarray of shape (n_features,), int64, or None
         Categories of each categorical feature, 0 for numeric ones; None: all numeric.
+    multi_output : tuple (Y, offsets) or None
+        Several outputs (then ``y`` is ignored): ``Y`` of shape (n_samples, n_outputs), float64
+        (class codes or values), and each output's first column in the node statistics
+        (:mod:`fasttree.kernels.multi_output`; for classification ``offsets`` are the cumulated
+        class counts, for regression ``3 * k``).
     splitter : ExactSplitter or None
         A splitter over a prebuilt layout (any object with the methods of
         :class:`~fasttree.splitter.ExactSplitter`); None builds the exact presorted one from
@@ -118,7 +126,7 @@ class TreeGrower:
     """
 
     def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None, n_categories=None,
-                 splitter=None):
+                 splitter=None, multi_output=None):
         self.X = X
         self.y = y
         self.sample_weight = sample_weight
@@ -130,6 +138,7 @@ class TreeGrower:
                              else np.asarray(n_categories, dtype=np.int64))
         self.is_categorical = self.n_categories > 0
         self.splitter = splitter
+        self.multi_output = multi_output
         self.timings = {}
 
     def _make_splitter(self):
@@ -140,7 +149,9 @@ class TreeGrower:
             min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf,
             categorical_kind=CATEGORICAL_SPLITS[p.categorical_split],
             missing_fractional=p.missing == "fractional",
-            min_branch_fraction=p.min_branch_fraction)
+            min_branch_fraction=p.min_branch_fraction,
+            random_thresholds=self.rng if p.splitter == "random" else None,
+            multi_output=self.multi_output)
 
     # -- phases ------------------------------------------------------------------------------
     def _feature_mask(self, start, end, banned):
@@ -245,9 +256,19 @@ class TreeGrower:
         batch.start, batch.end, batch.depth = start, end, depth
         batch.banned = banned
         batch.stats = self._splitter.node_stats(start, end, stats_feature)
-        batch.weight, batch.impurity = node_impurity(batch.stats, self.params.criterion_code)
+        batch.weight, batch.impurity = self._node_impurity(batch.stats)
         self._batches.append(batch)
         return batch
+
+    def _node_impurity(self, stats):
+        """Weight and impurity of nodes; with several outputs, the mean of their impurities."""
+        code = self.params.criterion_code
+        if self.multi_output is None:
+            return node_impurity(stats, code)
+        offsets = self.multi_output[1]
+        blocks = [node_impurity(np.ascontiguousarray(stats[:, a:b]), code)
+                  for a, b in zip(offsets[:-1], offsets[1:])]
+        return blocks[0][0], np.mean([impurity for _, impurity in blocks], axis=0)
 
     def _split(self, batch, rows):
         """Split the given nodes of a batch: create, partition where needed, search children.
@@ -360,7 +381,9 @@ class TreeGrower:
         stats = cat("stats")
         weight = cat("weight")
         safe = np.where(weight > 0.0, weight, 1.0)
-        if self.n_classes is None:
+        if self.multi_output is not None:
+            value = _multi_output_values(stats, safe, self.multi_output[1], self.n_classes)
+        elif self.n_classes is None:
             value = (stats[:, 1] / safe)[:, None, None]
         else:
             value = (stats / safe[:, None])[:, None, :]
@@ -375,7 +398,23 @@ class TreeGrower:
             category_n_codes=np.where(is_split, cat("category_n_codes"), 0),
             category_branch=self._splitter.category_map,
             fractional_missing=self.params.missing == "fractional",
+            n_classes=(np.diff(self.multi_output[1]) if self.multi_output is not None
+                       and self.n_classes is not None else None),
         )
+
+
+def _multi_output_values(stats, weight, offsets, n_classes):
+    """``value`` array (nodes, outputs, max classes) from multi-output statistics: class
+    fractions padded with zeros, or per-output means (regression, ``n_classes`` None)."""
+    n_outputs = offsets.shape[0] - 1
+    if n_classes is None:
+        return (stats[:, 1::3] / weight[:, None])[:, :, None]
+    width = int(np.max(np.diff(offsets)))
+    value = np.zeros((stats.shape[0], n_outputs, width))
+    for k in range(n_outputs):
+        block = stats[:, offsets[k]:offsets[k + 1]]
+        value[:, k, :block.shape[1]] = block / weight[:, None]
+    return value
 
 
 def _segmented_cumsum(values, lengths):

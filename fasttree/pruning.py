@@ -97,6 +97,7 @@ def build_pruned_tree(tree, collapse):
         weighted_n_node_samples=tree.weighted_n_node_samples[kept],
         depth=tree.depth[kept],
         n_features=tree.n_features,
+        n_classes=tree.n_classes,
     )
 
 

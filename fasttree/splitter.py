@@ -28,6 +28,9 @@ from .kernels import (
     find_best_splits_categorical,
     find_best_splits_classification,
     find_best_splits_regression,
+    find_random_splits_classification,
+    find_random_splits_regression,
+    find_splits_multioutput,
     gather_targets,
     new_split_record,
     partition_segments,
@@ -37,9 +40,11 @@ from .kernels import (
     reciprocal_table,
     route_rows,
     segment_class_weights,
+    segment_multi_stats,
     segment_target_sums,
     xlog2x_table,
 )
+from .kernels.split_search import FEATURE_THRESHOLD
 
 
 class ExactSplitter:
@@ -65,6 +70,12 @@ class ExactSplitter:
         C4.5's fractional rows: missing rows go down every branch, the layout grows.
     min_branch_fraction : float
         C4.5's minimum branch weight for thresholds (0 disables it).
+    random_thresholds : numpy.random.Generator or None
+        Draw one random threshold per numeric (feature, node) pair from this generator
+        (scikit-learn's ``splitter="random"``) instead of searching every midpoint.
+    multi_output : tuple (Y, offsets) or None
+        Several outputs: ``Y`` (n_samples, n_outputs) float64 targets by row id and the
+        statistics offsets of :mod:`fasttree.kernels.multi_output`; ``sorted_y`` is then unused.
 
     Attributes
     ----------
@@ -77,7 +88,8 @@ class ExactSplitter:
 
     def __init__(self, sorted_x, sorted_idx, sorted_y, sample_weight, *, n_classes, n_categories,
                  criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
-                 missing_fractional=False, min_branch_fraction=0.0, timings=None):
+                 missing_fractional=False, min_branch_fraction=0.0, random_thresholds=None,
+                 multi_output=None, timings=None):
         self.sorted_x, self.sorted_idx, self.sorted_y = sorted_x, sorted_idx, sorted_y
         self.n_features, self.n_samples = sorted_x.shape
         self.n_classes = n_classes
@@ -89,6 +101,8 @@ class ExactSplitter:
         self.categorical_kind = categorical_kind
         self.missing_fractional = missing_fractional
         self.min_branch_fraction = min_branch_fraction
+        self.random_thresholds = random_thresholds
+        self.multi_output = multi_output
         self.timings = {} if timings is None else timings
         # NaN sorts last: a feature misses values iff its last sorted value is NaN
         self.missing_features = np.isnan(sorted_x[:, -1]) if self.n_samples else np.zeros(0, bool)
@@ -101,7 +115,7 @@ class ExactSplitter:
         self.root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
         # unit weights make counts integers: entropy reads c log2 c, regression 1 / c from a table
         self._count_table = np.empty(0)
-        if unit_weight and criterion_code != CRITERION_SQUARED_ERROR:
+        if unit_weight and n_classes is not None:
             self._count_table = xlog2x_table(self.n_samples)
         elif unit_weight and criterion_code == CRITERION_SQUARED_ERROR:
             self._count_table = reciprocal_table(self.n_samples)
@@ -118,9 +132,12 @@ class ExactSplitter:
         t0 = time.perf_counter()
         sorted_x, sorted_idx = presort_features(X)
         n_classes = kwargs["n_classes"]
-        # targets travel with the rows: uint8/uint16 class labels, or float64 regression values
-        targets = y if n_classes is None else y.astype(label_dtype(n_classes))
-        sorted_y = gather_targets(sorted_idx, targets)
+        if kwargs.get("multi_output") is not None:  # targets read through the row ids
+            sorted_y = np.zeros(sorted_idx.shape, dtype=np.uint8)
+        else:
+            # targets travel with the rows: uint8/uint16 class labels, or float64 values
+            targets = y if n_classes is None else y.astype(label_dtype(n_classes))
+            sorted_y = gather_targets(sorted_idx, targets)
         timings["presort"] = time.perf_counter() - t0
         return cls(sorted_x, sorted_idx, sorted_y, sample_weight, timings=timings, **kwargs)
 
@@ -135,25 +152,44 @@ class ExactSplitter:
         """Statistics of the nodes ``[start, end)``, read from the row of ``feature`` (which must
         hold each node's rows in that range: any row once a node is partitioned; before that,
         the split feature of its parent)."""
+        if self.multi_output is not None:
+            Y, offsets = self.multi_output
+            return self._timed("node_stats", segment_multi_stats, self.sorted_idx, Y,
+                               self.sample_weight, start, end, feature, offsets,
+                               self.criterion_code)
         if self.n_classes is None:
             return self._timed("node_stats", segment_target_sums, self.sorted_idx,
-                               self.sorted_y, self.sample_weight, start, end, feature)
+                               self.sorted_y, self.sample_weight, start, end, feature,
+                               self.criterion_code)
         return self._timed("node_stats", segment_class_weights, self.sorted_idx, self.sorted_y,
                            self.sample_weight, start, end, feature, self.n_classes)
 
     def non_constant(self, start, end):
         """(n_features, n_nodes) mask of the features not constant in each node."""
-        return self.sorted_x[:, start] != self.sorted_x[:, end - 1]
+        first, last = self.sorted_x[:, start], self.sorted_x[:, end - 1]
+        # scikit-learn's rule: constant when the values span at most FEATURE_THRESHOLD (float32);
+        # a feature with missing values (NaN last) is not constant
+        return ~(last <= first + FEATURE_THRESHOLD)
 
     def find_splits(self, start, end, stats, mask):
         """Best split of every unmasked (feature, node) pair, as a SplitRecord."""
         record = new_split_record(self.n_features, start.shape[0])
         numeric_mask = mask * ~self.is_categorical[:, None]
-        if self.n_classes is None:
+        if self.multi_output is not None:
+            random = self.random_thresholds is not None
+            uniform, coin = self._draws((self.n_features, start.shape[0]) if random else (0, 0))
+            Y, offsets = self.multi_output
+            self._timed("search", find_splits_multioutput, self.sorted_x, self.sorted_idx, Y,
+                        self.sample_weight, start, end, stats, numeric_mask, offsets,
+                        self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
+                        uniform, coin, *record)
+        elif self.random_thresholds is not None:
+            self._random_splits(start, end, stats, numeric_mask, record)
+        elif self.n_classes is None:
             self._timed("search", find_best_splits_regression, self.sorted_x, self.sorted_idx,
                         self.sorted_y, self.sample_weight, start, end, stats, numeric_mask,
-                        self.min_samples_leaf, self.min_weight_leaf, self._count_table,
-                        self.missing_fractional, *record)
+                        self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
+                        self._count_table, self.missing_fractional, *record)
         else:
             self._timed("search", find_best_splits_classification, self.sorted_x,
                         self.sorted_idx, self.sorted_y, self.sample_weight, start, end, stats,
@@ -167,6 +203,24 @@ class ExactSplitter:
                         self.criterion_code, self.categorical_kind, self.min_samples_leaf,
                         self.min_weight_leaf, self.missing_fractional, *record)
         return record
+
+    def _random_splits(self, start, end, stats, mask, record):
+        """One random threshold per (feature, node), drawn here so that the tree depends on the
+        generator's state only, not on the threads."""
+        uniform, coin = self._draws((self.n_features, start.shape[0]))
+        kernel = (find_random_splits_regression if self.n_classes is None
+                  else find_random_splits_classification)
+        self._timed("search", kernel, self.sorted_x, self.sorted_idx, self.sorted_y,
+                    self.sample_weight, start, end, stats, mask, uniform, coin,
+                    self.criterion_code, self.min_samples_leaf, self.min_weight_leaf, *record)
+
+    def _draws(self, shape):
+        """Uniform threshold positions and missing-side coins for the random splitter."""
+        if shape[0] == 0:
+            return np.empty((0, 0)), np.empty((0, 0), dtype=np.uint8)
+        uniform = self.random_thresholds.random(shape)
+        coin = self.random_thresholds.integers(0, 2, size=shape, dtype=np.uint8)
+        return uniform, coin
 
     def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
                              subset_class):

@@ -20,9 +20,9 @@ class Tree:
 
     Attributes
     ----------
-    children_left, children_right : ndarray of shape (node_count,), int32
+    children_left, children_right : ndarray of shape (node_count,), intp
         First and last child; ``-1`` at leaves.  For a binary split, the left and right child.
-    feature : ndarray of shape (node_count,), int32
+    feature : ndarray of shape (node_count,), intp
         Split feature; ``-2`` at leaves.
     threshold : ndarray of shape (node_count,), float64
         Threshold of a numeric split (rows with ``x[feature] <= threshold`` go left); ``-2`` at
@@ -44,13 +44,14 @@ class Tree:
         Grown with C4.5's fractional rows: a row missing a split value goes down every branch,
         weighted by the branches' training weight (:meth:`predict_value`); :meth:`apply` sends it
         down ``missing_branch``, the heaviest.
-    value : ndarray of shape (node_count, 1, n_classes) or (node_count, 1, 1), float64
-        Weighted class fractions (classification) or weighted mean target (regression) of the
-        training rows at each node.
+    value : ndarray of shape (node_count, n_outputs, max_n_classes), float64
+        Weighted class fractions of each output (classification; zero past an output's classes)
+        or the leaf prediction of each output (regression: weighted mean, or weighted median for
+        ``absolute_error``) of the training rows at each node.
     impurity : ndarray of shape (node_count,), float64
     n_node_samples : ndarray of shape (node_count,), int64
     weighted_n_node_samples : ndarray of shape (node_count,), float64
-    depth : ndarray of shape (node_count,), int32
+    depth : ndarray of shape (node_count,), intp
         Depth of each node (root 0).
     n_features : int
     """
@@ -74,6 +75,7 @@ class Tree:
         category_n_codes=None,
         category_branch=None,
         fractional_missing=False,
+        n_classes=None,
     ):
         self.children_left = np.ascontiguousarray(children_left, dtype=NODE_DTYPE)
         self.children_right = np.ascontiguousarray(children_right, dtype=NODE_DTYPE)
@@ -99,6 +101,7 @@ class Tree:
         self.category_branch = np.ascontiguousarray(
             np.zeros(0) if category_branch is None else category_branch, dtype=np.int32)
         self.fractional_missing = bool(fractional_missing)
+        self._n_classes = None if n_classes is None else np.asarray(n_classes, dtype=np.intp)
         internal = self.children_left != TREE_LEAF
         binary = internal & (self.split_kind != SPLIT_MULTIWAY)
         if np.any(self.children_right[binary] != self.children_left[binary] + 1) or np.any(
@@ -112,11 +115,33 @@ class Tree:
 
     @property
     def n_outputs(self):
-        return 1
+        return int(self.value.shape[1])
 
     @property
     def n_classes(self):
-        return np.array([self.value.shape[2]], dtype=np.intp)
+        """Classes per output (1 for regression), scikit-learn's ``intp`` array."""
+        if self._n_classes is None:
+            return np.full(self.n_outputs, self.value.shape[2], dtype=np.intp)
+        return self._n_classes.copy()
+
+    @property
+    def max_n_classes(self):
+        return int(self.value.shape[2])
+
+    @property
+    def capacity(self):
+        """Allocated nodes; the arrays are exact-sized, so the node count (scikit-learn's name)."""
+        return self.node_count
+
+    def compute_node_depths(self):
+        """Depth of every node counting the root as 1 (scikit-learn's convention; ``depth`` counts
+        it as 0).
+
+        Returns
+        -------
+        depths : ndarray of shape (node_count,), int64
+        """
+        return self.depth.astype(np.int64) + 1
 
     @property
     def max_depth(self):
@@ -162,9 +187,31 @@ class Tree:
         """Boolean mask of the leaves."""
         return self.children_left == TREE_LEAF
 
+    def _check_input(self, X):
+        """scikit-learn's ``Tree`` contract: a 2-D float32 ndarray with ``n_features`` columns
+        (made C-contiguous here).  Anything else is a ``ValueError`` before a kernel sees it."""
+        if not isinstance(X, np.ndarray):
+            raise ValueError(f"X should be in np.ndarray format, got {type(X)}")
+        if X.dtype != np.float32:
+            raise ValueError(f"X.dtype should be np.float32, got {X.dtype}")
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(f"X should have shape (n_samples, {self.n_features}), got "
+                             f"{X.shape}")
+        return np.ascontiguousarray(X)
+
     def apply(self, X):
-        """Leaf id of every row of a float32, C-contiguous ``X`` (validated by the caller)."""
-        return apply_tree(X, *self._routing())
+        """Leaf id of every row of ``X``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float32
+            NaN marks a missing value.  The estimators' ``apply`` takes any array-like.
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples,), intp
+        """
+        return apply_tree(self._check_input(X), *self._routing()).astype(np.intp)
 
     def predict_value(self, X):
         """Value (class fractions or mean target) of every row of a validated ``X``.
@@ -176,8 +223,9 @@ class Tree:
         -------
         ndarray of shape (n_samples, n_outputs_values), float64
         """
+        X = self._check_input(X)
         if not self.fractional_missing:
-            return self.value[self.apply(X), 0, :]
+            return self.value[apply_tree(X, *self._routing()), 0, :]
         return predict_fractional(X, *self._routing(), self.weighted_n_node_samples,
                                   np.ascontiguousarray(self.value[:, 0, :]))
 
@@ -187,6 +235,7 @@ class Tree:
             from scipy.sparse import csr_matrix
         except ImportError as exc:  # pragma: no cover - scipy comes with scikit-learn
             raise ImportError("decision_path returns a scipy.sparse matrix; install scipy") from exc
+        X = self._check_input(X)
         path, length = decision_paths(X, *self._routing(), self.max_depth)
         indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
         np.cumsum(length, out=indptr[1:])

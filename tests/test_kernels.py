@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fasttree._dtypes import CRITERION_ENTROPY, CRITERION_GINI, SELECT_IMPURITY
+from fasttree._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_SQUARED_ERROR,
+    SELECT_IMPURITY,
+)
 from fasttree.kernels import (
     apply_tree,
     decision_paths,
@@ -199,11 +204,12 @@ def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighte
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 1 if n < 6 else 2)
     sorted_y = gather_targets(sorted_idx, y)
     w_kernel = w if weighted else np.empty(0)
-    sums = segment_target_sums(sorted_idx, sorted_y, w_kernel, starts, ends, starts * 0 + m - 1)
+    sums = segment_target_sums(sorted_idx, sorted_y, w_kernel, starts, ends, starts * 0 + m - 1,
+                               CRITERION_SQUARED_ERROR)
     mask = np.ones((m, starts.size), np.uint8)
     imp, thr, n_left = search(
         find_best_splits_regression, sorted_x, sorted_idx, sorted_y, w_kernel, starts, ends, sums,
-        mask, msl, 0.0, reciprocal_table(n))
+        mask, CRITERION_SQUARED_ERROR, msl, 0.0, reciprocal_table(n))
     for s, (a, b) in enumerate(zip(starts, ends)):
         rows = sorted_idx[0, a:b]
         np.testing.assert_allclose(

@@ -135,7 +135,8 @@ def prepare(P):
     w_kernel = np.empty(0) if P.unit else P.w
     rows_of = np.zeros(P.starts.size, np.int64)  # feature 0's row holds every segment's rows
     if P.n_classes is None:
-        stats = segment_target_sums(sorted_idx, sorted_y, w_kernel, P.starts, P.ends, rows_of)
+        stats = segment_target_sums(sorted_idx, sorted_y, w_kernel, P.starts, P.ends, rows_of,
+                                    CRITERION_SQUARED_ERROR)
     else:
         stats = segment_class_weights(sorted_idx, sorted_y, w_kernel, P.starts, P.ends, rows_of,
                                       P.n_classes)
@@ -210,8 +211,8 @@ def numeric_search(P, L):
     n = P.X.shape[0]
     if P.n_classes is None:
         return run_search(find_best_splits_regression, shape, L.sorted_x, L.sorted_idx,
-                          L.sorted_y, L.w_kernel, P.starts, P.ends, L.stats, mask, P.msl, P.mwl,
-                          reciprocal_table(n))
+                          L.sorted_y, L.w_kernel, P.starts, P.ends, L.stats, mask,
+                          CRITERION_SQUARED_ERROR, P.msl, P.mwl, reciprocal_table(n))
     return run_search(find_best_splits_classification, shape, L.sorted_x, L.sorted_idx,
                       L.sorted_y, L.w_kernel, P.starts, P.ends, L.stats, mask, CRITERIA[P.task],
                       P.msl, P.mwl, xlog2x_table(n))

@@ -29,6 +29,7 @@ missing rows going left) are moved with :func:`route_rows` then :func:`partition
 from .._dtypes import (
     CRITERION_ENTROPY,
     CRITERION_GINI,
+    CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
     SELECT_GAIN_RATIO,
     SELECT_IMPURITY,
@@ -39,6 +40,7 @@ from .._dtypes import (
 from .apply import apply_tree, decision_paths, predict_fractional
 from .categorical import categorical_split_maps, find_best_splits_categorical
 from .criteria import node_impurity, reciprocal_table, split_information, xlog2x_table
+from .multi_output import find_splits_multioutput, segment_multi_stats
 from .node_stats import segment_class_weights, segment_target_sums
 from .partition import (
     partition_segments,
@@ -46,6 +48,7 @@ from .partition import (
     partition_segments_kway,
 )
 from .presort import presort_features
+from .random_split import find_random_splits_classification, find_random_splits_regression
 from .routing import branch_of, route_rows
 from .split_record import SplitRecord, new_split_record, select_best_splits
 from .split_search import (
@@ -57,6 +60,7 @@ from .split_search import (
 __all__ = [
     "CRITERION_ENTROPY",
     "CRITERION_GINI",
+    "CRITERION_POISSON",
     "CRITERION_SQUARED_ERROR",
     "SELECT_GAIN_RATIO",
     "SELECT_IMPURITY",
@@ -71,6 +75,9 @@ __all__ = [
     "find_best_splits_categorical",
     "find_best_splits_classification",
     "find_best_splits_regression",
+    "find_random_splits_classification",
+    "find_random_splits_regression",
+    "find_splits_multioutput",
     "gather_targets",
     "new_split_record",
     "node_impurity",
@@ -82,6 +89,7 @@ __all__ = [
     "reciprocal_table",
     "route_rows",
     "segment_class_weights",
+    "segment_multi_stats",
     "segment_target_sums",
     "select_best_splits",
     "split_information",

@@ -29,7 +29,7 @@ def apply_tree(X, children_left, children_right, feature, threshold, split_kind,
         NaN for a missing value; category codes for categorical features.
     children_left, children_right, feature, threshold, split_kind, missing_branch, \
 category_offset, category_n_codes, category_branch : the tree's node arrays (IN)
-        As documented on :class:`fasttree.tree.Tree` (int32 ids and features, float64
+        As documented on :class:`fasttree.tree.Tree` (intp ids and features, float64
         thresholds, uint8 kinds, int32 missing branches, int64 category offsets and lengths,
         int32 category maps).
 

@@ -21,20 +21,25 @@ import numpy as np
 from numba import njit, prange
 
 from .._dtypes import CRITERION_SQUARED_ERROR, SPLIT_MULTIWAY
-from .criteria import split_information, weighted_class_impurity, weighted_squared_error
+from .criteria import (
+    regression_target_term,
+    split_information,
+    weighted_class_impurity,
+    weighted_regression_impurity,
+)
 
 
 @njit(cache=True, inline="always")
 def _impurity(stats, criterion):
     """``w * I`` of one statistics vector."""
-    if criterion == CRITERION_SQUARED_ERROR:
-        return weighted_squared_error(stats[0], stats[1], stats[2])
+    if criterion >= CRITERION_SQUARED_ERROR:
+        return weighted_regression_impurity(stats[0], stats[1], stats[2], criterion)
     return weighted_class_impurity(stats, criterion)
 
 
 @njit(cache=True, inline="always")
 def _weight(stats, criterion):
-    if criterion == CRITERION_SQUARED_ERROR:
+    if criterion >= CRITERION_SQUARED_ERROR:
         return stats[0]
     w = 0.0
     for k in range(stats.shape[0]):
@@ -44,10 +49,10 @@ def _weight(stats, criterion):
 
 @njit(cache=True, inline="always")
 def _add_row(stats, y, w, criterion):
-    if criterion == CRITERION_SQUARED_ERROR:
+    if criterion >= CRITERION_SQUARED_ERROR:
         stats[0] += w
         stats[1] += w * y
-        stats[2] += w * y * y
+        stats[2] += w * regression_target_term(y, criterion)
     else:
         stats[np.int64(y)] += w
 
@@ -106,7 +111,7 @@ def subset_order(stats, n_present, order_class, criterion):
         w = _weight(stats[j], criterion)
         if w <= 0.0:
             key[j] = 0.0
-        elif criterion == CRITERION_SQUARED_ERROR:
+        elif criterion >= CRITERION_SQUARED_ERROR:
             key[j] = stats[j, 1] / w
         else:
             key[j] = stats[j, order_class] / w
@@ -210,7 +215,8 @@ def find_best_splits_categorical(
     n_categories : ndarray of shape (n_features,), int64 (IN)
         Categories of each feature (codes ``0 .. n_categories - 1``).
     criterion : int
-        ``CRITERION_GINI``, ``CRITERION_ENTROPY`` or ``CRITERION_SQUARED_ERROR``.
+        ``CRITERION_GINI``, ``CRITERION_ENTROPY``, ``CRITERION_SQUARED_ERROR`` or
+        ``CRITERION_POISSON``.
     split_kind : int
         ``SPLIT_SUBSET`` or ``SPLIT_MULTIWAY``.
     min_samples_leaf : int
@@ -227,7 +233,7 @@ def find_best_splits_categorical(
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     n_stats = seg_stats.shape[1]
-    regression = criterion == CRITERION_SQUARED_ERROR
+    regression = criterion >= CRITERION_SQUARED_ERROR
     n_orders = 1 if regression or n_stats == 2 else n_stats
     for f in prange(n_features):
         if n_categories[f] == 0:

@@ -5,7 +5,10 @@ Every scan kernel and the grower take their formulas from here.  Criterion codes
 
 * classification statistics are weighted class counts ``c_k``, ``w = sum_k c_k``; Gini
   ``1 - sum_k (c_k / w)**2``, entropy in bits ``-sum_k (c_k / w) log2(c_k / w)``;
-* regression statistics are ``[sum w, sum w*y, sum w*y**2]``; impurity is the weighted variance;
+* regression statistics are ``[sum w, sum w*y, c]`` with ``c = sum w*y**2`` for squared error
+  (impurity: the weighted variance) and ``c = sum w*y*log(y)`` for Poisson (impurity: half the
+  mean Poisson deviance, ``(c - sum w*y * log(mean)) / w``); either way a binary split's children
+  impurity is ``c - proxy`` with the proxy of :func:`regression_proxy`;
 * a *children impurity* is ``sum_i w_i * I(child_i)``, lower is better;
 * a *gain* is an impurity decrease per unit of weight, ``I(node) - children_impurity / w``;
 * the *split information* of branches of weights ``w_i`` is ``-sum_i (w_i/w) log2(w_i/w)``.
@@ -17,7 +20,16 @@ for integer counts reads ``c log2 c`` from :func:`xlog2x_table`.
 import numpy as np
 from numba import njit, prange
 
-from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI, CRITERION_SQUARED_ERROR
+from .._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_POISSON,
+    CRITERION_SQUARED_ERROR,
+)
+
+#: scikit-learn's tolerance: a Poisson child whose target sum is at most this is refused (its
+#: mean would be 0 and its log-likelihood undefined).
+POISSON_MIN_SUM = np.finfo(np.float64).eps
 
 
 @njit(cache=True, inline="always")
@@ -122,6 +134,39 @@ def weighted_squared_error(w, sum_y, sum_yy):
 
 
 @njit(cache=True, inline="always")
+def regression_target_term(y, criterion):
+    """A row's contribution (times its weight) to the statistic ``c``: ``y**2`` or
+    ``y log(y)`` (0 at ``y = 0``)."""
+    if criterion == CRITERION_POISSON:
+        return y * np.log(y) if y > 0.0 else 0.0
+    return y * y
+
+
+@njit(cache=True, inline="always")
+def weighted_regression_impurity(w, sum_y, c, criterion):
+    """``w * I`` of a node from ``[sum w, sum w*y, c]`` (see the module docstring); 0 if empty."""
+    if w <= 0.0:
+        return 0.0
+    if criterion == CRITERION_POISSON:
+        if sum_y <= POISSON_MIN_SUM:
+            return 0.0
+        return max(c - sum_y * np.log(sum_y / w), 0.0)
+    return max(c - sum_y * sum_y / w, 0.0)
+
+
+@njit(cache=True, inline="always")
+def regression_proxy(w_left, sum_left, w_right, sum_right, criterion):
+    """scikit-learn's proxy of a binary regression split, maximised: children impurity is
+    ``c - proxy``.  Squared error ``S_l**2 / W_l + S_r**2 / W_r``; Poisson
+    ``S_l log(S_l / W_l) + S_r log(S_r / W_r)``, ``-inf`` when a child's sum is not positive."""
+    if criterion == CRITERION_POISSON:
+        if sum_left <= POISSON_MIN_SUM or sum_right <= POISSON_MIN_SUM:
+            return -np.inf
+        return sum_left * np.log(sum_left / w_left) + sum_right * np.log(sum_right / w_right)
+    return sum_left * sum_left / w_left + sum_right * sum_right / w_right
+
+
+@njit(cache=True, inline="always")
 def split_information(branch_weight, total):
     """C4.5's split information ``-sum_i (w_i / w) log2(w_i / w)`` of branch weights ``w_i``."""
     if total <= 0.0:
@@ -139,8 +184,7 @@ def node_impurity(stats, criterion):
     Parameters
     ----------
     stats : ndarray of shape (n_nodes, n_classes) or (n_nodes, 3), float64 (IN)
-        Weighted class counts, or ``[sum w, sum w*y, sum w*y**2]`` for
-        ``CRITERION_SQUARED_ERROR``.
+        Weighted class counts, or ``[sum w, sum w*y, c]`` for regression (module docstring).
     criterion : int
         A criterion code of :mod:`fasttree._dtypes`.
 
@@ -161,6 +205,10 @@ def node_impurity(stats, criterion):
             if w > 0.0:
                 mean = stats[i, 1] / w
                 value = stats[i, 2] / w - mean * mean
+        elif criterion == CRITERION_POISSON:
+            w = stats[i, 0]
+            value = weighted_regression_impurity(w, stats[i, 1], stats[i, 2], criterion) / w \
+                if w > 0.0 else 0.0
         else:
             w = 0.0
             for k in range(stats.shape[1]):
@@ -185,12 +233,17 @@ def node_impurity(stats, criterion):
 __all__ = [
     "CRITERION_ENTROPY",
     "CRITERION_GINI",
+    "CRITERION_POISSON",
     "CRITERION_SQUARED_ERROR",
+    "POISSON_MIN_SUM",
     "node_impurity",
+    "regression_proxy",
+    "regression_target_term",
     "reciprocal_table",
     "split_information",
     "two_children_class_impurity",
     "weighted_class_impurity",
+    "weighted_regression_impurity",
     "weighted_squared_error",
     "xlog2x",
     "xlog2x_table",

@@ -3,6 +3,8 @@
 import numpy as np
 from numba import njit, prange
 
+from .criteria import regression_target_term
+
 
 @njit(parallel=True, cache=True)
 def segment_class_weights(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
@@ -40,8 +42,9 @@ def segment_class_weights(sorted_idx, sorted_y, sample_weight, seg_start, seg_en
 
 
 @njit(parallel=True, cache=True)
-def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature):
-    """Weighted count, sum and sum of squares of a regression target per segment.
+def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+                        criterion):
+    """Weighted count, sum and the criterion's third statistic of a regression target per segment.
 
     Parameters
     ----------
@@ -53,11 +56,14 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
     seg_feature : ndarray of shape (n_segments,), int64 (IN)
         Feature row holding each segment's rows, as in :func:`segment_class_weights`.
+    criterion : int
+        ``CRITERION_SQUARED_ERROR`` (third statistic ``sum w*y**2``) or ``CRITERION_POISSON``
+        (``sum w*y*log(y)``).
 
     Returns
     -------
     sums : ndarray of shape (n_segments, 3), float64
-        ``[sum w, sum w*y, sum w*y**2]`` per segment.
+        ``[sum w, sum w*y, c]`` per segment.
     """
     n_segments = seg_start.shape[0]
     unit_weight = sample_weight.shape[0] == 0
@@ -73,7 +79,7 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
             y = targets[p]
             w_sum += w
             wy_sum += w * y
-            wyy_sum += w * y * y
+            wyy_sum += w * regression_target_term(y, criterion)
         out[s, 0] = w_sum
         out[s, 1] = wy_sum
         out[s, 2] = wyy_sum

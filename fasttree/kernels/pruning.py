@@ -21,7 +21,7 @@ def keep_mask(children_left, children_right, collapse):
 
     Parameters
     ----------
-    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    children_left, children_right : ndarray of shape (node_count,), intp (IN)
         Parents before children; ``-1`` at leaves.
     collapse : ndarray of shape (node_count,), uint8 (IN)
         1 for an internal node to turn into a leaf (its descendants are dropped).
@@ -69,7 +69,7 @@ def cost_complexity_sequence(children_left, children_right, weighted_n_node_samp
 
     Parameters
     ----------
-    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    children_left, children_right : ndarray of shape (node_count,), intp (IN)
     weighted_n_node_samples, impurity : ndarray of shape (node_count,), float64 (IN)
 
     Returns
@@ -146,7 +146,7 @@ def subtree_replacement_collapse(children_left, children_right, leaf_cost):
 
     Parameters
     ----------
-    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    children_left, children_right : ndarray of shape (node_count,), intp (IN)
     leaf_cost : ndarray of shape (node_count,), float64 (IN)
         Cost of each node if it were a leaf.
 
@@ -301,7 +301,7 @@ def minimum_error_collapse(children_left, children_right, n_rows, n_majority, n_
 
     Parameters
     ----------
-    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    children_left, children_right : ndarray of shape (node_count,), intp (IN)
     n_rows : ndarray of shape (node_count,), float64 (IN)
         ``N``: (weighted) training rows at each node.
     n_majority : ndarray of shape (node_count,), float64 (IN)
@@ -346,7 +346,7 @@ def pessimistic_collapse(children_left, children_right, n_rows, n_errors):
 
     Parameters
     ----------
-    children_left, children_right : ndarray of shape (node_count,), int32 (IN)
+    children_left, children_right : ndarray of shape (node_count,), intp (IN)
     n_rows, n_errors : ndarray of shape (node_count,), float64 (IN)
         (Weighted) training rows and errors (rows outside the majority class) at each node.
 

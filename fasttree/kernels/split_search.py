@@ -18,6 +18,8 @@ split_record.SplitRecord` (arrays passed in field order as ``*record``): its chi
 ``w_left * I(left) + w_right * I(right)`` (lower is better, ``+inf``: no valid split), gain, split
 information, threshold, rows going left and where missing rows go.
 
+Two sorted values at most ``FEATURE_THRESHOLD`` (1e-7) apart count as one, as in scikit-learn.
+
 Missing values follow scikit-learn (>= 1.3): with missing rows at a node, every candidate is tried
 with them on the left and on the right, and "every known value left, missing right" (threshold
 ``inf``) is a candidate too; on a tie, missing-right wins, then the lowest threshold.
@@ -26,13 +28,32 @@ with them on the left and on the right, and "every known value left, missing rig
 import numpy as np
 from numba import njit, prange
 
-from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI
+from .._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_POISSON,
+    CRITERION_SQUARED_ERROR,
+)
 from .criteria import (
+    regression_proxy,
+    regression_target_term,
     two_children_class_impurity,
     weighted_class_impurity,
-    weighted_squared_error,
+    weighted_regression_impurity,
     xlog2x,
 )
+
+
+#: scikit-learn's ``FEATURE_THRESHOLD`` (float32, like the values): two sorted values closer than
+#: this are one value (no threshold between them), and a feature spanning no more is constant.
+FEATURE_THRESHOLD = np.float32(1e-7)
+
+
+@njit(cache=True, inline="always")
+def _same_value(a, b):
+    """Whether the sorted values ``a <= b`` are too close for a threshold between them (float32
+    arithmetic, as scikit-learn's; False when ``b`` is NaN)."""
+    return b <= a + FEATURE_THRESHOLD
 
 
 @njit(cache=True, inline="always")
@@ -98,7 +119,7 @@ def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_s
         w = sample_weight[idx[p]]
         left[labels[p]] += w
         w_left += w
-        if xs[p + 1] == xs[p] or p + 1 < min_samples_leaf:
+        if _same_value(xs[p], xs[p + 1]) or p + 1 < min_samples_leaf:
             continue
         w_right = w_total - w_left
         if w_left < min_weight_leaf or w_right < min_weight_leaf:
@@ -124,7 +145,7 @@ def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, tabl
     n_candidates = 0
     for p in range(n_node - min_rows_leaf):
         left_1 += labels[p]
-        if xs[p + 1] == xs[p]:
+        if _same_value(xs[p], xs[p + 1]):
             continue
         n_left = p + 1
         if n_left < min_rows_leaf:
@@ -171,7 +192,7 @@ def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
         sq_left += 2 * c_left + 1
         sq_right -= 2 * c_right - 1
         left[c] = c_left + 1
-        if xs[p + 1] == xs[p]:
+        if _same_value(xs[p], xs[p + 1]):
             continue
         n_left = p + 1
         if n_left < min_rows_leaf:
@@ -230,7 +251,7 @@ def _scan_missing_unit_weight_binary(xs, labels, total_1, n_missing, criterion, 
     for p in range(n_known):
         left_1 += labels[p]
         last = p + 1 == n_known
-        if not last and xs[p + 1] == xs[p]:
+        if not last and _same_value(xs[p], xs[p + 1]):
             continue
         valid = False
         n_left = p + 1
@@ -312,7 +333,7 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
         left[labels[p]] += w
         w_left += w
         last = p + 1 == n_known
-        if not last and xs[p + 1] == xs[p]:
+        if not last and _same_value(xs[p], xs[p + 1]):
             continue
         valid = False  # a threshold counts as a candidate if either side may take the missing
         # A: missing rows right
@@ -459,7 +480,7 @@ def find_best_splits_classification(
                 continue
             start = seg_start[s]
             end = seg_end[s]
-            if end - start < 2 * min_samples_leaf or xs[start] == xs[end - 1]:
+            if end - start < 2 * min_samples_leaf or _same_value(xs[start], xs[end - 1]):
                 continue
             xs_node = xs[start:end]
             labels_node = labels[start:end]
@@ -625,7 +646,7 @@ def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
     n_candidates = 0
     for p in range(n_node - min_rows_leaf):
         sum_left += ys[p]
-        if xs[p + 1] == xs[p]:
+        if _same_value(xs[p], xs[p + 1]):
             continue
         n_left = p + 1
         if n_left < min_rows_leaf:
@@ -642,8 +663,8 @@ def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
 
 @njit(cache=True, inline="always")
 def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, min_samples_leaf,
-                              min_weight_leaf):
-    """Float weights, no missing values: maximise sum_left**2 / w_left + sum_right**2 / w_right."""
+                              min_weight_leaf, criterion):
+    """Float weights, no missing values: maximise :func:`regression_proxy`."""
     w_left = 0.0
     sum_left = 0.0
     best = -np.inf
@@ -654,7 +675,7 @@ def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, mi
         w = sample_weight[idx[p]]
         w_left += w
         sum_left += w * ys[p]
-        if xs[p + 1] == xs[p] or p + 1 < min_samples_leaf:
+        if _same_value(xs[p], xs[p + 1]) or p + 1 < min_samples_leaf:
             continue
         w_right = w_total - w_left
         if w_left < min_weight_leaf or w_right < min_weight_leaf:
@@ -662,8 +683,7 @@ def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, mi
         if w_left <= 0.0 or w_right <= 0.0:
             continue
         n_candidates += 1
-        sum_right = sum_total - sum_left
-        proxy = sum_left * sum_left / w_left + sum_right * sum_right / w_right
+        proxy = regression_proxy(w_left, sum_left, w_right, sum_total - sum_left, criterion)
         if proxy > best:
             best = proxy
             best_p = p
@@ -673,8 +693,9 @@ def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, mi
 
 @njit(cache=True, inline="always")
 def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_missing,
-                             min_samples_leaf, min_weight_leaf):
-    """Missing-aware twin of :func:`_scan_regression_weighted` (rules of :func:`_scan_missing`).
+                             min_samples_leaf, min_weight_leaf, criterion):
+    """Missing-aware twin of :func:`_scan_regression_weighted` (rules of :func:`_scan_missing`);
+    with ``n_missing = 0`` the general scan (unit or float weights, any regression criterion).
 
     Returns (best proxy, best position, missing go left, weight going left, candidates).
     """
@@ -687,6 +708,17 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
         w = 1.0 if unit_weight else sample_weight[idx[p]]
         w_missing += w
         sum_missing += w * ys[p]
+    # Poisson refuses a child whose target sum is 0; "sum_total - sum_left" leaves a rounding
+    # residue where the true sum is 0, so count the positive targets (y >= 0 is checked upstream)
+    positive = criterion == CRITERION_POISSON
+    pos_total = 0
+    pos_missing = 0
+    pos_left = 0
+    if positive:
+        for p in range(n_node):
+            if ys[p] > 0.0:
+                pos_total += 1
+                pos_missing += p >= n_known
     w_left = 0.0
     sum_left = 0.0
     best_a = -np.inf
@@ -700,17 +732,18 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
         w = 1.0 if unit_weight else sample_weight[idx[p]]
         w_left += w
         sum_left += w * ys[p]
+        pos_left += ys[p] > 0.0
         last = p + 1 == n_known
-        if not last and xs[p + 1] == xs[p]:
+        if not last and _same_value(xs[p], xs[p + 1]):
             continue
         valid = False
         w_right = w_total - w_left
         if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
                 and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                and w_left > 0.0 and w_right > 0.0):
+                and w_left > 0.0 and w_right > 0.0
+                and not (positive and (pos_left == 0 or pos_left == pos_total))):
             valid = True
-            sum_right = sum_total - sum_left
-            proxy = sum_left * sum_left / w_left + sum_right * sum_right / w_right
+            proxy = regression_proxy(w_left, sum_left, w_right, sum_total - sum_left, criterion)
             if proxy > best_a:
                 best_a = proxy
                 best_a_p = p
@@ -722,11 +755,13 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
         w_right_b = w_total - w_left_b
         if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
                 and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                and w_left_b > 0.0 and w_right_b > 0.0):
+                and w_left_b > 0.0 and w_right_b > 0.0
+                and not (positive and (pos_left + pos_missing == 0
+                                       or pos_left + pos_missing == pos_total))):
             valid = True
             sum_left_b = sum_left + sum_missing
-            sum_right_b = sum_total - sum_left_b
-            proxy = sum_left_b * sum_left_b / w_left_b + sum_right_b * sum_right_b / w_right_b
+            proxy = regression_proxy(w_left_b, sum_left_b, w_right_b, sum_total - sum_left_b,
+                                     criterion)
             if proxy > best_b:
                 best_b = proxy
                 best_b_p = p
@@ -747,6 +782,7 @@ def find_best_splits_regression(
     seg_end,
     seg_sums,
     feature_mask,
+    criterion,
     min_samples_leaf,
     min_weight_leaf,
     reciprocal,
@@ -762,7 +798,7 @@ def find_best_splits_regression(
     n_candidates,
     subset_class,
 ):
-    """Best threshold of every numeric feature for every segment (node) of a level, squared error.
+    """Best threshold of every numeric feature for every segment (node) of a level, regression.
 
     Same contract as :func:`find_best_splits_classification`, except:
 
@@ -771,7 +807,10 @@ def find_best_splits_regression(
     sorted_y : ndarray of shape (n_features, n_samples), float64, C-contiguous (IN)
         Regression target of the rows at the same positions (from :func:`gather_targets`).
     seg_sums : ndarray of shape (n_segments, 3), float64 (IN)
-        Per node ``[sum w, sum w*y, sum w*y**2]`` (from :func:`segment_target_sums`).
+        Per node ``[sum w, sum w*y, c]`` (from :func:`segment_target_sums`; ``c`` as in
+        :mod:`fasttree.kernels.criteria`).
+    criterion : int
+        ``CRITERION_SQUARED_ERROR`` or ``CRITERION_POISSON``.
     sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
         As in the classification kernel: empty means every weight is 1.
     reciprocal : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
@@ -782,9 +821,8 @@ def find_best_splits_regression(
 
     Notes
     -----
-    Impurity is the weighted variance, so ``children_impurity`` is the children's total squared
-    error, ``sum w*y**2 - proxy`` with scikit-learn's proxy ``sum_left**2 / w_left +
-    sum_right**2 / w_right`` (maximised, lowest threshold on a tie).
+    ``children_impurity`` is ``c - proxy`` with scikit-learn's proxy (maximised, lowest threshold
+    on a tie): for squared error the children's total squared error.
     """
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
@@ -799,7 +837,7 @@ def find_best_splits_regression(
             end = seg_end[s]
             # node slices: indices from 0, so numba emits no wrap-around checks
             xs = sorted_x[f, start:end]
-            if end - start < 2 * min_samples_leaf or xs[0] == xs[end - start - 1]:
+            if end - start < 2 * min_samples_leaf or _same_value(xs[0], xs[end - start - 1]):
                 continue
             ys = sorted_y[f, start:end]
             n_miss = count_missing(xs)
@@ -813,23 +851,25 @@ def find_best_splits_regression(
                     w = sample_weight[sorted_idx[f, start + p]]
                     w_known -= w
                     sum_known -= w * ys[p]
-                    sq_known -= w * ys[p] * ys[p]
+                    sq_known -= w * regression_target_term(ys[p], criterion)
                 best, best_p, w_left, n_cand = _scan_regression_weighted(
                     xs[:n_known], ys[:n_known], sorted_idx[f, start:start + n_known],
-                    sample_weight, w_known, sum_known, min_samples_leaf, min_weight_leaf)
+                    sample_weight, w_known, sum_known, min_samples_leaf, min_weight_leaf,
+                    criterion)
                 if best_p >= 0:
                     _store_fractional_split(
                         f, s, max(sq_known - best, 0.0),
-                        weighted_squared_error(w_known, sum_known, sq_known),
-                        weighted_squared_error(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2]),
+                        weighted_regression_impurity(w_known, sum_known, sq_known, criterion),
+                        weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1],
+                                                     seg_sums[s, 2], criterion),
                         seg_sums[s, 0], w_known, w_left, xs, best_p, n_miss, n_cand,
                         children_impurity, gain, split_info, threshold, n_left, n_branches,
                         missing_branch, n_missing, n_candidates)
                 continue
-            if n_miss > 0:
+            if n_miss > 0 or criterion != CRITERION_SQUARED_ERROR:
                 best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
                     xs, ys, sorted_idx[f, start:end], sample_weight, seg_sums[s, 0],
-                    seg_sums[s, 1], n_miss, min_samples_leaf, min_weight_leaf)
+                    seg_sums[s, 1], n_miss, min_samples_leaf, min_weight_leaf, criterion)
             elif unit_weight:
                 best, best_p, n_cand = _scan_regression_unit_weight(
                     xs, ys, seg_sums[s, 1], min_rows_leaf, reciprocal)
@@ -837,12 +877,13 @@ def find_best_splits_regression(
             else:
                 best, best_p, w_left, n_cand = _scan_regression_weighted(
                     xs, ys, sorted_idx[f, start:end], sample_weight, seg_sums[s, 0],
-                    seg_sums[s, 1], min_samples_leaf, min_weight_leaf)
+                    seg_sums[s, 1], min_samples_leaf, min_weight_leaf, criterion)
             if best_p < 0:
                 continue
             _store_binary_split(
                 f, s, max(seg_sums[s, 2] - best, 0.0),
-                weighted_squared_error(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2]),
+                weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2],
+                                             criterion),
                 seg_sums[s, 0], w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0),
                 children_impurity, gain, split_info, threshold, n_left, n_branches,
                 missing_branch, n_missing, n_candidates)

@@ -1,0 +1,259 @@
+"""Split search for several outputs at once (scikit-learn's multi-output trees).
+
+A node's impurity is the mean of its outputs' impurities, so a split is chosen for all outputs
+together.  The layout is the exact splitter's (:mod:`fasttree.kernels.split_search`); the targets
+are read through the row ids from ``Y`` (n_samples, n_outputs), float64 for every task (class
+codes are small integers, exact in float64), so one kernel serves classification and regression.
+
+Statistics of a node are one vector, the outputs' blocks side by side (``offsets[k]`` is the
+first column of output ``k``): weighted class counts per output for classification,
+``[sum w, sum w*y, c]`` per output for regression (``c`` as in :mod:`fasttree.kernels.criteria`).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .._dtypes import CRITERION_SQUARED_ERROR
+from .criteria import (
+    regression_proxy,
+    regression_target_term,
+    two_children_class_impurity,
+    weighted_class_impurity,
+    weighted_regression_impurity,
+)
+from .random_split import _draw_threshold, _store_random_split
+from .split_search import _same_value, _store_binary_split, count_missing
+
+
+@njit(cache=True, inline="always")
+def _add_row(stats, Y, row, w, offsets, criterion):
+    """Add one row of weight ``w`` to a statistics vector."""
+    n_outputs = Y.shape[1]
+    if criterion >= CRITERION_SQUARED_ERROR:
+        for k in range(n_outputs):
+            y = Y[row, k]
+            stats[3 * k] += w
+            stats[3 * k + 1] += w * y
+            stats[3 * k + 2] += w * regression_target_term(y, criterion)
+    else:
+        for k in range(n_outputs):
+            stats[offsets[k] + np.int64(Y[row, k])] += w
+
+
+@njit(cache=True, inline="always")
+def weighted_multi_impurity(stats, offsets, criterion):
+    """``w * I`` of a node, ``I`` the mean of its outputs' impurities."""
+    n_outputs = offsets.shape[0] - 1
+    total = 0.0
+    for k in range(n_outputs):
+        block = stats[offsets[k]:offsets[k + 1]]
+        if criterion >= CRITERION_SQUARED_ERROR:
+            total += weighted_regression_impurity(block[0], block[1], block[2], criterion)
+        else:
+            total += weighted_class_impurity(block, criterion)
+    return total / n_outputs
+
+
+@njit(cache=True, inline="always")
+def _children_impurity(side_l, side_r, w_left, w_right, total, offsets, criterion):
+    """Children impurity ``w_l * I_l + w_r * I_r`` (mean over outputs); ``inf`` if refused."""
+    n_outputs = offsets.shape[0] - 1
+    value = 0.0
+    for k in range(n_outputs):
+        a = offsets[k]
+        b = offsets[k + 1]
+        if criterion >= CRITERION_SQUARED_ERROR:
+            proxy = regression_proxy(w_left, side_l[a + 1], w_right, side_r[a + 1], criterion)
+            if proxy == -np.inf:
+                return np.inf
+            value += max(total[a + 2] - proxy, 0.0)
+        else:
+            value += two_children_class_impurity(side_l[a:b], total[a:b], w_left, w_right,
+                                                 criterion)
+    return value / n_outputs
+
+
+@njit(parallel=True, cache=True)
+def find_splits_multioutput(
+    sorted_x, sorted_idx, Y, sample_weight, seg_start, seg_end, seg_stats, feature_mask, offsets,
+    criterion, min_samples_leaf, min_weight_leaf, uniform, coin,
+    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+    n_missing, n_candidates, subset_class,
+):
+    """Best (or random) threshold of every numeric (feature, node) pair for several outputs.
+
+    Parameters
+    ----------
+    sorted_x, sorted_idx, sample_weight, seg_start, seg_end, feature_mask
+        As in :func:`~fasttree.kernels.find_best_splits_classification`.
+    Y : ndarray of shape (n_samples, n_outputs), float64, C-contiguous (IN)
+        Targets by row id: class codes ``0 .. n_classes_k - 1`` or regression values.
+    seg_stats : ndarray of shape (n_segments, offsets[-1]), float64 (IN)
+        Each node's statistics (module docstring; :func:`segment_multi_stats`).
+    offsets : ndarray of shape (n_outputs + 1,), int64 (IN)
+        First statistics column of each output, then the total.
+    criterion : int
+        Any criterion code of :mod:`fasttree._dtypes` but gain ratio.
+    min_samples_leaf : int
+    min_weight_leaf : float
+    uniform, coin : ndarray of shape (n_features, n_segments) or (0, 0) (IN)
+        Empty: search every midpoint (``splitter="best"``, missing rows tried on both sides).
+        Otherwise one random threshold per pair, as in
+        :func:`~fasttree.kernels.find_random_splits_classification`.
+    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+
+    Notes
+    -----
+    Candidates and ties as in the single-output scans: the lowest threshold wins a tie, and
+    missing rows go left only when strictly better.
+    """
+    n_features = sorted_x.shape[0]
+    n_segments = seg_start.shape[0]
+    n_stats = seg_stats.shape[1]
+    unit_weight = sample_weight.shape[0] == 0
+    random = uniform.shape[0] > 0
+    seg_weight = np.empty(n_segments)
+    seg_weighted_impurity = np.empty(n_segments)
+    for s in range(n_segments):
+        if criterion >= CRITERION_SQUARED_ERROR:
+            seg_weight[s] = seg_stats[s, 0]
+        else:
+            seg_weight[s] = seg_stats[s, offsets[0]:offsets[1]].sum()
+        seg_weighted_impurity[s] = weighted_multi_impurity(seg_stats[s], offsets, criterion)
+    for f in prange(n_features):
+        left = np.empty(n_stats)
+        missing = np.empty(n_stats)
+        side_l = np.empty(n_stats)
+        side_r = np.empty(n_stats)
+        for s in range(n_segments):
+            if feature_mask[f, s] == 0:
+                continue
+            start = seg_start[s]
+            end = seg_end[s]
+            xs = sorted_x[f, start:end]
+            idx = sorted_idx[f, start:end]
+            n_node = end - start
+            if n_node < 2 * min_samples_leaf or _same_value(xs[0], xs[n_node - 1]):
+                continue
+            n_miss = count_missing(xs)
+            n_known = n_node - n_miss
+            total = seg_stats[s]
+            w_total = seg_weight[s]
+            stop = n_known
+            t = 0.0
+            coin_left = False
+            if random:
+                t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+                if t != t:
+                    continue
+                coin_left = n_miss > 0 and coin[f, s] == 1
+                stop = 0
+                while stop < n_known and xs[stop] <= t:
+                    stop += 1
+            left[:] = 0.0
+            missing[:] = 0.0
+            w_missing = 0.0
+            for p in range(n_known, n_node):
+                w = 1.0 if unit_weight else sample_weight[idx[p]]
+                _add_row(missing, Y, idx[p], w, offsets, criterion)
+                w_missing += w
+            w_left = 0.0
+            best_a = np.inf
+            best_a_p = -1
+            best_a_w = 0.0
+            best_b = np.inf
+            best_b_p = -1
+            best_b_w = 0.0
+            n_cand = 0
+            for p in range(stop):
+                w = 1.0 if unit_weight else sample_weight[idx[p]]
+                _add_row(left, Y, idx[p], w, offsets, criterion)
+                w_left += w
+                last = p + 1 == n_known
+                if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
+                    continue
+                if random and p + 1 != stop:
+                    continue
+                valid = False
+                # A: missing rows right
+                w_right = w_total - w_left
+                if ((not coin_left)
+                        and p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
+                        and w_left >= min_weight_leaf and w_right >= min_weight_leaf
+                        and w_left > 0.0 and w_right > 0.0):
+                    valid = True
+                    for j in range(n_stats):
+                        side_r[j] = total[j] - left[j]
+                    value = _children_impurity(left, side_r, w_left, w_right, total, offsets,
+                                               criterion)
+                    if value < best_a:
+                        best_a = value
+                        best_a_p = p
+                        best_a_w = w_left
+                # B: missing rows left (no split when every known row is left too)
+                w_left_b = w_left + w_missing
+                w_right_b = w_total - w_left_b
+                if (n_miss > 0 and not last and (coin_left or not random)
+                        and p + 1 + n_miss >= min_samples_leaf
+                        and n_known - p - 1 >= min_samples_leaf
+                        and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
+                        and w_left_b > 0.0 and w_right_b > 0.0):
+                    valid = True
+                    for j in range(n_stats):
+                        side_l[j] = left[j] + missing[j]
+                        side_r[j] = total[j] - side_l[j]
+                    value = _children_impurity(side_l, side_r, w_left_b, w_right_b, total,
+                                               offsets, criterion)
+                    if value < best_b:
+                        best_b = value
+                        best_b_p = p
+                        best_b_w = w_left_b
+                n_cand += valid
+            missing_left = best_b < best_a
+            best = best_b if missing_left else best_a
+            best_p = best_b_p if missing_left else best_a_p
+            w_best = best_b_w if missing_left else best_a_w
+            if best_p < 0 or best == np.inf:
+                continue
+            if random:
+                rows_left = best_p + 1 + (n_miss if missing_left else 0)
+                _store_random_split(f, s, best, seg_weighted_impurity[s], w_total, w_best, t,
+                                    rows_left, n_node, n_miss, missing_left, children_impurity,
+                                    gain, split_info, threshold, n_left, n_branches,
+                                    missing_branch, n_missing, n_candidates)
+            else:
+                _store_binary_split(f, s, best, seg_weighted_impurity[s], w_total, w_best, xs,
+                                    best_p, n_miss, missing_left, n_cand, np.empty(0),
+                                    children_impurity, gain, split_info, threshold, n_left,
+                                    n_branches, missing_branch, n_missing, n_candidates)
+
+
+@njit(parallel=True, cache=True)
+def segment_multi_stats(sorted_idx, Y, sample_weight, seg_start, seg_end, seg_feature, offsets,
+                        criterion):
+    """Statistics vector of each segment for several outputs (see the module docstring).
+
+    Parameters
+    ----------
+    sorted_idx : ndarray of shape (n_features, n_samples), int32 (IN)
+    Y : ndarray of shape (n_samples, n_outputs), float64 (IN)
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+    seg_start, seg_end, seg_feature : ndarray of shape (n_segments,), int64 (IN)
+        As in :func:`~fasttree.kernels.segment_class_weights`.
+    offsets : ndarray of shape (n_outputs + 1,), int64 (IN)
+    criterion : int
+
+    Returns
+    -------
+    stats : ndarray of shape (n_segments, offsets[-1]), float64
+    """
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    out = np.zeros((n_segments, offsets[-1]))
+    for s in prange(n_segments):
+        row_ids = sorted_idx[seg_feature[s]]
+        for p in range(seg_start[s], seg_end[s]):
+            row = row_ids[p]
+            _add_row(out[s], Y, row, 1.0 if unit_weight else sample_weight[row], offsets,
+                     criterion)
+    return out

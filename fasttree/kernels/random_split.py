@@ -1,0 +1,216 @@
+"""Random thresholds (Extremely Randomized Trees, scikit-learn's ``splitter="random"``).
+
+For each (feature, node) pair one threshold is drawn uniformly between the node's smallest and
+largest known value of the feature and evaluated; the best feature per node is then selected
+like any other split record.  The draws are made by the caller (``uniform`` and ``coin`` arrays of
+shape (n_features, n_segments)), so the tree depends on the random state only, never on the
+number of threads.  The layout is the exact splitter's (:mod:`fasttree.kernels.split_search`): a
+node's values of a feature are its sorted slice, NaN last, so the rows going left are a prefix.
+
+scikit-learn's rules (``node_split_random``): a feature is skipped when every value is missing,
+or when ``max - min <= 1e-7`` and none is missing; the threshold is ``min + u * (max - min)``,
+replaced by ``min`` if it rounds to ``max``; missing rows go left when the coin says so (only if
+the node has some), and a split that leaves a child under ``min_samples_leaf`` or
+``min_weight_leaf`` is no candidate.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .._dtypes import CRITERION_POISSON
+from .criteria import (
+    regression_proxy,
+    two_children_class_impurity,
+    weighted_class_impurity,
+    weighted_regression_impurity,
+)
+from .split_search import _same_value, count_missing
+
+@njit(cache=True, inline="always")
+def _draw_threshold(xs, n_known, n_miss, u):
+    """The random threshold of one (feature, node) pair, or NaN when the feature is skipped."""
+    if n_known == 0:
+        return np.nan
+    if n_miss == 0 and _same_value(xs[0], xs[n_known - 1]):
+        return np.nan
+    lo = np.float64(xs[0])
+    hi = np.float64(xs[n_known - 1])
+    t = lo + u * (hi - lo)
+    if t == hi:
+        t = lo
+    return t
+
+
+@njit(cache=True, inline="always")
+def _store_random_split(f, s, value, node_weighted_impurity, w_node, w_left, t, rows_left,
+                        n_node, n_miss, missing_left, children_impurity, gain, split_info,
+                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
+    children_impurity[f, s] = value
+    gain[f, s] = (node_weighted_impurity - value) / w_node
+    split_info[f, s] = 0.0  # gain ratio is not offered with random thresholds
+    threshold[f, s] = t
+    n_left[f, s] = rows_left
+    n_branches[f, s] = 2
+    if n_miss > 0:
+        missing_branch[f, s] = 0 if missing_left else 1
+    else:  # none seen here: the branch with more rows (scikit-learn's rule)
+        missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
+    n_missing[f, s] = n_miss
+    n_candidates[f, s] = 1
+
+
+@njit(parallel=True, cache=True)
+def find_random_splits_classification(
+    sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
+    feature_mask, uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
+    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+    n_missing, n_candidates, subset_class,
+):
+    """One random threshold per numeric (feature, node) pair, classification.
+
+    Parameters
+    ----------
+    sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight, \
+feature_mask
+        As in :func:`~fasttree.kernels.find_best_splits_classification`.
+    uniform : ndarray of shape (n_features, n_segments), float64 (IN)
+        Uniform draws in [0, 1): the threshold's position between the node's min and max.
+    coin : ndarray of shape (n_features, n_segments), uint8 (IN)
+        1: the node's missing rows go left (used only where the node has missing rows).
+    criterion : int
+        ``CRITERION_GINI`` or ``CRITERION_ENTROPY``.
+    min_samples_leaf : int
+    min_weight_leaf : float
+    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+
+    Notes
+    -----
+    Parallel over features; each pair writes only its own record slot.
+    """
+    n_features = sorted_x.shape[0]
+    n_segments = seg_start.shape[0]
+    n_classes = seg_class_weight.shape[1]
+    unit_weight = sample_weight.shape[0] == 0
+    seg_weight = np.empty(n_segments)
+    seg_weighted_impurity = np.empty(n_segments)
+    for s in range(n_segments):
+        seg_weight[s] = seg_class_weight[s].sum()
+        seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
+    for f in prange(n_features):
+        left = np.empty(n_classes)
+        for s in range(n_segments):
+            if feature_mask[f, s] == 0:
+                continue
+            start = seg_start[s]
+            end = seg_end[s]
+            xs = sorted_x[f, start:end]
+            labels = sorted_y[f, start:end]
+            idx = sorted_idx[f, start:end]
+            n_node = end - start
+            n_miss = count_missing(xs)
+            n_known = n_node - n_miss
+            t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+            if t != t:
+                continue
+            missing_left = n_miss > 0 and coin[f, s] == 1
+            left[:] = 0.0
+            w_left = 0.0
+            rows_left = 0
+            # sorted: the known rows going left are a prefix; then the missing rows, if left
+            stop = 0
+            while stop < n_known and xs[stop] <= t:
+                stop += 1
+            for p in range(n_node):
+                if p == stop and not missing_left:
+                    break
+                if stop <= p < n_known:
+                    continue
+                w = 1.0 if unit_weight else sample_weight[idx[p]]
+                left[labels[p]] += w
+                w_left += w
+                rows_left += 1
+            w_right = seg_weight[s] - w_left
+            if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
+                    or w_left < min_weight_leaf or w_right < min_weight_leaf
+                    or w_left <= 0.0 or w_right <= 0.0):
+                continue
+            value = two_children_class_impurity(left, seg_class_weight[s], w_left, w_right,
+                                                criterion)
+            _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], w_left, t,
+                                rows_left, n_node, n_miss, missing_left, children_impurity, gain,
+                                split_info, threshold, n_left, n_branches, missing_branch,
+                                n_missing, n_candidates)
+
+
+@njit(parallel=True, cache=True)
+def find_random_splits_regression(
+    sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums, feature_mask,
+    uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
+    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+    n_missing, n_candidates, subset_class,
+):
+    """One random threshold per numeric (feature, node) pair, regression.
+
+    Same contract as :func:`find_random_splits_classification`, with the statistics and
+    criteria of :func:`~fasttree.kernels.find_best_splits_regression` (``seg_sums`` rows
+    ``[sum w, sum w*y, c]``; ``CRITERION_SQUARED_ERROR`` or ``CRITERION_POISSON``).
+    """
+    n_features = sorted_x.shape[0]
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    for f in prange(n_features):
+        for s in range(n_segments):
+            if feature_mask[f, s] == 0:
+                continue
+            start = seg_start[s]
+            end = seg_end[s]
+            xs = sorted_x[f, start:end]
+            ys = sorted_y[f, start:end]
+            idx = sorted_idx[f, start:end]
+            n_node = end - start
+            n_miss = count_missing(xs)
+            n_known = n_node - n_miss
+            t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+            if t != t:
+                continue
+            missing_left = n_miss > 0 and coin[f, s] == 1
+            w_left = 0.0
+            sum_left = 0.0
+            rows_left = 0
+            pos_left = 0  # positive targets going left (Poisson: see the best-split scan)
+            stop = 0
+            while stop < n_known and xs[stop] <= t:
+                stop += 1
+            for p in range(n_node):
+                if p == stop and not missing_left:
+                    break
+                if stop <= p < n_known:
+                    continue
+                w = 1.0 if unit_weight else sample_weight[idx[p]]
+                w_left += w
+                sum_left += w * ys[p]
+                rows_left += 1
+                pos_left += ys[p] > 0.0
+            if criterion == CRITERION_POISSON:
+                pos_total = 0
+                for p in range(n_node):
+                    pos_total += ys[p] > 0.0
+                if pos_left == 0 or pos_left == pos_total:
+                    continue
+            w_node = seg_sums[s, 0]
+            w_right = w_node - w_left
+            if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
+                    or w_left < min_weight_leaf or w_right < min_weight_leaf
+                    or w_left <= 0.0 or w_right <= 0.0):
+                continue
+            proxy = regression_proxy(w_left, sum_left, w_right, seg_sums[s, 1] - sum_left,
+                                     criterion)
+            if proxy == -np.inf:
+                continue
+            value = max(seg_sums[s, 2] - proxy, 0.0)
+            node_impurity = weighted_regression_impurity(w_node, seg_sums[s, 1], seg_sums[s, 2],
+                                                         criterion)
+            _store_random_split(f, s, value, node_impurity, w_node, w_left, t, rows_left, n_node,
+                                n_miss, missing_left, children_impurity, gain, split_info,
+                                threshold, n_left, n_branches, missing_branch, n_missing,
+                                n_candidates)
