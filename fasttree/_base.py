@@ -17,6 +17,7 @@ class BaseEstimator:
     """Parameter handling and fitted-state checks shared by every fasttree estimator."""
 
     _estimator_type = None  # "classifier" or "regressor"; read by older scikit-learn versions
+    _multi_output = False  # accepts y of shape (n_samples, n_outputs)
 
     @classmethod
     def _get_param_names(cls):
@@ -73,7 +74,7 @@ class BaseEstimator:
         is_classifier = self._estimator_type == "classifier"
         return Tags(
             estimator_type=self._estimator_type,
-            target_tags=TargetTags(required=True),
+            target_tags=TargetTags(required=True, multi_output=self._multi_output),
             classifier_tags=ClassifierTags() if is_classifier else None,
             regressor_tags=None if is_classifier else RegressorTags(),
             input_tags=InputTags(allow_nan=True),

@@ -44,6 +44,7 @@ CRITERION_GINI = 0
 CRITERION_ENTROPY = 1
 CRITERION_SQUARED_ERROR = 2
 CRITERION_POISSON = 3  # half Poisson deviance; regression statistics carry sum w*y*log(y)
+CRITERION_ABSOLUTE_ERROR = 4  # statistics [sum w, sum w*y, sum w*|y - median|, median]
 
 #: How a node's split is chosen among the features' best candidates
 #: (:func:`fasttree.kernels.select_best_splits`): the lowest children impurity, or C4.5's gain

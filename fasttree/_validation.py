@@ -1,10 +1,12 @@
 """Input validation at the Python boundary: check once, coerce once, fail with a clear message."""
 
 import numbers
+import warnings
 
 import numpy as np
 
 from ._dtypes import FLOAT_DTYPE, INDEX_DTYPE, X_DTYPE
+from .exceptions import data_conversion_warning
 
 _FLOAT32_MAX = np.finfo(np.float32).max
 
@@ -112,6 +114,9 @@ def check_y(y, n_samples, *, regression, estimator_name="The estimator", check_l
         y = y.to_numpy()
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
+        if not multi_output:
+            warnings.warn("A column-vector y was passed when a 1d array was expected; it is "
+                          "flattened.", data_conversion_warning(), stacklevel=3)
         arr = arr.ravel()
     if not (arr.ndim == 1 or (multi_output and arr.ndim == 2 and arr.shape[1] > 1)):
         raise ValueError(

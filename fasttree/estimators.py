@@ -76,6 +76,7 @@ class _BaseDecisionTree(BaseEstimator):
     """Shared fit/validation logic of the classifier and the regressor."""
 
     _criteria = ()
+    _multi_output = True
     _min_branch_fraction = 0.0  # C4.5's minimum branch weight rule for thresholds: off
 
     # -- hyperparameters -----------------------------------------------------------------------
@@ -206,6 +207,10 @@ class _BaseDecisionTree(BaseEstimator):
             X, y, weight = np.ascontiguousarray(X[positive]), y[positive], weight[positive]
         if np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
+        if self.criterion == "absolute_error" and (n_outputs > 1 or self.is_categorical_.any()
+                                                   or self.missing == "fractional"):
+            raise ValueError("criterion='absolute_error' takes one output, numeric features and "
+                             "missing='learn'.")
         multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
                             n_categories=self._n_categories(), multi_output=multi_output)
@@ -545,7 +550,7 @@ default="from_dtype"
         """
         X_checked = self._encode_fit(X)
         y = check_y(y, X_checked.shape[0], regression=False, estimator_name=type(self).__name__,
-                    multi_output=True)
+                    multi_output=self._multi_output)
         columns = [y] if y.ndim == 1 else [y[:, k] for k in range(y.shape[1])]
         class_weight = self.class_weight
         if y.ndim == 2 and class_weight is not None and class_weight != "balanced" and (
@@ -706,7 +711,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         missing="learn",
         monotonic_cst=None,
     ):
-        if criterion == "friedman_mse":
+        if isinstance(criterion, str) and criterion == "friedman_mse":
             # scikit-learn 1.9 deprecates it the same way: it always chose the same splits
             warnings.warn(
                 'Value `"friedman_mse"` for `criterion` is deprecated; it maps to '
@@ -848,6 +853,7 @@ class C45Classifier(DecisionTreeClassifier):
     """
 
     _min_branch_fraction = 0.1  # each side of a threshold: min(25, 0.1 * known weight / classes)
+    _multi_output = False  # gain ratio and fractional rows take one output
 
     def __init__(self, *, pruning_confidence=0.25, min_samples_leaf=2, max_depth=None,
                  categorical_features="from_dtype", n_jobs=None):

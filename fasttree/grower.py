@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._dtypes import (
+    CRITERION_ABSOLUTE_ERROR,
     CRITERION_ENTROPY,
     CRITERION_GINI,
     CRITERION_POISSON,
@@ -36,7 +37,8 @@ EPSILON = np.finfo(np.float64).eps
 
 CLASSIFICATION_CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
                            "log_loss": CRITERION_ENTROPY, "gain_ratio": CRITERION_ENTROPY}
-REGRESSION_CRITERIA = {"squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON}
+REGRESSION_CRITERIA = {"squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON,
+                       "absolute_error": CRITERION_ABSOLUTE_ERROR}
 SPLITTERS = ("best", "random")
 CATEGORICAL_SPLITS = {"binary": SPLIT_SUBSET, "multiway": SPLIT_MULTIWAY}
 MISSING_MODES = ("learn", "fractional")
@@ -383,6 +385,8 @@ class TreeGrower:
         safe = np.where(weight > 0.0, weight, 1.0)
         if self.multi_output is not None:
             value = _multi_output_values(stats, safe, self.multi_output[1], self.n_classes)
+        elif self.params.criterion_code == CRITERION_ABSOLUTE_ERROR:
+            value = stats[:, 3][:, None, None]  # the weighted median
         elif self.n_classes is None:
             value = (stats[:, 1] / safe)[:, None, None]
         else:

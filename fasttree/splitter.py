@@ -23,6 +23,7 @@ from ._dtypes import (
     SPLIT_THRESHOLD,
     label_dtype,
 )
+from ._dtypes import CRITERION_ABSOLUTE_ERROR
 from .kernels import (
     categorical_split_maps,
     find_best_splits_categorical,
@@ -30,9 +31,11 @@ from .kernels import (
     find_best_splits_regression,
     find_random_splits_classification,
     find_random_splits_regression,
+    find_splits_absolute_error,
     find_splits_multioutput,
     gather_targets,
     new_split_record,
+    node_target_ranks,
     partition_segments,
     partition_segments_fractional,
     partition_segments_kway,
@@ -119,6 +122,9 @@ class ExactSplitter:
             self._count_table = xlog2x_table(self.n_samples)
         elif unit_weight and criterion_code == CRITERION_SQUARED_ERROR:
             self._count_table = reciprocal_table(self.n_samples)
+        if criterion_code == CRITERION_ABSOLUTE_ERROR:  # per-node ranks of the targets
+            self._rank_of_row = np.zeros(self.n_samples, dtype=np.int64)
+            self._node_sorted_y = np.zeros(self.n_samples)
         self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
         self._row_branch = np.empty(self.n_samples, dtype=np.int32)
         self._category_maps = []
@@ -157,6 +163,11 @@ class ExactSplitter:
             return self._timed("node_stats", segment_multi_stats, self.sorted_idx, Y,
                                self.sample_weight, start, end, feature, offsets,
                                self.criterion_code)
+        if self.criterion_code == CRITERION_ABSOLUTE_ERROR:
+            # the ranks are kept per row id and per node position: valid until the node splits
+            return self._timed("node_stats", node_target_ranks, self.sorted_idx, self.sorted_y,
+                               self.sample_weight, start, end, feature, self._rank_of_row,
+                               self._node_sorted_y)
         if self.n_classes is None:
             return self._timed("node_stats", segment_target_sums, self.sorted_idx,
                                self.sorted_y, self.sample_weight, start, end, feature,
@@ -182,6 +193,13 @@ class ExactSplitter:
             self._timed("search", find_splits_multioutput, self.sorted_x, self.sorted_idx, Y,
                         self.sample_weight, start, end, stats, numeric_mask, offsets,
                         self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
+                        uniform, coin, *record)
+        elif self.criterion_code == CRITERION_ABSOLUTE_ERROR:
+            random = self.random_thresholds is not None
+            uniform, coin = self._draws((self.n_features, start.shape[0]) if random else (0, 0))
+            self._timed("search", find_splits_absolute_error, self.sorted_x, self.sorted_idx,
+                        self.sample_weight, start, end, stats, numeric_mask, self._rank_of_row,
+                        self._node_sorted_y, self.min_samples_leaf, self.min_weight_leaf,
                         uniform, coin, *record)
         elif self.random_thresholds is not None:
             self._random_splits(start, end, stats, numeric_mask, record)

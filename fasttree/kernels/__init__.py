@@ -37,6 +37,7 @@ from .._dtypes import (
     SPLIT_SUBSET,
     SPLIT_THRESHOLD,
 )
+from .absolute_error import find_splits_absolute_error, node_target_ranks
 from .apply import apply_tree, decision_paths, predict_fractional
 from .categorical import categorical_split_maps, find_best_splits_categorical
 from .criteria import node_impurity, reciprocal_table, split_information, xlog2x_table
@@ -73,6 +74,7 @@ __all__ = [
     "categorical_split_maps",
     "decision_paths",
     "find_best_splits_categorical",
+    "find_splits_absolute_error",
     "find_best_splits_classification",
     "find_best_splits_regression",
     "find_random_splits_classification",
@@ -81,6 +83,7 @@ __all__ = [
     "gather_targets",
     "new_split_record",
     "node_impurity",
+    "node_target_ranks",
     "partition_segments",
     "partition_segments_fractional",
     "partition_segments_kway",

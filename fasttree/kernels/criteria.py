@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._dtypes import (
+    CRITERION_ABSOLUTE_ERROR,
     CRITERION_ENTROPY,
     CRITERION_GINI,
     CRITERION_POISSON,
@@ -205,6 +206,9 @@ def node_impurity(stats, criterion):
             if w > 0.0:
                 mean = stats[i, 1] / w
                 value = stats[i, 2] / w - mean * mean
+        elif criterion == CRITERION_ABSOLUTE_ERROR:  # [w, sum w*y, sum w*|y - median|, median]
+            w = stats[i, 0]
+            value = stats[i, 2] / w if w > 0.0 else 0.0
         elif criterion == CRITERION_POISSON:
             w = stats[i, 0]
             value = weighted_regression_impurity(w, stats[i, 1], stats[i, 2], criterion) / w \

@@ -1,0 +1,329 @@
+"""Absolute-error regression: weighted medians over presorted rows with Fenwick trees.
+
+A node's impurity is ``sum w |y - median| / w`` and its value the weighted median (scikit-learn's
+definition: where the cumulative weight crosses half of the total; on an exact half, the mean of
+the two values around it).  For one (feature, node) pair, a forward pass over the rows in the
+feature's order adds each row to a Fenwick tree indexed by the row's rank of ``y`` within the
+node and reads the median and absolute error of every prefix in ``O(log n)``; a backward pass does
+the same for every suffix.  So a pair costs ``O(n log n)``, all pairs of a level run in parallel
+over features, and the ranks are computed once per node (:func:`node_target_ranks`), not once per
+feature.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .random_split import _draw_threshold, _store_random_split
+from .split_search import _same_value, _store_binary_split, count_missing
+
+
+@njit(cache=True, inline="always")
+def _fenwick_add(tw, twy, rank, w, wy):
+    i = rank + 1
+    m = tw.shape[0] - 1
+    while i <= m:
+        tw[i] += w
+        twy[i] += wy
+        i += i & -i
+
+
+@njit(cache=True, inline="always")
+def _fenwick_below(tw, twy, limit, strict, top_bit):
+    """Largest ``pos`` whose prefix weight (ranks ``< pos``) is ``<= limit`` (``< limit`` if
+    ``strict``), with that prefix's weight and weighted sum."""
+    m = tw.shape[0] - 1
+    pos = 0
+    w_sum = 0.0
+    wy_sum = 0.0
+    step = top_bit
+    while step > 0:
+        nxt = pos + step
+        if nxt <= m:
+            cand = w_sum + tw[nxt]
+            if cand < limit or (not strict and cand == limit):
+                pos = nxt
+                w_sum = cand
+                wy_sum += twy[nxt]
+        step >>= 1
+    return pos, w_sum, wy_sum
+
+
+@njit(cache=True, inline="always")
+def _median_abs_error(tw, twy, w_total, wy_total, sorted_vals, top_bit):
+    """Weighted median and ``sum w |y - median|`` of the rows in the Fenwick tree."""
+    half = 0.5 * w_total
+    rank, w_left, wy_left = _fenwick_below(tw, twy, half, False, top_bit)
+    median = sorted_vals[rank]
+    if w_left == half:  # the half falls between two activated ranks: average them
+        prev, _, _ = _fenwick_below(tw, twy, half, True, top_bit)
+        median = 0.5 * (sorted_vals[prev] + sorted_vals[rank])
+    w_right = w_total - w_left
+    wy_right = wy_total - wy_left
+    return median, (wy_right - median * w_right) + (median * w_left - wy_left)
+
+
+@njit(cache=True)
+def _pass(order_ranks, order_w, vals, first, count, step, tw, twy, out, top_bit, start_w,
+          start_wy, preload_ranks, preload_w):
+    """Absolute errors of the growing sets ``preload + rows[first], rows[first + step], ...``:
+    ``out[j]`` after ``j + 1`` rows."""
+    tw[:] = 0.0
+    twy[:] = 0.0
+    w_total = start_w
+    wy_total = start_wy
+    for j in range(preload_ranks.shape[0]):
+        r = preload_ranks[j]
+        _fenwick_add(tw, twy, r, preload_w[j], preload_w[j] * vals[r])
+    p = first
+    for j in range(count):
+        r = order_ranks[p]
+        w = order_w[p]
+        _fenwick_add(tw, twy, r, w, w * vals[r])
+        w_total += w
+        wy_total += w * vals[r]
+        out[j] = _median_abs_error(tw, twy, w_total, wy_total, vals, top_bit)[1]
+        p += step
+
+
+@njit(parallel=True, cache=True)
+def node_target_ranks(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+                      rank_of_row, node_sorted_y):
+    """Rank of every row's target within its node, the node's sorted targets, and its statistics.
+
+    Parameters
+    ----------
+    sorted_idx, sorted_y : ndarray of shape (n_features, n_samples) (IN)
+        The layout (float64 targets).
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+    seg_start, seg_end, seg_feature : ndarray of shape (n_segments,), int64 (IN)
+        Nodes and a feature row holding each node's rows (as for the other statistics kernels).
+    rank_of_row : ndarray of shape (n_samples,), int64 (OUT)
+        Rank of each row's target within its node (ties by position, stable).
+    node_sorted_y : ndarray of shape (n_samples,), float64 (OUT)
+        ``node_sorted_y[start + r]``: the node's target of rank ``r``.
+
+    Returns
+    -------
+    stats : ndarray of shape (n_segments, 4), float64
+        ``[sum w, sum w*y, sum w*|y - median|, median]`` per node.
+    """
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    out = np.zeros((n_segments, 4))
+    for s in prange(n_segments):
+        start = seg_start[s]
+        end = seg_end[s]
+        n = end - start
+        rows = sorted_idx[seg_feature[s], start:end]
+        ys = sorted_y[seg_feature[s], start:end]
+        order = np.argsort(ys, kind="mergesort")
+        w_sum = 0.0
+        wy_sum = 0.0
+        for r in range(n):
+            node_sorted_y[start + r] = ys[order[r]]
+            rank_of_row[rows[order[r]]] = r
+        # weighted median of the sorted targets, then the absolute error around it
+        weights = np.empty(n)
+        for r in range(n):
+            weights[r] = 1.0 if unit_weight else sample_weight[rows[order[r]]]
+            w_sum += weights[r]
+            wy_sum += weights[r] * node_sorted_y[start + r]
+        half = 0.5 * w_sum
+        cum = 0.0
+        median = node_sorted_y[start] if n > 0 else 0.0
+        for r in range(n):
+            if cum + weights[r] > half:
+                median = node_sorted_y[start + r]
+                if cum == half and r > 0:
+                    median = 0.5 * (node_sorted_y[start + r - 1] + median)
+                break
+            cum += weights[r]
+        abs_error = 0.0
+        for r in range(n):
+            abs_error += weights[r] * abs(node_sorted_y[start + r] - median)
+        out[s, 0] = w_sum
+        out[s, 1] = wy_sum
+        out[s, 2] = abs_error
+        out[s, 3] = median
+    return out
+
+
+@njit(parallel=True, cache=True)
+def find_splits_absolute_error(
+    sorted_x, sorted_idx, sample_weight, seg_start, seg_end, seg_stats, feature_mask,
+    rank_of_row, node_sorted_y, min_samples_leaf, min_weight_leaf, uniform, coin,
+    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+    n_missing, n_candidates, subset_class,
+):
+    """Best (or random) threshold of every numeric (feature, node) pair for absolute error.
+
+    Parameters
+    ----------
+    sorted_x, sorted_idx, sample_weight, seg_start, seg_end, feature_mask
+        As in :func:`~fasttree.kernels.find_best_splits_regression`.
+    seg_stats : ndarray of shape (n_segments, 4), float64 (IN)
+        From :func:`node_target_ranks`, whose ``rank_of_row`` and ``node_sorted_y`` are passed
+        too (computed for the same nodes).
+    min_samples_leaf : int
+    min_weight_leaf : float
+    uniform, coin : ndarray of shape (n_features, n_segments) or (0, 0) (IN)
+        Empty: every midpoint; otherwise one random threshold per pair (see
+        :func:`~fasttree.kernels.find_splits_multioutput`).
+    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+        ``children_impurity`` is the children's total absolute error around their medians.
+
+    Notes
+    -----
+    Missing rows are tried on both sides, ties go to the lowest threshold, as in the other scans.
+    """
+    n_features = sorted_x.shape[0]
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    random = uniform.shape[0] > 0
+    max_n = 1
+    for s in range(n_segments):
+        max_n = max(max_n, seg_end[s] - seg_start[s])
+    top_bit = 1
+    while top_bit * 2 <= max_n:
+        top_bit *= 2
+    for f in prange(n_features):
+        tw = np.empty(max_n + 1)
+        twy = np.empty(max_n + 1)
+        order_ranks = np.empty(max_n, dtype=np.int64)
+        order_w = np.empty(max_n)
+        fwd = np.empty(max_n)
+        fwd_m = np.empty(max_n)
+        bwd = np.empty(max_n)
+        bwd_m = np.empty(max_n)
+        no_rows = np.empty(0, dtype=np.int64)
+        no_w = np.empty(0)
+        for s in range(n_segments):
+            if feature_mask[f, s] == 0:
+                continue
+            start = seg_start[s]
+            end = seg_end[s]
+            n_node = end - start
+            xs = sorted_x[f, start:end]
+            if n_node < 2 * min_samples_leaf or _same_value(xs[0], xs[n_node - 1]):
+                continue
+            idx = sorted_idx[f, start:end]
+            vals = node_sorted_y[start:end]
+            n_miss = count_missing(xs)
+            n_known = n_node - n_miss
+            w_total = seg_stats[s, 0]
+            stop = n_known
+            t = 0.0
+            coin_left = False
+            if random:
+                t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+                if t != t:
+                    continue
+                coin_left = n_miss > 0 and coin[f, s] == 1
+                stop = 0
+                while stop < n_known and xs[stop] <= t:
+                    stop += 1
+            m1 = n_node + 1
+            f_tw = tw[:m1]
+            f_twy = twy[:m1]
+            for p in range(n_node):
+                order_ranks[p] = rank_of_row[idx[p]]
+                order_w[p] = 1.0 if unit_weight else sample_weight[idx[p]]
+            miss_ranks = order_ranks[n_known:n_node]
+            miss_w = order_w[n_known:n_node]
+            w_missing = 0.0
+            wy_missing = 0.0
+            for j in range(n_miss):
+                w_missing += miss_w[j]
+                wy_missing += miss_w[j] * vals[miss_ranks[j]]
+            # prefixes (known rows only; then with the missing rows) and suffixes
+            _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd, top_bit, 0.0, 0.0,
+                  no_rows, no_w)
+            _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd,
+                  top_bit, 0.0, 0.0, no_rows, no_w)
+            if n_miss > 0:
+                _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd_m, top_bit,
+                      w_missing, wy_missing, miss_ranks, miss_w)
+                _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd_m,
+                      top_bit, w_missing, wy_missing, miss_ranks, miss_w)
+            best_a = np.inf
+            best_a_p = -1
+            best_a_w = 0.0
+            best_b = np.inf
+            best_b_p = -1
+            best_b_w = 0.0
+            n_cand = 0
+            w_left = 0.0
+            for p in range(stop):
+                w_left += order_w[p]
+                last = p + 1 == n_known
+                if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
+                    continue
+                if random and p + 1 != stop:
+                    continue
+                valid = False
+                n_suffix = n_known - p - 1  # known rows right of the threshold
+                # A: missing rows right
+                w_right = w_total - w_left
+                if ((not coin_left)
+                        and p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
+                        and w_left >= min_weight_leaf and w_right >= min_weight_leaf
+                        and w_left > 0.0 and w_right > 0.0):
+                    valid = True
+                    right = 0.0
+                    if n_miss > 0:
+                        # suffix with the missing rows: bwd_m[j] holds j + 1 known rows
+                        right = bwd_m[n_suffix - 1] if n_suffix > 0 else _abs_error_of(
+                            miss_ranks, miss_w, vals, f_tw, f_twy, top_bit)
+                    else:
+                        right = bwd[n_suffix - 1]
+                    value = fwd[p] + right
+                    if value < best_a:
+                        best_a = value
+                        best_a_p = p
+                        best_a_w = w_left
+                # B: missing rows left
+                w_left_b = w_left + w_missing
+                w_right_b = w_total - w_left_b
+                if (n_miss > 0 and not last and (coin_left or not random)
+                        and p + 1 + n_miss >= min_samples_leaf
+                        and n_suffix >= min_samples_leaf
+                        and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
+                        and w_left_b > 0.0 and w_right_b > 0.0):
+                    valid = True
+                    value = fwd_m[p] + bwd[n_suffix - 1]
+                    if value < best_b:
+                        best_b = value
+                        best_b_p = p
+                        best_b_w = w_left_b
+                n_cand += valid
+            missing_left = best_b < best_a
+            best = best_b if missing_left else best_a
+            best_p = best_b_p if missing_left else best_a_p
+            w_best = best_b_w if missing_left else best_a_w
+            if best_p < 0:
+                continue
+            if random:
+                rows_left = best_p + 1 + (n_miss if missing_left else 0)
+                _store_random_split(f, s, best, seg_stats[s, 2], w_total, w_best, t, rows_left,
+                                    n_node, n_miss, missing_left, children_impurity, gain,
+                                    split_info, threshold, n_left, n_branches, missing_branch,
+                                    n_missing, n_candidates)
+            else:
+                _store_binary_split(f, s, best, seg_stats[s, 2], w_total, w_best, xs, best_p,
+                                    n_miss, missing_left, n_cand, np.empty(0), children_impurity,
+                                    gain, split_info, threshold, n_left, n_branches,
+                                    missing_branch, n_missing, n_candidates)
+
+
+@njit(cache=True)
+def _abs_error_of(ranks, weights, vals, tw, twy, top_bit):
+    """Absolute error around the weighted median of the given rows alone."""
+    tw[:] = 0.0
+    twy[:] = 0.0
+    w_total = 0.0
+    wy_total = 0.0
+    for j in range(ranks.shape[0]):
+        _fenwick_add(tw, twy, ranks[j], weights[j], weights[j] * vals[ranks[j]])
+        w_total += weights[j]
+        wy_total += weights[j] * vals[ranks[j]]
+    return _median_abs_error(tw, twy, w_total, wy_total, vals, top_bit)[1]
