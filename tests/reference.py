@@ -82,13 +82,38 @@ def midpoint(a, b):
     return np.float64(a) if t == np.float64(b) else t
 
 
+def weighted_median(y, w):
+    """scikit-learn's weighted median: the first value where the cumulative weight passes half the
+    total; exactly half: the mean of that value and the previous one."""
+    order = np.argsort(y, kind="stable")
+    y, w = np.asarray(y, np.float64)[order], np.asarray(w, np.float64)[order]
+    cum = np.concatenate([[0.0], np.cumsum(w)])
+    half = cum[-1] / 2
+    r = int(np.flatnonzero(cum[1:] > half)[0])
+    return (y[r - 1] + y[r]) / 2 if r > 0 and cum[r] == half else float(y[r])
+
+
 def weighted_node_impurity(y, w, criterion, n_classes=None):
-    """``W * I`` of a group of rows (``W`` their weight), from scratch; 0 for an empty group."""
+    """``W * I`` of a group of rows (``W`` their weight), from scratch; 0 for an empty group.
+    A 2-D ``y`` (several outputs) gives the mean over outputs (``n_classes`` then a list)."""
     y, w = np.asarray(y), np.asarray(w, dtype=np.float64)
     if y.size == 0 or w.sum() <= 0:
         return 0.0
+    if y.ndim == 2:
+        return float(np.mean([
+            weighted_node_impurity(y[:, k], w, criterion,
+                                   None if n_classes is None else n_classes[k])
+            for k in range(y.shape[1])]))
     if criterion == "squared_error":
         return float(w.sum() * weighted_variance(y, w))
+    if criterion == "absolute_error":
+        return float((w * np.abs(y - weighted_median(y, w))).sum())
+    if criterion == "poisson":
+        mean = (w * y).sum() / w.sum()
+        if (w * y).sum() <= 0:
+            return np.inf  # a child predicting 0: refused
+        terms = np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0) / mean), 0.0)
+        return float((w * terms).sum())
     counts = np.bincount(y.astype(np.int64), weights=w, minlength=n_classes)
     return float(w.sum() * (entropy_bits(counts) if criterion == "entropy" else gini(counts)))
 
@@ -348,3 +373,27 @@ def select_best_splits_naive(children_impurity, gain, split_info, n_branches, ga
                     chosen, best_value = f, value
         best.append(chosen)
     return np.array(best)
+
+
+# --- sparse input ----------------------------------------------------------------------------
+def sparse_entries_naive(X, rows=None):
+    """Per feature, the nonzero values of the given rows (all rows by default) and their row ids,
+    sorted by (value, row id): what the sparse layout must hold for a node with these rows.
+    ``X`` is dense; stored zeros of a sparse matrix are zeros here too."""
+    X = np.asarray(X, dtype=np.float32)
+    rows = np.arange(X.shape[0]) if rows is None else np.sort(np.asarray(rows))
+    out = []
+    for f in range(X.shape[1]):
+        values = X[rows, f]
+        keep = values != 0
+        v, r = values[keep], rows[keep]
+        order = np.lexsort((r, v))  # last key first: value, then row id
+        out.append((v[order], r[order]))
+    return out
+
+
+def non_constant_naive(X, rows):
+    """Features whose values on the given rows (zeros included) span more than scikit-learn's
+    FEATURE_THRESHOLD, 1e-7 in float32 arithmetic."""
+    X = np.asarray(X, dtype=np.float32)[np.asarray(rows)]
+    return ~(X.max(axis=0) <= X.min(axis=0) + np.float32(1e-7))

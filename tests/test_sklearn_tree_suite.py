@@ -13,7 +13,6 @@ import pytest
 
 sklearn_tree_tests = pytest.importorskip("sklearn.tree.tests")
 
-import fasttree  # noqa: E402
 
 SOURCE = Path(sklearn_tree_tests.__file__).parent / "test_tree.py"
 
@@ -28,9 +27,54 @@ from fasttree import (  # fasttree in place of scikit-learn
 """
 ANCHOR = 'CLF_CRITERIONS = ("gini", "log_loss")'
 
-# name -> reason; a name matches the test function (all its parametrizations).
+# Tests of scikit-learn internals or of a documented design difference: name -> reason (a name
+# covers every parametrization of the test function).
 EXCLUDED = {
+    "test_build_pruned_tree_py":
+        "calls sklearn.tree._tree._build_pruned_tree_py, which takes only scikit-learn's Cython "
+        "Tree (fasttree's pruning is fasttree.pruning.build_pruned_tree, tested in "
+        "test_pruning.py)",
+    "test_build_pruned_tree_infinite_loop":
+        "same internal function as test_build_pruned_tree_py",
+    "test_huge_allocations":
+        "expects scikit-learn's preallocation of max_leaf_nodes nodes to fail (OverflowError, "
+        "MemoryError); fasttree allocates per level and grows such a tree normally",
 }
+
+# Features not built yet (issue 10 stays open until they are): tests that need them are
+# deselected, each with the reason, by tests/conftest.py; everything else runs.
+PENDING_SPARSE = ("scipy.sparse X in fit, predict and tree_.apply (the sparse splitter is not "
+                  "wired into the estimators yet)")
+PENDING = {
+    "test_memory_layout": PENDING_SPARSE,
+    "test_sparse_input": PENDING_SPARSE,
+    "test_sparse_input_reg_trees": PENDING_SPARSE,
+    "test_sparse_parameters": PENDING_SPARSE,
+    "test_sparse_criteria": PENDING_SPARSE,
+    "test_explicit_sparse_zeros": PENDING_SPARSE,
+    "test_public_apply_sparse_trees": PENDING_SPARSE,
+    "test_min_weight_fraction_leaf_on_sparse_input": PENDING_SPARSE,
+    "test_min_weight_fraction_leaf_with_min_samples_leaf_on_sparse_input": PENDING_SPARSE,
+    "test_missing_value_errors": PENDING_SPARSE,
+}
+PENDING_PARAMETRIZATIONS = {  # (test, substring of the parametrization id) -> reason
+    ("test_apply_path_readonly_all_trees", "csc_"): PENDING_SPARSE,
+    ("test_apply_path_readonly_all_trees", "csr_"): PENDING_SPARSE,
+    ("test_min_weight_leaf_split_level", "csc_"): PENDING_SPARSE,
+    ("test_empty_leaf_infinite_threshold", "csc_"): PENDING_SPARSE,
+    ("test_multioutput", "absolute_error"):
+        "criterion='absolute_error' with several outputs",
+}
+
+
+def pending_reason(name, parametrization):
+    """Why a collected test is deselected for now, or None (used by tests/conftest.py)."""
+    if name in PENDING:
+        return PENDING[name]
+    for (test, part), reason in PENDING_PARAMETRIZATIONS.items():
+        if test == name and part in parametrization:
+            return reason
+    return None
 
 
 @pytest.fixture
@@ -57,5 +101,8 @@ for _name, _obj in _namespace.items():
 
 
 def test_exclusions_name_existing_tests():
-    """Every exclusion names a test that exists in the installed scikit-learn's suite."""
-    assert set(EXCLUDED) <= {n for n in _namespace if n.startswith("test_")}
+    """Every exclusion and pending entry names a test of the installed scikit-learn's suite."""
+    names = {n for n in _namespace if n.startswith("test_")}
+    assert set(EXCLUDED) <= names
+    assert set(PENDING) <= names
+    assert {test for test, _ in PENDING_PARAMETRIZATIONS} <= names
