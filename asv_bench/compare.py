@@ -1,6 +1,6 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B11), each library on the same data in this one
+Runs the performance cases of the project (B1-B14), each library on the same data in this one
 process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
 warm-up.  Prints a markdown table of times and ratios and writes a PNG chart.
 
@@ -43,8 +43,9 @@ def best_time(fit, repeats):
     return min(times)
 
 
-def fit_case(library, task, X, y, *, max_depth, criterion, n_jobs, repeats):
-    est = make_estimator(library, task, max_depth=max_depth, criterion=criterion, n_jobs=n_jobs)
+def fit_case(library, task, X, y, *, max_depth, criterion, n_jobs, repeats, splitter="best"):
+    est = make_estimator(library, task, max_depth=max_depth, criterion=criterion, n_jobs=n_jobs,
+                         splitter=splitter)
     est.fit(X[:2000], y[:2000])  # warm-up: compile / load caches, spin up thread pools
     seconds = best_time(lambda: est.fit(X, y), repeats)
     return seconds, est
@@ -176,13 +177,16 @@ def run(args):
         "<= 3 x X.nbytes", extra <= 3.0)
     del X, y
 
-    def vs_sklearn(case, description, task, X, y, *, max_depth, criterion, target, anchors=()):
+    def vs_sklearn(case, description, task, X, y, *, max_depth, criterion, target, anchors=(),
+                   splitter="best"):
         t = {}
         t["fasttree"], est = fit_case("fasttree", task, X, y, max_depth=max_depth,
-                                      criterion=criterion, n_jobs=2, repeats=repeats)
+                                      criterion=criterion, n_jobs=2, repeats=repeats,
+                                      splitter=splitter)
         phases[f"{case} ({description})"] = dict(est.fit_timings_)
         t["sklearn"], _ = fit_case("sklearn", task, X, y, max_depth=max_depth,
-                                   criterion=criterion, n_jobs=1, repeats=repeats)
+                                   criterion=criterion, n_jobs=1, repeats=repeats,
+                                   splitter=splitter)
         for library in anchors:
             t[library], _ = fit_case(library, task, X, y, max_depth=max_depth,
                                      criterion=criterion, n_jobs=2, repeats=repeats)
@@ -208,6 +212,16 @@ def run(args):
     vs_sklearn("B10", f"{n_mid:,} x 20, 10 % NaN, entropy, depth 10", "classification", Xm, ym,
                max_depth=10, criterion="entropy", target=20)
     del Xm, ym
+
+    # B12-B14: scikit-learn's remaining tree features (issue 10): report the ratios
+    vs_sklearn("B12", f"{n_mid:,} x 20, absolute_error, depth 10", "regression", Xr, yr,
+               max_depth=10, criterion="absolute_error", target=20)
+    X5, y5 = regression_data(n_mid, 20, n_targets=5)
+    vs_sklearn("B13", f"{n_mid:,} x 20, 5 targets, squared_error, depth 10", "regression", X5,
+               y5, max_depth=10, criterion="squared_error", target=1)
+    del X5, y5
+    vs_sklearn("B14", f"{n_mid:,} x 20, ExtraTreeRegressor, full depth", "regression", Xr, yr,
+               max_depth=None, criterion="squared_error", target=1, splitter="random")
 
     # B11: categorical columns (report only): fasttree binary / multiway, LightGBM's categorical
     # splits (one tree), scikit-learn on one-hot columns

@@ -27,6 +27,17 @@ def weighted_variance(y, w):
     return float((w * (y - mean) ** 2).sum() / sw)
 
 
+#: scikit-learn's FEATURE_THRESHOLD, in float32 like the values.
+FEATURE_THRESHOLD = np.float32(1e-7)
+
+
+def threshold_pairs(values):
+    """Consecutive sorted distinct float32 values with a threshold between them: those more than
+    FEATURE_THRESHOLD apart (float32 arithmetic, as scikit-learn's splitter)."""
+    values = np.asarray(values, dtype=np.float32)
+    return [(a, b) for a, b in zip(values[:-1], values[1:]) if b > a + FEATURE_THRESHOLD]
+
+
 def brute_force_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=1,
                       min_weight_leaf=0.0):
     """Best split of one feature of one node by trying every midpoint, independently.
@@ -38,7 +49,7 @@ def brute_force_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=1,
     x = np.asarray(x, dtype=np.float32)
     values = np.unique(x)
     best = (np.inf, None, 0)
-    for a, b in zip(values[:-1], values[1:]):
+    for a, b in threshold_pairs(values):
         t = np.float64(a) / 2 + np.float64(b) / 2
         if t == np.float64(b):
             t = np.float64(a)
@@ -155,7 +166,7 @@ def missing_aware_numeric_split(x, y, w, *, criterion, n_classes=None, min_sampl
     x = np.asarray(x, dtype=np.float32)
     missing = np.isnan(x)
     known = np.unique(x[~missing])
-    thresholds = [midpoint(a, b) for a, b in zip(known[:-1], known[1:])]
+    thresholds = [midpoint(a, b) for a, b in threshold_pairs(known)]
     if missing.any() and known.size:
         thresholds.append(np.inf)
     candidates = []

@@ -111,3 +111,25 @@ class CategoricalFit:
 
     def time_fit(self, *args):
         self.est.fit(self.X, self.y, **self.fit_params)
+
+
+class SklearnFeaturesFit:
+    """scikit-learn's remaining tree features (compare.py's B12-B14): absolute error, five
+    regression targets, an extremely randomized tree."""
+
+    params = (["fasttree", "sklearn"], ["absolute_error", "five_targets", "extra_tree"],
+              [300_000])
+    param_names = ["library", "case", "n_samples"]
+    timeout = 600
+
+    def setup(self, library, case, n_samples):
+        warm_up()
+        n_targets = 5 if case == "five_targets" else 1
+        self.X, self.y = regression_data(n_samples, 20, n_targets=n_targets)
+        self.est = make_estimator(
+            library, "regression", max_depth=None if case == "extra_tree" else 10,
+            criterion="absolute_error" if case == "absolute_error" else "squared_error",
+            n_jobs=2, splitter="random" if case == "extra_tree" else "best")
+
+    def time_fit(self, *args):
+        self.est.fit(self.X, self.y)

@@ -24,11 +24,12 @@ def classification_data(n_samples, n_features, seed=0):
 
 
 @functools.lru_cache(maxsize=None)
-def regression_data(n_samples, n_features, seed=0):
+def regression_data(n_samples, n_features, seed=0, n_targets=1):
     from sklearn.datasets import make_regression
 
     X, y = make_regression(n_samples=n_samples, n_features=n_features,
-                           n_informative=min(10, n_features), noise=1.0, random_state=seed)
+                           n_informative=min(10, n_features), noise=1.0, random_state=seed,
+                           n_targets=n_targets)
     return X.astype(np.float32), y
 
 
@@ -81,21 +82,21 @@ def warm_up():
                                         categorical_split=split).fit(Xc, yc).predict(Xc)
 
 
-def make_estimator(library, task, *, max_depth, criterion, n_jobs):
-    """One single-tree estimator of the named library with comparable settings."""
-    if library == "fasttree":
-        import fasttree
+def make_estimator(library, task, *, max_depth, criterion, n_jobs, splitter="best"):
+    """One single-tree estimator of the named library with comparable settings
+    (``splitter="random"``: the extremely randomized trees of fasttree and scikit-learn)."""
+    if library in ("fasttree", "sklearn"):
+        if library == "fasttree":
+            import fasttree as tree
 
-        if task == "regression":
-            return fasttree.DecisionTreeRegressor(max_depth=max_depth, n_jobs=n_jobs)
-        return fasttree.DecisionTreeClassifier(criterion=criterion, max_depth=max_depth,
-                                               n_jobs=n_jobs)
-    if library == "sklearn":
-        from sklearn import tree
+            extra = {"n_jobs": n_jobs}
+        else:
+            from sklearn import tree
 
-        if task == "regression":
-            return tree.DecisionTreeRegressor(max_depth=max_depth)
-        return tree.DecisionTreeClassifier(criterion=criterion, max_depth=max_depth)
+            extra = {}
+        kind = "Regressor" if task == "regression" else "Classifier"
+        name = ("ExtraTree" if splitter == "random" else "DecisionTree") + kind
+        return getattr(tree, name)(criterion=criterion, max_depth=max_depth, **extra)
     if library == "xgboost":
         import xgboost
 
