@@ -400,6 +400,12 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         "gain_ratio" is C4.5's rule: information gain divided by split information, among the
         features whose gain reaches the average gain at the node; a numeric feature's gain is
         first charged ``log2(candidate thresholds) / node weight`` (C4.5's correction).
+    splitter : {"best", "random"}, default="best"
+        "best": every midpoint between two consecutive distinct values (more than 1e-7 apart)
+        is a candidate.  "random": one threshold per feature and node, drawn uniformly between
+        the node's smallest and largest value (extremely randomized trees); the draws come from
+        ``random_state`` and do not depend on ``n_jobs``.  Categorical features are always
+        searched exactly.
     max_depth : int or None, default=None
         Maximum depth; None grows until the other rules stop it.
     min_samples_split : int or float, default=2
@@ -455,13 +461,18 @@ default="from_dtype"
         value, its gain scaled by their weighted share; a row missing the split value goes down
         every branch with weight proportional to the branch's known weight, and predictions mix
         the leaves it reaches with the same weights.
+    monotonic_cst : None, default=None
+        scikit-learn's monotonicity constraints are not supported yet; only None is accepted.
 
     Attributes
     ----------
     tree_ : fasttree.tree.Tree
         The fitted tree's node arrays.
-    classes_ : ndarray of shape (n_classes,)
-    n_classes_ : int
+    classes_ : ndarray of shape (n_classes,), or a list of them (one per output)
+    n_classes_ : int, or ndarray of int (one per output)
+    n_outputs_ : int
+        1, or the number of columns of a 2-D ``y`` (several outputs share one tree; a node's
+        impurity is the mean of its outputs' impurities, as in scikit-learn).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape ``(n_features_in_,)``
         Only when ``X`` was a DataFrame with string column names.
@@ -539,8 +550,8 @@ default="from_dtype"
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
             Numeric features, converted to float32.
-        y : array-like of shape (n_samples,)
-            Class labels (numbers or strings).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (numbers or strings); one column per output for several outputs.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; None gives every row weight 1.
 
@@ -674,11 +685,17 @@ class DecisionTreeRegressor(_BaseDecisionTree):
 
     Parameters
     ----------
-    criterion : {"squared_error"}, default="squared_error"
-        Variance reduction; leaves predict the weighted mean of their rows.
+    criterion : {"squared_error", "absolute_error", "poisson"}, default="squared_error"
+        "squared_error": variance reduction, leaves predict the weighted mean.
+        "absolute_error": total absolute deviation from the median, leaves predict the weighted
+        median.  "poisson": half the Poisson deviance (y must be non-negative with a positive
+        sum; no child may have a zero target sum).  "friedman_mse" is accepted with a
+        FutureWarning and means "squared_error" (as in scikit-learn 1.9).
+    splitter : {"best", "random"}, default="best"
+        As in :class:`DecisionTreeClassifier`.
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features,
     random_state, max_leaf_nodes, min_impurity_decrease, n_jobs, ccp_alpha, validation_fraction,
-    categorical_features, categorical_split, missing
+    categorical_features, categorical_split, missing, monotonic_cst
         As in :class:`DecisionTreeClassifier`.
     pruning : {None, "cost_complexity", "reduced_error"}, default=None
         Post-pruning rule applied in ``fit``; reduced-error pruning uses squared error on a
@@ -745,8 +762,8 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
             Numeric features (NaN or None for a missing value) and categorical ones.
-        y : array-like of shape (n_samples,)
-            Finite numeric target.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Finite numeric target(s).
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
