@@ -16,8 +16,42 @@ def is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
-def _is_sparse(X):
+def is_sparse(X):
+    """A scipy.sparse matrix or array (duck-typed: no scipy import)."""
     return type(X).__module__.startswith("scipy.sparse")
+
+
+def check_sparse_X(X, *, fmt, name="X"):
+    """Return a scipy sparse ``X`` as a float32 matrix in format ``fmt`` ("csc" or "csr"),
+    its duplicates summed, after scikit-learn's checks for sparse input.
+
+    Raises
+    ------
+    TypeError
+        Values that are not numbers.
+    ValueError
+        Not 2-D, empty, NaN (sparse input has no missing values, as in scikit-learn), infinity,
+        or a value too large for float32.
+    """
+    if len(X.shape) != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D sparse matrix; got shape {X.shape}.")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric; got a sparse matrix of dtype {X.dtype}.")
+    if X.shape[0] >= np.iinfo(INDEX_DTYPE).max:
+        raise ValueError(f"{name} has {X.shape[0]} rows; row ids are int32, so fasttree takes "
+                         f"at most {np.iinfo(INDEX_DTYPE).max - 1}.")
+    out = X.asformat(fmt)
+    out = out.copy() if out is X else out  # never change the caller's matrix
+    out.sum_duplicates()  # also sorts the indices
+    data = out.data
+    if data.dtype.kind == "f" and not np.isfinite(data).all():
+        if np.isnan(data).any():
+            raise ValueError(f"Input {name} contains NaN; sparse input cannot have missing "
+                             "values (pass a dense array to use them).")
+        raise ValueError(f"Input {name} contains infinity.")
+    if data.dtype != X_DTYPE and data.size and np.abs(data).max() > _FLOAT32_MAX:
+        raise ValueError(f"{name} contains a value too large for float32.")
+    return out.astype(X_DTYPE, copy=False)
 
 
 def feature_names_of(X):
@@ -49,8 +83,8 @@ def check_X(X, *, order, name="X"):
     ValueError
         Not 2-D, empty, infinity, or a value too large for float32.
     """
-    if _is_sparse(X):
-        raise TypeError(f"{name} is a sparse matrix; fasttree needs a dense array (X.toarray()).")
+    if is_sparse(X):
+        raise TypeError(f"{name} is a sparse matrix; this path needs a dense array.")
     if is_dataframe(X):
         for column, dtype in zip(X.columns, X.dtypes):
             if getattr(dtype, "kind", "O") not in "biuf":
@@ -108,7 +142,7 @@ def check_y(y, n_samples, *, regression, estimator_name="The estimator", check_l
     """
     if y is None:
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None.")
-    if _is_sparse(y):
+    if is_sparse(y):
         raise TypeError("y is a sparse matrix; pass a 1-D array.")
     if is_dataframe(y):
         y = y.to_numpy()

@@ -10,7 +10,15 @@ import numpy as np
 from ._base import BaseEstimator, numba_threads
 from ._dtypes import CLASS_DTYPE, MAX_CLASSES
 from ._encoding import encode, fit_categories, resolve_categorical
-from ._validation import check_sample_weight, check_X, check_y, feature_names_of, is_dataframe
+from ._validation import (
+    check_sample_weight,
+    check_sparse_X,
+    check_X,
+    check_y,
+    feature_names_of,
+    is_dataframe,
+    is_sparse,
+)
 from .grower import (
     CATEGORICAL_SPLITS,
     CLASSIFICATION_CRITERIA,
@@ -204,7 +212,10 @@ class _BaseDecisionTree(BaseEstimator):
         if not positive.all():
             # scikit-learn's splitter never sees zero-weight rows: they count for nothing, not
             # even for min_samples_leaf or n_node_samples
-            X, y, weight = np.ascontiguousarray(X[positive]), y[positive], weight[positive]
+            X = X[positive] if is_sparse(X) else np.ascontiguousarray(X[positive])
+            y, weight = y[positive], weight[positive]
+        if is_sparse(X):
+            self._check_sparse_fit()
         if np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
         if self.criterion == "absolute_error" and (n_outputs > 1 or self.is_categorical_.any()
@@ -223,6 +234,18 @@ class _BaseDecisionTree(BaseEstimator):
         self.n_outputs_ = n_outputs
         self._prune(pruning, validation)
         return self
+
+    def _check_sparse_fit(self):
+        """What the sparse splitter does not do yet: refuse it clearly."""
+        unsupported = [
+            (self.criterion in ("absolute_error", "gain_ratio"), f"criterion={self.criterion!r}"),
+            (self.missing == "fractional" or self._min_branch_fraction > 0, "C4.5's rules"),
+            (self.pruning not in (None, "cost_complexity"), f"pruning={self.pruning!r}"),
+        ]
+        for refused, what in unsupported:
+            if refused:
+                raise ValueError(f"{what} cannot be used with sparse X yet; pass a dense array "
+                                 "(X.toarray()).")
 
     def _check_multi_output(self):
         """Several outputs are grown by the numeric kernels of one criterion: refuse the rest."""
@@ -289,7 +312,16 @@ class _BaseDecisionTree(BaseEstimator):
 
     # -- input encoding ------------------------------------------------------------------------
     def _encode_fit(self, X):
-        """Validate ``X`` for fit, learn its categorical features and return the kernels' matrix."""
+        """Validate ``X`` for fit, learn its categorical features and return the kernels' matrix
+        (a float32 CSC matrix for sparse input)."""
+        if is_sparse(X):
+            if self.categorical_features not in (None, "from_dtype"):
+                raise ValueError("Sparse X has no categorical features; pass "
+                                 "categorical_features=None (or 'from_dtype').")
+            X = check_sparse_X(X, fmt="csc")
+            self.is_categorical_ = np.zeros(X.shape[1], dtype=bool)
+            self.categories_ = [None] * X.shape[1]
+            return X
         X = _as_table(X)
         shape = X.shape
         if len(shape) != 2 or self.categorical_features is None:
@@ -320,6 +352,13 @@ class _BaseDecisionTree(BaseEstimator):
     # -- prediction ----------------------------------------------------------------------------
     def _validate_X_predict(self, X):
         self._check_is_fitted()
+        if is_sparse(X):  # the tree's CSR kernels take it as it is
+            X = check_sparse_X(X, fmt="csr")
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input.")
+            return X
         names = feature_names_of(X)
         fitted_names = getattr(self, "feature_names_in_", None)
         if names is not None and fitted_names is not None and not np.array_equal(

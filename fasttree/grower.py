@@ -28,6 +28,8 @@ from ._dtypes import (
     TREE_LEAF,
 )
 from .kernels import node_impurity, select_best_splits
+from ._validation import is_sparse
+from .sparse_splitter import SparseSplitter
 from .splitter import ExactSplitter
 from .tree import TREE_UNDEFINED, Tree
 
@@ -88,7 +90,9 @@ class TreeGrower:
     ----------
     X : ndarray of shape (n_samples, n_features), float32, C-contiguous, or None
         NaN marks a missing value; categorical features hold codes ``0 .. n_categories - 1``.
-        None when ``splitter`` is given.
+        A float32 CSC matrix (canonical: sorted indices, no duplicates) grows through
+        :class:`~fasttree.sparse_splitter.SparseSplitter` (numeric features, best thresholds,
+        one output).  None when ``splitter`` is given.
     y : ndarray of shape (n_samples,) or None
         int32 encoded classes (classification) or float64 target (regression).
     sample_weight : ndarray of shape (n_samples,), float64, or None
@@ -145,6 +149,13 @@ class TreeGrower:
 
     def _make_splitter(self):
         p = self.params
+        if is_sparse(self.X):  # a validated float32 CSC matrix
+            return SparseSplitter.from_csc(
+                self.X.data, self.X.indices, self.X.indptr, self.X.shape[0], self.y,
+                self.sample_weight, n_classes=self.n_classes, criterion_code=p.criterion_code,
+                min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf,
+                random_thresholds=self.rng if p.splitter == "random" else None,
+                multi_output=self.multi_output)
         return ExactSplitter.from_data(
             self.X, self.y, self.sample_weight, n_classes=self.n_classes,
             n_categories=self.n_categories, criterion_code=p.criterion_code,

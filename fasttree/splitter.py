@@ -50,6 +50,17 @@ from .kernels import (
 from .kernels.split_search import FEATURE_THRESHOLD
 
 
+def random_draws(rng, shape):
+    """Uniform threshold positions and missing-side coins of the random splitter, (features,
+    nodes) each; empty arrays for an empty ``shape`` (every splitter draws the same way, so the
+    random state advances identically whatever the layout)."""
+    if shape[0] == 0:
+        return np.empty((0, 0)), np.empty((0, 0), dtype=np.uint8)
+    uniform = rng.random(shape)
+    coin = rng.integers(0, 2, size=shape, dtype=np.uint8)
+    return uniform, coin
+
+
 class ExactSplitter:
     """Every feature sorted once; every node a contiguous, sorted range of every feature row.
 
@@ -233,12 +244,7 @@ class ExactSplitter:
                     self.criterion_code, self.min_samples_leaf, self.min_weight_leaf, *record)
 
     def _draws(self, shape):
-        """Uniform threshold positions and missing-side coins for the random splitter."""
-        if shape[0] == 0:
-            return np.empty((0, 0)), np.empty((0, 0), dtype=np.uint8)
-        uniform = self.random_thresholds.random(shape)
-        coin = self.random_thresholds.integers(0, 2, size=shape, dtype=np.uint8)
-        return uniform, coin
+        return random_draws(self.random_thresholds, shape)
 
     def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
                              subset_class):

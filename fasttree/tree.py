@@ -1,12 +1,29 @@
 """The fitted tree: flat node arrays with scikit-learn's names and meaning."""
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._dtypes import NODE_DTYPE, SPLIT_MULTIWAY, SPLIT_THRESHOLD, THRESHOLD_DTYPE, TREE_LEAF
-from .kernels import apply_tree, decision_paths, predict_fractional
+from .kernels import (
+    apply_tree,
+    apply_tree_csr,
+    decision_paths,
+    decision_paths_csr,
+    predict_fractional,
+)
 
 #: Value of ``feature`` and ``threshold`` at a leaf (scikit-learn's ``TREE_UNDEFINED``).
 TREE_UNDEFINED = -2
+
+
+class _CSR(NamedTuple):
+    """A checked CSR input: the arrays the CSR kernels take, and the number of rows."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    n_rows: int
 
 
 class Tree:
@@ -189,7 +206,18 @@ class Tree:
 
     def _check_input(self, X):
         """scikit-learn's ``Tree`` contract: a 2-D float32 ndarray with ``n_features`` columns
-        (made C-contiguous here).  Anything else is a ``ValueError`` before a kernel sees it."""
+        (made C-contiguous here), or a float32 CSR matrix (returned as its three arrays).
+        Anything else is a ``ValueError`` before a kernel sees it."""
+        if type(X).__module__.startswith("scipy.sparse"):
+            if X.format != "csr":
+                raise ValueError(f"X should be in csr_matrix format, got {type(X)}")
+            if X.dtype != np.float32:
+                raise ValueError(f"X.dtype should be np.float32, got {X.dtype}")
+            if X.shape[1] != self.n_features:
+                raise ValueError(f"X should have shape (n_samples, {self.n_features}), got "
+                                 f"{X.shape}")
+            return _CSR(np.ascontiguousarray(X.data), X.indices.astype(np.int32),
+                        X.indptr.astype(np.int64), X.shape[0])
         if not isinstance(X, np.ndarray):
             raise ValueError(f"X should be in np.ndarray format, got {type(X)}")
         if X.dtype != np.float32:
@@ -204,14 +232,20 @@ class Tree:
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features), float32
+        X : ndarray of shape (n_samples, n_features), float32, or a float32 CSR matrix
             NaN marks a missing value.  The estimators' ``apply`` takes any array-like.
 
         Returns
         -------
         leaves : ndarray of shape (n_samples,), intp
         """
-        return apply_tree(self._check_input(X), *self._routing()).astype(np.intp)
+        return self._leaves(self._check_input(X)).astype(np.intp)
+
+    def _leaves(self, X):
+        """Leaf of every row of a checked input (dense array or :class:`_CSR`)."""
+        if isinstance(X, _CSR):
+            return apply_tree_csr(X.data, X.indices, X.indptr, *self._routing())
+        return apply_tree(X, *self._routing())
 
     def predict_value(self, X):
         """Value (class fractions or mean target) of every row of a validated ``X``.
@@ -224,8 +258,8 @@ class Tree:
         ndarray of shape (n_samples, n_outputs_values), float64
         """
         X = self._check_input(X)
-        if not self.fractional_missing:
-            return self.value[apply_tree(X, *self._routing()), 0, :]
+        if not self.fractional_missing or isinstance(X, _CSR):  # sparse rows miss no value
+            return self.value[self._leaves(X), 0, :]
         return predict_fractional(X, *self._routing(), self.weighted_n_node_samples,
                                   np.ascontiguousarray(self.value[:, 0, :]))
 
@@ -236,12 +270,18 @@ class Tree:
         except ImportError as exc:  # pragma: no cover - scipy comes with scikit-learn
             raise ImportError("decision_path returns a scipy.sparse matrix; install scipy") from exc
         X = self._check_input(X)
-        path, length = decision_paths(X, *self._routing(), self.max_depth)
-        indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+        if isinstance(X, _CSR):
+            path, length = decision_paths_csr(X.data, X.indices, X.indptr, *self._routing(),
+                                              self.max_depth)
+            n_rows = X.n_rows
+        else:
+            path, length = decision_paths(X, *self._routing(), self.max_depth)
+            n_rows = X.shape[0]
+        indptr = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(length, out=indptr[1:])
         indices = path[path >= 0]  # row-major: each row's nodes in visiting order
         data = np.ones(indices.shape[0], dtype=np.int64)
-        return csr_matrix((data, indices, indptr), shape=(X.shape[0], self.node_count))
+        return csr_matrix((data, indices, indptr), shape=(n_rows, self.node_count))
 
     def compute_feature_importances(self, normalize=True):
         """Total weighted impurity decrease contributed by each feature (mean decrease in impurity).

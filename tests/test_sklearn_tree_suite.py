@@ -43,27 +43,12 @@ EXCLUDED = {
 
 # Features not built yet (issue 10 stays open until they are): tests that need them are
 # deselected, each with the reason, by tests/conftest.py; everything else runs.
-PENDING_SPARSE = ("scipy.sparse X in fit, predict and tree_.apply (the sparse splitter is not "
-                  "wired into the estimators yet)")
-PENDING = {
-    "test_memory_layout": PENDING_SPARSE,
-    "test_sparse_input": PENDING_SPARSE,
-    "test_sparse_input_reg_trees": PENDING_SPARSE,
-    "test_sparse_parameters": PENDING_SPARSE,
-    "test_sparse_criteria": PENDING_SPARSE,
-    "test_explicit_sparse_zeros": PENDING_SPARSE,
-    "test_public_apply_sparse_trees": PENDING_SPARSE,
-    "test_min_weight_fraction_leaf_on_sparse_input": PENDING_SPARSE,
-    "test_min_weight_fraction_leaf_with_min_samples_leaf_on_sparse_input": PENDING_SPARSE,
-    "test_missing_value_errors": PENDING_SPARSE,
-}
+PENDING = {}
 PENDING_PARAMETRIZATIONS = {  # (test, substring of the parametrization id) -> reason
-    ("test_apply_path_readonly_all_trees", "csc_"): PENDING_SPARSE,
-    ("test_apply_path_readonly_all_trees", "csr_"): PENDING_SPARSE,
-    ("test_min_weight_leaf_split_level", "csc_"): PENDING_SPARSE,
-    ("test_empty_leaf_infinite_threshold", "csc_"): PENDING_SPARSE,
     ("test_multioutput", "absolute_error"):
         "criterion='absolute_error' with several outputs",
+    ("test_sparse_criteria", "absolute_error"):
+        "criterion='absolute_error' with sparse X",
 }
 
 

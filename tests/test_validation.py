@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import fasttree
 from fasttree import DecisionTreeClassifier, DecisionTreeRegressor, NotFittedError
 
 X = np.random.default_rng(0).normal(size=(30, 3))
@@ -39,8 +40,10 @@ def test_length_mismatch_and_bad_y():
         DecisionTreeRegressor().fit(X, np.where(y == 1, np.nan, 1.0))
     with pytest.raises(ValueError, match="continuous"):
         DecisionTreeClassifier().fit(X, X[:, 0])
-    with pytest.raises(ValueError, match="Multi-output"):
-        DecisionTreeClassifier().fit(X, np.c_[y, y])
+    with pytest.raises(ValueError, match="1-D"):  # C4.5's rules take one output
+        fasttree.C45Classifier().fit(X, np.c_[y, y])
+    with pytest.raises(ValueError, match="several outputs"):
+        DecisionTreeClassifier(missing="fractional").fit(X, np.c_[y, y])
     with pytest.raises(ValueError, match="requires y"):
         DecisionTreeRegressor().fit(X, None)
     with pytest.raises(ValueError, match="infinity"):
@@ -49,8 +52,14 @@ def test_length_mismatch_and_bad_y():
 
 def test_sparse_and_dataframe_columns():
     sparse = pytest.importorskip("scipy.sparse")
-    with pytest.raises(TypeError, match="sparse"):
-        DecisionTreeClassifier().fit(sparse.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="categorical"):
+        DecisionTreeClassifier(categorical_features=[0]).fit(sparse.csr_matrix(X), y)
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="contains NaN"):
+        DecisionTreeClassifier().fit(sparse.csr_matrix(X_nan), y)
+    with pytest.raises(ValueError, match="absolute_error"):
+        DecisionTreeRegressor(criterion="absolute_error").fit(sparse.csr_matrix(X), X[:, 0])
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"a": X[:, 0], "colour": ["red"] * 30})
     with pytest.raises(TypeError, match="'colour'"):

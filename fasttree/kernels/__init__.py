@@ -98,3 +98,35 @@ __all__ = [
     "split_information",
     "xlog2x_table",
 ]
+
+# Sparse (CSC) split search and CSR prediction: see fasttree.kernels.sparse and
+# fasttree.sparse_splitter.SparseSplitter.
+from .sparse import (  # noqa: E402
+    apply_tree_csr,
+    build_sparse_layout,
+    decision_paths_csr,
+    find_best_splits_sparse_classification,
+    find_best_splits_sparse_regression,
+    partition_sparse_segments,
+    route_node_rows,
+    sparse_class_weights,
+    sparse_non_constant,
+    sparse_target_sums,
+)
+
+__all__ += [
+    "apply_tree_csr",
+    "build_sparse_layout",
+    "decision_paths_csr",
+    "find_best_splits_sparse_classification",
+    "find_best_splits_sparse_regression",
+    "partition_sparse_segments",
+    "route_node_rows",
+    "sparse_class_weights",
+    "sparse_non_constant",
+    "sparse_target_sums",
+]
+
+from .sparse import find_segments  # noqa: E402
+
+__all__ += ["find_segments"]

@@ -1,0 +1,1505 @@
+"""Exact split search on a sparse (CSC) matrix without densifying it.
+
+Only the stored nonzero values are kept, sorted once; the rows whose value is zero are never
+written down per feature.  The layout (one *entry* per stored nonzero, ``nnz`` entries in all)::
+
+    entries of feature f: feature_ptr[f] <= k < feature_ptr[f + 1]
+
+    entry_x   | f=0: node a, sorted by value | node b | leaves ... | f=1: node a | node b | ...
+    entry_row | the row id of each value, same positions
+    entry_y   | its target (class label or regression value), same positions
+
+    node_rows | node a's rows, ascending row id | node b's rows | ...     positions 0 .. n_samples
+    row_pos   | row id -> its position in node_rows
+
+A node is what the grower calls it: a ``[start, end)`` range of positions of ``node_rows``.  Its
+entries in feature ``f`` are one contiguous *segment* of ``f``'s entries: the entries whose row
+has ``start <= row_pos[row] < end``.  Segments are grouped by node in position order, so a
+segment is found by a galloping search on ``row_pos[entry_row[k]]`` (no per-node offset table:
+memory stays O(nnz + n_samples), whatever the number of nodes).
+
+Inside a node, the dense exact splitter (:mod:`fasttree.kernels.split_search`) scans the rows of
+``f`` in ``(value, row id)`` order.  The sparse scan walks the same virtual sequence::
+
+    dense row of f, node [start, end):  [ negatives | 0 0 0 ... 0 0 | positives ]
+    segment entries [a, b):             [ a .. a+n_neg )             [ a+n_neg .. b )
+    virtual position p:                   k              n_neg .. n_neg+n_zero-1    k + n_zero
+
+The zero block (``n_zero = (end - start) - (b - a)`` rows) holds no candidate inside it, only at
+its end; its statistics are the node's minus the segment's.  Candidates, their order, the
+``min_samples_leaf`` / ``min_weight_leaf`` rules, values closer than ``FEATURE_THRESHOLD`` counting
+as one (zero included), the tie rule (strict comparison, lowest threshold) and the threshold
+midpoint are those of the dense scans, so a tree grown on this layout is bit-identical to one
+grown on ``X.toarray()``:
+
+* integer statistics (unit weights, classification) are exact in any order: the zero block is
+  added in one step, and the work is O(nnz) per level;
+* float statistics (sample weights, or regression targets) depend on the summation order.  With
+  ``exact_zero_block`` the scan adds the zero block row by row in row-id order, as the dense scan
+  does (O(rows of the node) per feature that has positive entries in it); without, it adds the
+  node's totals minus the segment's (O(nnz), identical up to float rounding).
+
+Rows are routed once per split (:func:`route_node_rows`), then every feature's segment is
+stable-partitioned by the side its row went to (:func:`partition_sparse_segments`), features in
+parallel: each child's entries stay sorted by ``(value, row id)``.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_POISSON,
+    CRITERION_SQUARED_ERROR,
+)
+from .criteria import (
+    regression_proxy,
+    regression_target_term,
+    split_information,
+    two_children_class_impurity,
+    weighted_class_impurity,
+    weighted_regression_impurity,
+)
+from .multi_output import _add_row, _children_impurity, weighted_multi_impurity
+from .random_split import _store_random_split
+from .routing import branch_of
+
+# The dense scans' own rules, imported rather than copied so that there is one of each: two
+# sorted values within FEATURE_THRESHOLD are one value, and the float64 midpoint threshold.
+from .split_search import _midpoint, _same_value  # noqa: E402
+
+_SIGN_BIT = np.uint32(0x80000000)
+_BLOCK = 256  # rows per task in the CSR tree walks
+
+
+# -- layout -----------------------------------------------------------------------------------
+@njit(parallel=True, cache=True)
+def build_sparse_layout(data, indices, indptr, targets):
+    """Sorted entries of every feature of a CSC matrix: the working layout of the sparse scans.
+
+    Parameters
+    ----------
+    data : ndarray of shape (nnz_in,), float32 (IN)
+        CSC values, finite.  Stored zeros (``0.0`` and ``-0.0``) are dropped: they are zeros.
+    indices : ndarray of shape (nnz_in,), int32 (IN)
+        Row id of each value.  No duplicated (row, feature) pair (sum duplicates first).
+    indptr : ndarray of shape (n_features + 1,), int64 (IN)
+    targets : ndarray of shape (n_samples,), uint8 / uint16 (classes) or float64 (IN)
+        Target of every row, carried along with its entries.
+
+    Returns
+    -------
+    entry_x : ndarray of shape (nnz,), float32
+        Each feature's nonzero values in non-decreasing order (ties: ascending row id, the order
+        of the dense presort).
+    entry_row : ndarray of shape (nnz,), int32
+    entry_y : ndarray of shape (nnz,), dtype of ``targets``
+    feature_ptr : ndarray of shape (n_features + 1,), int64
+        Feature ``f``'s entries are ``feature_ptr[f] .. feature_ptr[f + 1] - 1``.
+    """
+    n_features = indptr.shape[0] - 1
+    counts = np.zeros(n_features, dtype=np.int64)
+    for f in prange(n_features):
+        c = 0
+        for k in range(indptr[f], indptr[f + 1]):
+            c += data[k] != 0.0
+        counts[f] = c
+    feature_ptr = np.zeros(n_features + 1, dtype=np.int64)
+    for f in range(n_features):
+        feature_ptr[f + 1] = feature_ptr[f] + counts[f]
+    nnz = feature_ptr[n_features]
+    entry_x = np.empty(nnz, dtype=np.float32)
+    entry_row = np.empty(nnz, dtype=np.int32)
+    entry_y = np.empty(nnz, dtype=targets.dtype)
+    for f in prange(n_features):
+        m = counts[f]
+        values = np.empty(m, dtype=np.float32)
+        rows = np.empty(m, dtype=np.int32)
+        j = 0
+        for k in range(indptr[f], indptr[f + 1]):
+            if data[k] != 0.0:
+                values[j] = data[k]
+                rows[j] = indices[k]
+                j += 1
+        # one uint64 key per entry: order-preserving float bits, then the row id, so that a plain
+        # (unstable) argsort gives the dense presort's (value, row id) order
+        bits = values.view(np.uint32)
+        keys = np.empty(m, dtype=np.uint64)
+        for j in range(m):
+            b = bits[j]
+            key = ~b if b & _SIGN_BIT else b | _SIGN_BIT
+            keys[j] = (np.uint64(key) << np.uint64(32)) | np.uint64(rows[j])
+        order = np.argsort(keys)
+        first = feature_ptr[f]
+        for j in range(m):
+            entry_x[first + j] = values[order[j]]
+            entry_row[first + j] = rows[order[j]]
+            entry_y[first + j] = targets[rows[order[j]]]
+    return entry_x, entry_row, entry_y, feature_ptr
+
+
+@njit(cache=True, inline="always")
+def _gallop(entry_row, row_pos, lo, hi, target):
+    """First ``k`` in ``[lo, hi)`` with ``row_pos[entry_row[k]] >= target`` (``hi`` if none).
+
+    The predicate is monotone over a feature's entries (segments are grouped by node in position
+    order).  Exponential steps from ``lo`` then a binary search: O(log distance), so walking the
+    nodes of a level in position order costs O(log) per node when segments are short and
+    O(segment) when they are long.
+    """
+    if lo >= hi or row_pos[entry_row[lo]] >= target:
+        return lo
+    below = lo  # invariant: key(below) < target
+    step = 1
+    upper = hi
+    while True:
+        probe = below + step
+        if probe >= hi:
+            break
+        if row_pos[entry_row[probe]] >= target:
+            upper = probe
+            break
+        below = probe
+        step *= 2
+    lo_b = below + 1
+    while lo_b < upper:
+        mid = (lo_b + upper) >> 1
+        if row_pos[entry_row[mid]] < target:
+            lo_b = mid + 1
+        else:
+            upper = mid
+    return lo_b
+
+
+@njit(cache=True, inline="always")
+def _n_negative(xs):
+    """Entries of a sorted, zero-free segment that are negative (binary search)."""
+    lo = 0
+    hi = xs.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if xs[mid] < 0.0:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _virtual_value(xs, n_neg, n_zero, p):
+    """Value at virtual position ``p`` of a node's sorted column (see the module docstring)."""
+    if p < n_neg:
+        return xs[p]
+    if p < n_neg + n_zero:
+        return np.float32(0.0)
+    return xs[p - n_zero]
+
+
+@njit(cache=True, inline="always")
+def _next_value(xs, k, n_neg, n_zero):
+    """Virtual value after entry ``k``: the next entry, or 0.0 where the zero block follows
+    (callers never ask past the last row of the node)."""
+    if k + 1 == n_neg and n_zero > 0:
+        return np.float32(0.0)
+    if k + 1 < xs.shape[0]:
+        return xs[k + 1]
+    return np.float32(0.0)
+
+
+@njit(cache=True, inline="always")
+def _is_constant(xs, n_node):
+    """The dense rule on the virtual column: first and last values within FEATURE_THRESHOLD
+    (an all-zero column is constant)."""
+    m = xs.shape[0]
+    if m == 0:
+        return True
+    n_neg = _n_negative(xs)
+    n_zero = n_node - m
+    return _same_value(_virtual_value(xs, n_neg, n_zero, 0),
+                       _virtual_value(xs, n_neg, n_zero, n_node - 1))
+
+
+@njit(parallel=True, cache=True)
+def find_segments(entry_row, feature_ptr, row_pos, seg_start, seg_end, seg_feature):
+    """Entries of each node in one feature: ``[seg_a[s], seg_b[s])`` of ``seg_feature[s]``.
+
+    Parameters
+    ----------
+    entry_row : ndarray of shape (nnz,), int32 (IN)
+    feature_ptr : ndarray of shape (n_features + 1,), int64 (IN)
+    row_pos : ndarray of shape (n_samples,), int32 (IN)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    seg_feature : ndarray of shape (n_segments,), int64 (IN)
+
+    Returns
+    -------
+    seg_a, seg_b : ndarray of shape (n_segments,), int64
+    """
+    n_segments = seg_start.shape[0]
+    seg_a = np.empty(n_segments, dtype=np.int64)
+    seg_b = np.empty(n_segments, dtype=np.int64)
+    for s in prange(n_segments):
+        f = seg_feature[s]
+        a = _gallop(entry_row, row_pos, feature_ptr[f], feature_ptr[f + 1], seg_start[s])
+        seg_a[s] = a
+        seg_b[s] = _gallop(entry_row, row_pos, a, feature_ptr[f + 1], seg_end[s])
+    return seg_a, seg_b
+
+
+@njit(parallel=True, cache=True)
+def sparse_non_constant(entry_x, entry_row, feature_ptr, row_pos, seg_start, seg_end, seg_order):
+    """Which features are not constant in each node (the zeros count as values).
+
+    Parameters
+    ----------
+    entry_x, entry_row : ndarray of shape (nnz,), float32 / int32 (IN)
+    feature_ptr : ndarray of shape (n_features + 1,), int64 (IN)
+    row_pos : ndarray of shape (n_samples,), int32 (IN)
+        The layout (see the module docstring).
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        Nodes, as the grower's position ranges; they must not overlap.
+    seg_order : ndarray of shape (n_segments,), int64 (IN)
+        The nodes sorted by ``seg_start`` (a permutation of ``0 .. n_segments - 1``).
+
+    Returns
+    -------
+    non_constant : ndarray of shape (n_features, n_segments), bool
+        What the dense splitter's mask is on ``X.toarray()``: the node's smallest and largest
+        values (zeros included) more than ``FEATURE_THRESHOLD`` apart.
+    """
+    n_features = feature_ptr.shape[0] - 1
+    n_segments = seg_start.shape[0]
+    out = np.zeros((n_features, n_segments), dtype=np.bool_)
+    for f in prange(n_features):
+        cursor = feature_ptr[f]
+        hi = feature_ptr[f + 1]
+        for i in range(n_segments):
+            s = seg_order[i]
+            a = _gallop(entry_row, row_pos, cursor, hi, seg_start[s])
+            b = _gallop(entry_row, row_pos, a, hi, seg_end[s])
+            cursor = b
+            out[f, s] = not _is_constant(entry_x[a:b], seg_end[s] - seg_start[s])
+    return out
+
+
+# -- node statistics --------------------------------------------------------------------------
+@njit(parallel=True, cache=True)
+def sparse_class_weights(entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows, row_y,
+                         sample_weight, seg_start, seg_end, seg_feature, n_classes, marks):
+    """Weighted class counts of each node, summed in the dense splitter's order.
+
+    Parameters
+    ----------
+    entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows : the layout (IN)
+        See the module docstring (``entry_y``: uint8 or uint16 labels).
+    row_y : ndarray of shape (n_samples,), same dtype as ``entry_y`` (IN)
+        Label of every row id.
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+        Empty means every weight is 1.
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    seg_feature : ndarray of shape (n_segments,), int64 (IN)
+        The feature whose order the dense splitter would sum in (its
+        :func:`~fasttree.kernels.segment_class_weights` argument): its segment must hold exactly
+        the node's entries (any feature once the node is partitioned; the parent's split feature
+        before).
+    n_classes : int
+    marks : ndarray of shape (n_samples,), uint8 (scratch, all 0 on entry and on return)
+
+    Returns
+    -------
+    class_weight : ndarray of shape (n_segments, n_classes), float64
+
+    Notes
+    -----
+    Float weights are added in the dense order (negatives, then the zero rows by row id, then
+    positives) so that the sums are bit-identical; integer counts need no order.
+    """
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    out = np.zeros((n_segments, n_classes))
+    for s in prange(n_segments):
+        start = seg_start[s]
+        end = seg_end[s]
+        if unit_weight:
+            for q in range(start, end):
+                out[s, row_y[node_rows[q]]] += 1.0
+            continue
+        f = seg_feature[s]
+        a = _gallop(entry_row, row_pos, feature_ptr[f], feature_ptr[f + 1], start)
+        b = _gallop(entry_row, row_pos, a, feature_ptr[f + 1], end)
+        pos = a + _n_negative(entry_x[a:b])
+        for k in range(a, pos):
+            out[s, entry_y[k]] += sample_weight[entry_row[k]]
+        # the zero rows: the node's rows (ascending ids) not stored in the segment; nodes are
+        # disjoint, so every node marks only its own rows of the shared scratch
+        for k in range(a, b):
+            marks[entry_row[k]] = 1
+        for q in range(start, end):
+            r = node_rows[q]
+            if marks[r] == 0:
+                out[s, row_y[r]] += sample_weight[r]
+        for k in range(a, b):
+            marks[entry_row[k]] = 0
+        for k in range(pos, b):
+            out[s, entry_y[k]] += sample_weight[entry_row[k]]
+    return out
+
+
+@njit(parallel=True, cache=True)
+def sparse_target_sums(entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows, row_y,
+                       sample_weight, seg_start, seg_end, seg_feature, criterion, marks):
+    """``[sum w, sum w*y, c]`` of each node, summed in the dense splitter's order.
+
+    Same contract as :func:`sparse_class_weights` (``entry_y`` and ``row_y`` float64); the sums
+    are float, so they always follow the dense order (negatives, zero rows by id, positives).
+    ``criterion`` picks ``c``: ``sum w*y**2`` (``CRITERION_SQUARED_ERROR``) or ``sum w*y*log(y)``
+    (``CRITERION_POISSON``), per :func:`~fasttree.kernels.criteria.regression_target_term`.
+
+    Returns
+    -------
+    sums : ndarray of shape (n_segments, 3), float64
+    """
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    out = np.zeros((n_segments, 3))
+    for s in prange(n_segments):
+        start = seg_start[s]
+        end = seg_end[s]
+        f = seg_feature[s]
+        a = _gallop(entry_row, row_pos, feature_ptr[f], feature_ptr[f + 1], start)
+        b = _gallop(entry_row, row_pos, a, feature_ptr[f + 1], end)
+        pos = a + _n_negative(entry_x[a:b])
+        w_sum = 0.0
+        wy_sum = 0.0
+        wyy_sum = 0.0
+        for k in range(a, pos):
+            w = 1.0 if unit_weight else sample_weight[entry_row[k]]
+            y = entry_y[k]
+            w_sum += w
+            wy_sum += w * y
+            wyy_sum += w * regression_target_term(y, criterion)
+        for k in range(a, b):
+            marks[entry_row[k]] = 1
+        for q in range(start, end):
+            r = node_rows[q]
+            if marks[r] == 0:
+                w = 1.0 if unit_weight else sample_weight[r]
+                y = row_y[r]
+                w_sum += w
+                wy_sum += w * y
+                wyy_sum += w * regression_target_term(y, criterion)
+        for k in range(a, b):
+            marks[entry_row[k]] = 0
+        for k in range(pos, b):
+            w = 1.0 if unit_weight else sample_weight[entry_row[k]]
+            y = entry_y[k]
+            w_sum += w
+            wy_sum += w * y
+            wyy_sum += w * regression_target_term(y, criterion)
+        out[s, 0] = w_sum
+        out[s, 1] = wy_sum
+        out[s, 2] = wyy_sum
+    return out
+
+
+# -- split search: classification -------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _zero_rows_class(rows, node_rows_node, row_y, sample_weight, left, w_left, marks):
+    """Add the zero block's rows one by one, ascending row id (the dense order); returns
+    ``w_left``.  ``marks`` flags the segment's rows meanwhile (cleared on return)."""
+    for k in range(rows.shape[0]):
+        marks[rows[k]] = 1
+    for q in range(node_rows_node.shape[0]):
+        r = node_rows_node[q]
+        if marks[r] == 0:
+            w = sample_weight[r]
+            left[row_y[r]] += w
+            w_left += w
+    for k in range(rows.shape[0]):
+        marks[rows[k]] = 0
+    return w_left
+
+
+@njit(cache=True, inline="always")
+def _weighted_candidate(p, left, total, w_left, w_total, criterion, min_samples_leaf,
+                        min_weight_leaf, best, best_p, best_w_left, n_cand):
+    """The dense weighted scan's candidate rules at virtual position ``p``."""
+    if p + 1 < min_samples_leaf:
+        return best, best_p, best_w_left, n_cand
+    w_right = w_total - w_left
+    if w_left < min_weight_leaf or w_right < min_weight_leaf:
+        return best, best_p, best_w_left, n_cand
+    if w_left <= 0.0 or w_right <= 0.0:
+        return best, best_p, best_w_left, n_cand  # zero-weight child: impurity undefined
+    n_cand += 1
+    value = two_children_class_impurity(left, total, w_left, w_right, criterion)
+    if value < best:
+        return value, p, w_left, n_cand
+    return best, best_p, best_w_left, n_cand
+
+
+@njit(cache=True, inline="always")
+def _scan_sparse_weighted(xs, rows, labels, n_neg, node_rows_node, row_y, sample_weight, total,
+                          left, seg_sum, criterion, min_samples_leaf, min_weight_leaf,
+                          exact_zero_block, marks):
+    """Float weights: the dense ``_scan_weighted`` over the virtual column of one node.
+
+    Returns (best value, best virtual position, weight going left, candidates).
+    """
+    n_classes = left.shape[0]
+    m = xs.shape[0]
+    n_node = node_rows_node.shape[0]
+    n_zero = n_node - m
+    w_total = 0.0
+    for k in range(n_classes):
+        left[k] = 0.0
+        w_total += total[k]
+    w_left = 0.0
+    best = np.inf
+    best_p = -1
+    best_w_left = 0.0
+    n_cand = 0
+    bound = n_node - min_samples_leaf  # the dense loop accumulates positions p < bound only
+    for k in range(m):
+        if k == n_neg and n_zero > 0:
+            p = n_neg + n_zero - 1  # last zero: a candidate (the next value is positive)
+            if p >= bound:
+                break
+            if exact_zero_block:
+                w_left = _zero_rows_class(rows, node_rows_node, row_y, sample_weight, left,
+                                          w_left, marks)
+            else:
+                w_seg = 0.0
+                for c in range(n_classes):
+                    seg_sum[c] = 0.0
+                for j in range(m):
+                    w = sample_weight[rows[j]]
+                    seg_sum[labels[j]] += w
+                    w_seg += w
+                for c in range(n_classes):
+                    left[c] += total[c] - seg_sum[c]
+                w_left += w_total - w_seg
+            if not _same_value(np.float32(0.0), xs[n_neg]):
+                best, best_p, best_w_left, n_cand = _weighted_candidate(
+                    p, left, total, w_left, w_total, criterion, min_samples_leaf,
+                    min_weight_leaf, best, best_p, best_w_left, n_cand)
+        p = k if k < n_neg else k + n_zero
+        if p >= bound:
+            break
+        w = sample_weight[rows[k]]
+        left[labels[k]] += w
+        w_left += w
+        if _same_value(xs[k], _next_value(xs, k, n_neg, n_zero)):
+            continue
+        best, best_p, best_w_left, n_cand = _weighted_candidate(
+            p, left, total, w_left, w_total, criterion, min_samples_leaf, min_weight_leaf,
+            best, best_p, best_w_left, n_cand)
+    return best, best_p, best_w_left, n_cand
+
+
+
+@njit(cache=True, inline="always")
+def _binary_candidate(p, n_node, left_1, total_1, criterion, min_rows_leaf, table, best, best_p,
+                      n_cand):
+    """The dense two-class unit-weight scan's candidate at virtual position ``p`` (integer
+    counts, so the value is the dense one bit for bit)."""
+    n_left = p + 1
+    if n_left < min_rows_leaf:
+        return best, best_p, n_cand
+    n_cand += 1
+    n_right = n_node - n_left
+    left_0 = n_left - left_1
+    right_1 = total_1 - left_1
+    right_0 = n_right - right_1
+    if criterion == CRITERION_GINI:
+        value = (n_left - (left_0 * left_0 + left_1 * left_1) / n_left) + (
+            n_right - (right_0 * right_0 + right_1 * right_1) / n_right)
+    else:
+        value = (table[n_left] + table[n_right]
+                 - (table[left_0] + table[left_1]) - (table[right_0] + table[right_1]))
+    if value < best:
+        return value, p, n_cand
+    return best, best_p, n_cand
+
+
+@njit(cache=True, inline="always")
+def _scan_sparse_unit_binary(xs, labels, n_neg, n_node, total_1, criterion, min_rows_leaf,
+                             table):
+    """Two classes, every weight 1: the dense ``_scan_unit_weight_binary`` on the virtual column;
+    the zero block's class-1 count is the node's minus the segment's (exact: integers).
+
+    Returns (best value, best virtual position, candidates).
+    """
+    m = xs.shape[0]
+    n_zero = n_node - m
+    left_1 = 0
+    best = np.inf
+    best_p = -1
+    n_cand = 0
+    bound = n_node - min_rows_leaf
+    for k in range(m):
+        if k == n_neg and n_zero > 0:
+            p = n_neg + n_zero - 1
+            if p >= bound:
+                break
+            seg_1 = 0
+            for j in range(m):
+                seg_1 += np.int64(labels[j])  # int64 counts, also when run as plain Python
+            left_1 += total_1 - seg_1
+            if not _same_value(np.float32(0.0), xs[n_neg]):
+                best, best_p, n_cand = _binary_candidate(p, n_node, left_1, total_1, criterion,
+                                                         min_rows_leaf, table, best, best_p,
+                                                         n_cand)
+        p = k if k < n_neg else k + n_zero
+        if p >= bound:
+            break
+        left_1 += np.int64(labels[k])
+        if _same_value(xs[k], _next_value(xs, k, n_neg, n_zero)):
+            continue
+        best, best_p, n_cand = _binary_candidate(p, n_node, left_1, total_1, criterion,
+                                                 min_rows_leaf, table, best, best_p, n_cand)
+    return best, best_p, n_cand
+
+
+@njit(cache=True, inline="always")
+def _unit_candidate(p, n_node, left, total, sq_left, sq_right, criterion, min_rows_leaf, table,
+                    best, best_p, n_cand):
+    """The dense multi-class unit-weight scan's candidate at virtual position ``p``."""
+    n_left = p + 1
+    if n_left < min_rows_leaf:
+        return best, best_p, n_cand
+    n_cand += 1
+    n_right = n_node - n_left
+    if criterion == CRITERION_GINI:
+        value = (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
+    else:
+        value = table[n_left] + table[n_right]
+        for k in range(left.shape[0]):
+            value -= table[left[k]] + table[total[k] - left[k]]
+    if value < best:
+        return value, p, n_cand
+    return best, best_p, n_cand
+
+
+@njit(cache=True, inline="always")
+def _scan_sparse_unit(xs, labels, n_neg, n_node, total, left, zero, criterion, min_rows_leaf,
+                      table):
+    """Any number of classes, every weight 1: the dense ``_scan_unit_weight`` on the virtual
+    column.  Sums of squared counts are integers, so recomputing them after the zero block gives
+    the dense values exactly.  Returns (best value, best virtual position, candidates)."""
+    n_classes = left.shape[0]
+    m = xs.shape[0]
+    n_zero = n_node - m
+    sq_left = 0
+    sq_right = 0
+    for c in range(n_classes):
+        left[c] = 0
+        sq_right += total[c] * total[c]
+    best = np.inf
+    best_p = -1
+    n_cand = 0
+    bound = n_node - min_rows_leaf
+    for k in range(m):
+        if k == n_neg and n_zero > 0:
+            p = n_neg + n_zero - 1
+            if p >= bound:
+                break
+            for c in range(n_classes):
+                zero[c] = total[c]
+            for j in range(m):
+                zero[labels[j]] -= 1
+            sq_left = 0
+            sq_right = 0
+            for c in range(n_classes):
+                left[c] += zero[c]
+                c_right = total[c] - left[c]
+                sq_left += left[c] * left[c]
+                sq_right += c_right * c_right
+            if not _same_value(np.float32(0.0), xs[n_neg]):
+                best, best_p, n_cand = _unit_candidate(p, n_node, left, total, sq_left,
+                                                       sq_right, criterion, min_rows_leaf, table,
+                                                       best, best_p, n_cand)
+        p = k if k < n_neg else k + n_zero
+        if p >= bound:
+            break
+        c = labels[k]
+        c_left = left[c]
+        c_right = total[c] - c_left
+        sq_left += 2 * c_left + 1
+        sq_right -= 2 * c_right - 1
+        left[c] = c_left + 1
+        if _same_value(xs[k], _next_value(xs, k, n_neg, n_zero)):
+            continue
+        best, best_p, n_cand = _unit_candidate(p, n_node, left, total, sq_left, sq_right,
+                                               criterion, min_rows_leaf, table, best, best_p,
+                                               n_cand)
+    return best, best_p, n_cand
+
+
+@njit(cache=True, inline="always")
+def _store_sparse_split(f, s, value, node_weighted_impurity, w_node, w_left, xs, n_neg, n_node,
+                        best_p, n_cand, branch_w, children_impurity, gain, split_info, threshold,
+                        n_left, n_branches, missing_branch, n_missing, n_candidates):
+    """Write one numeric binary split (virtual positions ``0 .. best_p`` go left) to a record,
+    field by field as the dense ``_store_binary_split`` does with no missing rows."""
+    n_zero = n_node - xs.shape[0]
+    children_impurity[f, s] = value
+    gain[f, s] = (node_weighted_impurity - value) / w_node
+    branch_w[0] = w_left
+    branch_w[1] = w_node - w_left
+    split_info[f, s] = split_information(branch_w, w_left + branch_w[1] + 0.0)
+    threshold[f, s] = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
+                                _virtual_value(xs, n_neg, n_zero, best_p + 1))
+    rows_left = best_p + 1
+    n_left[f, s] = rows_left
+    n_branches[f, s] = 2
+    # no row misses the feature: the branch with more rows (scikit-learn's rule)
+    missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
+    n_missing[f, s] = 0
+    n_candidates[f, s] = n_cand
+
+
+@njit(parallel=True, cache=True)
+def find_best_splits_sparse_classification(
+    entry_x,
+    entry_row,
+    entry_y,
+    feature_ptr,
+    row_pos,
+    node_rows,
+    row_y,
+    sample_weight,
+    seg_start,
+    seg_end,
+    seg_order,
+    seg_class_weight,
+    feature_mask,
+    criterion,
+    min_samples_leaf,
+    min_weight_leaf,
+    xlog2x,
+    exact_zero_block,
+    n_chunks,
+    children_impurity,
+    gain,
+    split_info,
+    threshold,
+    n_left,
+    n_branches,
+    missing_branch,
+    n_missing,
+    n_candidates,
+    subset_class,
+):
+    """Best threshold of every feature for every node, classification, on the sparse layout.
+
+    The sparse twin of :func:`~fasttree.kernels.find_best_splits_classification` (numeric
+    features, no missing values): same candidates, same values, same record.
+
+    Parameters
+    ----------
+    entry_x : ndarray of shape (nnz,), float32 (IN)
+    entry_row : ndarray of shape (nnz,), int32 (IN)
+    entry_y : ndarray of shape (nnz,), uint8 or uint16 (IN)
+    feature_ptr : ndarray of shape (n_features + 1,), int64 (IN)
+    row_pos, node_rows : ndarray of shape (n_samples,), int32 (IN)
+        The layout (see the module docstring).
+    row_y : ndarray of shape (n_samples,), same dtype as ``entry_y`` (IN)
+        Label of every row id (read for the zero rows of a weighted scan).
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+        Empty means every weight is 1 (integer counts: the zero block costs O(1)).
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        The nodes' position ranges; they must not overlap, and every node must have been
+        partitioned (its parent's :func:`partition_sparse_segments`).
+    seg_order : ndarray of shape (n_segments,), int64 (IN)
+        The nodes sorted by ``seg_start``.
+    seg_class_weight : ndarray of shape (n_segments, n_classes), float64 (IN)
+        From :func:`sparse_class_weights`.
+    feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
+        0 skips the (feature, node) pair.
+    criterion : int
+        ``CRITERION_GINI`` or ``CRITERION_ENTROPY``.
+    min_samples_leaf : int
+    min_weight_leaf : float
+    xlog2x : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
+        ``c log2 c`` table, required for entropy with unit weights (as in the dense kernel).
+    exact_zero_block : bool
+        Weighted fits: add the zero rows one by one in the dense order (bit-identical to the
+        dense kernel, O(rows of the node) per feature with positive values in it) rather than as
+        node totals minus the segment's (O(segment), equal up to float rounding).
+    n_chunks : int
+        Features are dealt round-robin to this many parallel tasks (each owns its scratch);
+        results do not depend on it.
+    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+
+    Notes
+    -----
+    Parallel over features; each (feature, node) pair writes only its own record slot.  Nodes
+    are visited in position order so that each segment is found by galloping from the previous
+    one.
+    """
+    n_features = feature_ptr.shape[0] - 1
+    n_segments = seg_start.shape[0]
+    n_classes = seg_class_weight.shape[1]
+    unit_weight = sample_weight.shape[0] == 0
+    walk_zeros = exact_zero_block and not unit_weight
+    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+    table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
+    seg_weight = np.empty(n_segments)
+    seg_weighted_impurity = np.empty(n_segments)
+    for s in range(n_segments):
+        seg_weight[s] = seg_class_weight[s].sum()
+        seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
+
+    for chunk in prange(n_chunks):
+        left = np.empty(n_classes)
+        seg_sum = np.empty(n_classes)
+        branch_w = np.empty(2)
+        left_count = np.empty(n_classes, dtype=np.int64)
+        total_count = np.empty(n_classes, dtype=np.int64)
+        zero_count = np.empty(n_classes, dtype=np.int64)
+        marks = np.zeros(row_pos.shape[0] if walk_zeros else 0, dtype=np.uint8)
+        for f in range(chunk, n_features, n_chunks):
+            cursor = feature_ptr[f]
+            hi = feature_ptr[f + 1]
+            for i in range(n_segments):
+                s = seg_order[i]
+                if feature_mask[f, s] == 0:
+                    continue
+                start = seg_start[s]
+                end = seg_end[s]
+                a = _gallop(entry_row, row_pos, cursor, hi, start)
+                b = _gallop(entry_row, row_pos, a, hi, end)
+                cursor = b
+                n_node = end - start
+                if n_node < 2 * min_samples_leaf or _is_constant(entry_x[a:b], n_node):
+                    continue  # constant in the node (all zeros, or values within 1e-7)
+                xs = entry_x[a:b]
+                labels = entry_y[a:b]
+                n_neg = _n_negative(xs)
+                if not unit_weight:
+                    best, best_p, w_left, n_cand = _scan_sparse_weighted(
+                        xs, entry_row[a:b], labels, n_neg, node_rows[start:end], row_y,
+                        sample_weight, seg_class_weight[s], left, seg_sum, criterion,
+                        min_samples_leaf, min_weight_leaf, walk_zeros, marks)
+                elif n_classes == 2:
+                    best, best_p, n_cand = _scan_sparse_unit_binary(
+                        xs, labels, n_neg, n_node, np.int64(seg_class_weight[s, 1]), criterion,
+                        min_rows_leaf, table)
+                    w_left = best_p + 1.0
+                else:
+                    for c in range(n_classes):
+                        total_count[c] = np.int64(seg_class_weight[s, c])
+                    best, best_p, n_cand = _scan_sparse_unit(
+                        xs, labels, n_neg, n_node, total_count, left_count, zero_count,
+                        criterion, min_rows_leaf, table)
+                    w_left = best_p + 1.0
+                if best_p < 0:
+                    continue
+                _store_sparse_split(
+                    f, s, best, seg_weighted_impurity[s], seg_weight[s], w_left, xs, n_neg,
+                    n_node, best_p, n_cand, branch_w, children_impurity, gain, split_info,
+                    threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+
+
+# -- split search: regression -----------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _unit_regression_candidate(p, n_node, sum_left, sum_total, min_rows_leaf, reciprocal, best,
+                               best_p, n_cand):
+    """The dense unit-weight squared-error scan's candidate (the reciprocals of the counts from
+    the table: the dense fast path multiplies by them rather than divide)."""
+    n_left = p + 1
+    if n_left < min_rows_leaf:
+        return best, best_p, n_cand
+    n_cand += 1
+    sum_right = sum_total - sum_left
+    proxy = (sum_left * sum_left * reciprocal[n_left]
+             + sum_right * sum_right * reciprocal[n_node - n_left])
+    if proxy > best:
+        return proxy, p, n_cand
+    return best, best_p, n_cand
+
+
+@njit(cache=True, inline="always")
+def _general_regression_candidate(p, n_node, w_left, sum_left, w_total, sum_total, pos_left,
+                                  pos_total, criterion, min_samples_leaf, min_weight_leaf, best,
+                                  best_p, best_w_left, n_cand):
+    """The dense general regression scan's candidate at virtual position ``p`` (float weights,
+    or Poisson): row, weight and, for Poisson, positive-target rules, then the criterion's
+    proxy from :func:`~fasttree.kernels.criteria.regression_proxy`."""
+    if p + 1 < min_samples_leaf or n_node - p - 1 < min_samples_leaf:
+        return best, best_p, best_w_left, n_cand
+    w_right = w_total - w_left
+    if w_left < min_weight_leaf or w_right < min_weight_leaf:
+        return best, best_p, best_w_left, n_cand
+    if w_left <= 0.0 or w_right <= 0.0:
+        return best, best_p, best_w_left, n_cand
+    if criterion == CRITERION_POISSON and (pos_left == 0 or pos_left == pos_total):
+        return best, best_p, best_w_left, n_cand  # a child with no positive target
+    n_cand += 1
+    proxy = regression_proxy(w_left, sum_left, w_right, sum_total - sum_left, criterion)
+    if proxy > best:
+        return proxy, p, w_left, n_cand
+    return best, best_p, best_w_left, n_cand
+
+
+@njit(cache=True, inline="always")
+def _scan_sparse_regression(xs, ys, rows, n_neg, node_rows_node, row_y, sample_weight, w_total,
+                            sum_total, pos_total, criterion, min_samples_leaf, min_weight_leaf,
+                            min_rows_leaf, reciprocal, exact_zero_block, marks):
+    """The dense regression scans on the virtual column of one node: the unit-weight squared
+    error fast path, or the general one (float weights, or Poisson), as the dense kernel picks.
+
+    Targets are floats, so with ``exact_zero_block`` the zero rows are added one by one in the
+    dense order (ascending row id).  Returns (best proxy, best virtual position, weight going
+    left, candidates).
+    """
+    unit_weight = sample_weight.shape[0] == 0
+    general = not unit_weight or criterion != CRITERION_SQUARED_ERROR
+    m = xs.shape[0]
+    n_node = node_rows_node.shape[0]
+    n_zero = n_node - m
+    w_left = 0.0
+    sum_left = 0.0
+    pos_left = 0
+    best = -np.inf
+    best_p = -1
+    best_w_left = 0.0
+    n_cand = 0
+    bound = n_node - (min_samples_leaf if general else min_rows_leaf)
+    for k in range(m):
+        if k == n_neg and n_zero > 0:
+            p = n_neg + n_zero - 1
+            if p >= bound:
+                break
+            if exact_zero_block:
+                for j in range(m):
+                    marks[rows[j]] = 1
+                for q in range(n_node):
+                    r = node_rows_node[q]
+                    if marks[r] == 0:
+                        y = row_y[r]
+                        if general:
+                            w = 1.0 if unit_weight else sample_weight[r]
+                            w_left += w
+                            sum_left += w * y
+                            pos_left += y > 0.0
+                        else:
+                            sum_left += y
+                for j in range(m):
+                    marks[rows[j]] = 0
+            else:
+                w_seg = 0.0
+                sum_seg = 0.0
+                pos_seg = 0
+                for j in range(m):
+                    w = 1.0 if unit_weight else sample_weight[rows[j]]
+                    w_seg += w
+                    sum_seg += w * ys[j]
+                    pos_seg += ys[j] > 0.0
+                w_left += w_total - w_seg
+                sum_left += sum_total - sum_seg
+                pos_left += pos_total - pos_seg
+            if not _same_value(np.float32(0.0), xs[n_neg]):
+                if general:
+                    best, best_p, best_w_left, n_cand = _general_regression_candidate(
+                        p, n_node, w_left, sum_left, w_total, sum_total, pos_left, pos_total,
+                        criterion, min_samples_leaf, min_weight_leaf, best, best_p, best_w_left,
+                        n_cand)
+                else:
+                    best, best_p, n_cand = _unit_regression_candidate(
+                        p, n_node, sum_left, sum_total, min_rows_leaf, reciprocal, best, best_p,
+                        n_cand)
+        p = k if k < n_neg else k + n_zero
+        if p >= bound:
+            break
+        if general:
+            w = 1.0 if unit_weight else sample_weight[rows[k]]
+            w_left += w
+            sum_left += w * ys[k]
+            pos_left += ys[k] > 0.0
+        else:
+            sum_left += ys[k]
+        if _same_value(xs[k], _next_value(xs, k, n_neg, n_zero)):
+            continue
+        if general:
+            best, best_p, best_w_left, n_cand = _general_regression_candidate(
+                p, n_node, w_left, sum_left, w_total, sum_total, pos_left, pos_total, criterion,
+                min_samples_leaf, min_weight_leaf, best, best_p, best_w_left, n_cand)
+        else:
+            best, best_p, n_cand = _unit_regression_candidate(
+                p, n_node, sum_left, sum_total, min_rows_leaf, reciprocal, best, best_p, n_cand)
+    if not general:
+        best_w_left = best_p + 1.0
+    return best, best_p, best_w_left, n_cand
+
+
+@njit(parallel=True, cache=True)
+def find_best_splits_sparse_regression(
+    entry_x,
+    entry_row,
+    entry_y,
+    feature_ptr,
+    row_pos,
+    node_rows,
+    row_y,
+    sample_weight,
+    seg_start,
+    seg_end,
+    seg_order,
+    seg_sums,
+    feature_mask,
+    criterion,
+    min_samples_leaf,
+    min_weight_leaf,
+    reciprocal,
+    exact_zero_block,
+    n_chunks,
+    children_impurity,
+    gain,
+    split_info,
+    threshold,
+    n_left,
+    n_branches,
+    missing_branch,
+    n_missing,
+    n_candidates,
+    subset_class,
+):
+    """Best threshold of every feature for every node, regression, on the sparse layout.
+
+    The sparse twin of :func:`~fasttree.kernels.find_best_splits_regression` (numeric features,
+    no missing values); same contract as :func:`find_best_splits_sparse_classification`, except:
+
+    Parameters
+    ----------
+    entry_y, row_y : float64 (IN)
+        Regression targets of the entries and of every row id.
+    seg_sums : ndarray of shape (n_segments, 3), float64 (IN)
+        ``[sum w, sum w*y, c]`` per node (:func:`sparse_target_sums`).
+    criterion : int
+        ``CRITERION_SQUARED_ERROR`` or ``CRITERION_POISSON``.
+    reciprocal : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
+        ``1 / c`` table (:func:`~fasttree.kernels.reciprocal_table`), required for squared error
+        with unit weights.
+    exact_zero_block : bool
+        Targets are floats: True adds the zero rows one by one in the dense order (bit-identical
+        trees, O(rows of the node) per feature with positive values in it), False as node sums
+        minus the segment's (O(segment), equal up to float rounding).
+    """
+    n_features = feature_ptr.shape[0] - 1
+    n_segments = seg_start.shape[0]
+    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+    # Poisson refuses a child without a positive target: rows with y > 0 per node, counted once
+    seg_positive = np.zeros(n_segments, dtype=np.int64)
+    if criterion == CRITERION_POISSON:
+        for s in range(n_segments):
+            for q in range(seg_start[s], seg_end[s]):
+                seg_positive[s] += row_y[node_rows[q]] > 0.0
+    for chunk in prange(n_chunks):
+        branch_w = np.empty(2)
+        marks = np.zeros(row_pos.shape[0] if exact_zero_block else 0, dtype=np.uint8)
+        for f in range(chunk, n_features, n_chunks):
+            cursor = feature_ptr[f]
+            hi = feature_ptr[f + 1]
+            for i in range(n_segments):
+                s = seg_order[i]
+                if feature_mask[f, s] == 0:
+                    continue
+                start = seg_start[s]
+                end = seg_end[s]
+                a = _gallop(entry_row, row_pos, cursor, hi, start)
+                b = _gallop(entry_row, row_pos, a, hi, end)
+                cursor = b
+                n_node = end - start
+                if n_node < 2 * min_samples_leaf or _is_constant(entry_x[a:b], n_node):
+                    continue
+                xs = entry_x[a:b]
+                n_neg = _n_negative(xs)
+                best, best_p, w_left, n_cand = _scan_sparse_regression(
+                    xs, entry_y[a:b], entry_row[a:b], n_neg, node_rows[start:end], row_y,
+                    sample_weight, seg_sums[s, 0], seg_sums[s, 1], seg_positive[s], criterion,
+                    min_samples_leaf, min_weight_leaf, min_rows_leaf, reciprocal,
+                    exact_zero_block, marks)
+                if best_p < 0:
+                    continue
+                _store_sparse_split(
+                    f, s, max(seg_sums[s, 2] - best, 0.0),
+                    weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2],
+                                                 criterion),
+                    seg_sums[s, 0], w_left, xs, n_neg, n_node, best_p, n_cand, branch_w,
+                    children_impurity, gain, split_info, threshold, n_left, n_branches,
+                    missing_branch, n_missing, n_candidates)
+
+
+# -- moving rows ------------------------------------------------------------------------------
+@njit(parallel=True, cache=True)
+def route_node_rows(entry_x, entry_row, feature_ptr, row_pos, node_rows, seg_start, seg_end,
+                    split_feature, split_kind, split_threshold, split_missing_branch, row_branch):
+    """Send the rows of the split nodes to their children: ``node_rows`` and ``row_pos`` only.
+
+    ::
+
+        node_rows [start ............................. end)   ascending row ids
+                  [ left rows, ascending | right rows, ascending ]
+                   start ........ start+n_left ........ end
+
+    The branch of each row is :func:`~fasttree.kernels.branch_of` of its value of the split
+    feature, 0.0 when it is not stored.  Invariant of the in-place pass: ``node_rows[start:
+    write)`` holds the left rows seen so far, ``write <= q``; right rows wait in a buffer.
+    Feature segments are not moved here (:func:`partition_sparse_segments`): the split feature's
+    own segment already lists the left rows' entries first.
+
+    Parameters
+    ----------
+    entry_x, entry_row : ndarray of shape (nnz,), float32 / int32 (IN)
+    feature_ptr : ndarray of shape (n_features + 1,), int64 (IN)
+    row_pos, node_rows : ndarray of shape (n_samples,), int32 (IN/OUT)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        The split nodes (not overlapping).
+    split_feature, split_kind : ndarray of shape (n_segments,), int64 (IN)
+    split_threshold : ndarray of shape (n_segments,), float64 (IN)
+    split_missing_branch : ndarray of shape (n_segments,), int64 (IN)
+        Threshold splits (``SPLIT_THRESHOLD``) only.
+    row_branch : ndarray of shape (n_samples,), uint8 (scratch)
+
+    Returns
+    -------
+    n_left : ndarray of shape (n_segments,), int64
+        Rows sent left, per node.
+    """
+    n_segments = seg_start.shape[0]
+    no_map = np.empty(0, dtype=np.int32)
+    # find every segment before any row_pos changes: the searches read other nodes' rows
+    seg_a, seg_b = find_segments(entry_row, feature_ptr, row_pos, seg_start, seg_end,
+                                 split_feature)
+    n_left = np.zeros(n_segments, dtype=np.int64)
+    for s in prange(n_segments):
+        start = seg_start[s]
+        end = seg_end[s]
+        zero_branch = branch_of(np.float32(0.0), split_kind[s], split_threshold[s],
+                                split_missing_branch[s], 0, 0, no_map)
+        for q in range(start, end):
+            row_branch[node_rows[q]] = zero_branch
+        for k in range(seg_a[s], seg_b[s]):
+            row_branch[entry_row[k]] = branch_of(entry_x[k], split_kind[s], split_threshold[s],
+                                                 split_missing_branch[s], 0, 0, no_map)
+        buf = np.empty(end - start, dtype=np.int32)
+        write = start
+        n_right = 0
+        for q in range(start, end):
+            r = node_rows[q]
+            if row_branch[r] == 0:
+                node_rows[write] = r
+                write += 1
+            else:
+                buf[n_right] = r
+                n_right += 1
+        for j in range(n_right):
+            node_rows[write + j] = buf[j]
+        for q in range(start, end):
+            row_pos[node_rows[q]] = q
+        n_left[s] = write - start
+    return n_left
+
+
+@njit(parallel=True, cache=True)
+def partition_sparse_segments(entry_x, entry_row, entry_y, feature_ptr, row_pos, seg_start,
+                              seg_end, seg_order, split_feature, split_n_left, max_segment,
+                              n_chunks):
+    """Stable in-place partition of the split nodes' segments, every feature in parallel.
+
+    ::
+
+        before, feature g, node [start, end):  [ e3 e0 e7 e1 e5 ]   entries sorted by value
+        row_pos[row] < start + n_left:            1  0  1  0  1     (set by route_node_rows)
+        after:                                 [ e3 e7 e5 | e0 e1 ] left child | right child,
+                                                                    each still sorted (stable)
+
+    Call after :func:`route_node_rows` on the same nodes.  Invariant: entries ``[a, write)``
+    are the left ones seen so far, ``write <= k``; right entries wait in a buffer.
+
+    Parameters
+    ----------
+    entry_x, entry_row, entry_y : ndarray of shape (nnz,) (IN/OUT)
+    feature_ptr : ndarray of shape (n_features + 1,), int64 (IN)
+    row_pos : ndarray of shape (n_samples,), int32 (IN)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    seg_order : ndarray of shape (n_segments,), int64 (IN)
+        The nodes sorted by ``seg_start``.
+    split_feature : ndarray of shape (n_segments,), int64 (IN)
+        Its own segment is already in order and is skipped.
+    split_n_left : ndarray of shape (n_segments,), int64 (IN)
+        Rows of each node sent left.
+    max_segment : int
+        Upper bound of a segment's length (buffer size), e.g. the most entries of a feature.
+    n_chunks : int
+        Parallel tasks (features dealt round-robin); results do not depend on it.
+    """
+    n_features = feature_ptr.shape[0] - 1
+    n_segments = seg_start.shape[0]
+    for chunk in prange(n_chunks):
+        buf_x = np.empty(max_segment, dtype=np.float32)
+        buf_row = np.empty(max_segment, dtype=np.int32)
+        buf_y = np.empty(max_segment, dtype=entry_y.dtype)
+        for g in range(chunk, n_features, n_chunks):
+            cursor = feature_ptr[g]
+            hi = feature_ptr[g + 1]
+            for i in range(n_segments):
+                s = seg_order[i]
+                a = _gallop(entry_row, row_pos, cursor, hi, seg_start[s])
+                b = _gallop(entry_row, row_pos, a, hi, seg_end[s])
+                cursor = b
+                if split_feature[s] == g or b - a == 0:
+                    continue
+                middle = seg_start[s] + split_n_left[s]
+                write = a
+                n_right = 0
+                for k in range(a, b):
+                    r = entry_row[k]
+                    if row_pos[r] < middle:
+                        entry_x[write] = entry_x[k]
+                        entry_row[write] = r
+                        entry_y[write] = entry_y[k]
+                        write += 1
+                    else:
+                        buf_x[n_right] = entry_x[k]
+                        buf_row[n_right] = r
+                        buf_y[n_right] = entry_y[k]
+                        n_right += 1
+                for j in range(n_right):
+                    entry_x[write + j] = buf_x[j]
+                    entry_row[write + j] = buf_row[j]
+                    entry_y[write + j] = buf_y[j]
+
+
+# -- prediction on CSR rows -------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _used_features(feature):
+    """1 + the largest split feature (features past it are never read)."""
+    n_used = 1
+    for node in range(feature.shape[0]):
+        n_used = max(n_used, feature[node] + 1)
+    return n_used
+
+
+@njit(parallel=True, cache=True)
+def apply_tree_csr(data, indices, indptr, children_left, children_right, feature, threshold,
+                   split_kind, missing_branch, category_offset, category_n_codes,
+                   category_branch):
+    """Leaf reached by every row of a CSR matrix; a value not stored is 0.0.
+
+    Parameters
+    ----------
+    data : ndarray of shape (nnz,), float32 (IN)
+        NaN for a missing value (scikit-learn rejects NaN in sparse input; the routing rule is
+        still the dense one).
+    indices : ndarray of shape (nnz,), int32 (IN)
+        Column of each value; any order within a row; duplicates are summed (scipy's meaning).
+    indptr : ndarray of shape (n_samples + 1,), int64 (IN)
+    children_left, ..., category_branch : the tree's node arrays (IN)
+        ``Tree._routing()``, as for :func:`~fasttree.kernels.apply_tree`.
+
+    Returns
+    -------
+    leaf : ndarray of shape (n_samples,), int32
+
+    Notes
+    -----
+    Each task scatters a row's values into a dense scratch row (zeros elsewhere), walks the tree
+    with :func:`~fasttree.kernels.branch_of` (every kind of split node), then clears only what it
+    wrote: O(stored values + depth) per row.
+    """
+    n_samples = indptr.shape[0] - 1
+    n_used = _used_features(feature)
+    leaf = np.empty(n_samples, dtype=np.int32)
+    n_blocks = (n_samples + _BLOCK - 1) // _BLOCK
+    for block in prange(n_blocks):
+        row_x = np.zeros(n_used, dtype=np.float32)
+        for i in range(block * _BLOCK, min(n_samples, (block + 1) * _BLOCK)):
+            for k in range(indptr[i], indptr[i + 1]):
+                if indices[k] < n_used:
+                    row_x[indices[k]] += data[k]
+            node = 0
+            while children_left[node] != -1:
+                node = children_left[node] + branch_of(
+                    row_x[feature[node]], split_kind[node], threshold[node],
+                    missing_branch[node], category_offset[node], category_n_codes[node],
+                    category_branch)
+            leaf[i] = node
+            for k in range(indptr[i], indptr[i + 1]):
+                if indices[k] < n_used:
+                    row_x[indices[k]] = 0.0
+    return leaf
+
+
+@njit(parallel=True, cache=True)
+def decision_paths_csr(data, indices, indptr, children_left, children_right, feature, threshold,
+                       split_kind, missing_branch, category_offset, category_n_codes,
+                       category_branch, max_depth):
+    """Nodes visited by every row of a CSR matrix, root first (:func:`apply_tree_csr`'s walk).
+
+    Parameters
+    ----------
+    data, indices, indptr, children_left, ..., category_branch
+        As in :func:`apply_tree_csr`.
+    max_depth : int
+        Depth of the tree.
+
+    Returns
+    -------
+    path : ndarray of shape (n_samples, max_depth + 1), int32
+        ``path[i, :length[i]]`` are the nodes row ``i`` visits; the rest is ``-1``.
+    length : ndarray of shape (n_samples,), int32
+    """
+    n_samples = indptr.shape[0] - 1
+    n_used = _used_features(feature)
+    path = np.full((n_samples, max_depth + 1), -1, dtype=np.int32)
+    length = np.empty(n_samples, dtype=np.int32)
+    n_blocks = (n_samples + _BLOCK - 1) // _BLOCK
+    for block in prange(n_blocks):
+        row_x = np.zeros(n_used, dtype=np.float32)
+        for i in range(block * _BLOCK, min(n_samples, (block + 1) * _BLOCK)):
+            for k in range(indptr[i], indptr[i + 1]):
+                if indices[k] < n_used:
+                    row_x[indices[k]] += data[k]
+            node = 0
+            d = 0
+            path[i, 0] = 0
+            while children_left[node] != -1:
+                node = children_left[node] + branch_of(
+                    row_x[feature[node]], split_kind[node], threshold[node],
+                    missing_branch[node], category_offset[node], category_n_codes[node],
+                    category_branch)
+                d += 1
+                path[i, d] = node
+            length[i] = d + 1
+            for k in range(indptr[i], indptr[i + 1]):
+                if indices[k] < n_used:
+                    row_x[indices[k]] = 0.0
+    return path, length
+
+
+__all__ = [
+    "apply_tree_csr",
+    "build_sparse_layout",
+    "decision_paths_csr",
+    "find_best_splits_sparse_classification",
+    "find_best_splits_sparse_regression",
+    "find_segments",
+    "partition_sparse_segments",
+    "route_node_rows",
+    "sparse_class_weights",
+    "sparse_non_constant",
+    "sparse_target_sums",
+]
+
+
+# -- random thresholds and several outputs ----------------------------------------------------
+@njit(cache=True, inline="always")
+def _virtual_row(rows, zero_rows, n_neg, n_zero, p):
+    """Row id at virtual position ``p`` (the zero block's rows in ascending id order)."""
+    if p < n_neg:
+        return rows[p]
+    if p < n_neg + n_zero:
+        return zero_rows[p - n_neg]
+    return rows[p - n_zero]
+
+
+@njit(parallel=True, cache=True)
+def find_splits_sparse_generic(
+    entry_x, entry_row, feature_ptr, row_pos, node_rows, Y, sample_weight, seg_start, seg_end,
+    seg_order, seg_stats, feature_mask, offsets, criterion, min_samples_leaf, min_weight_leaf,
+    uniform, coin, n_chunks,
+    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+    n_missing, n_candidates, subset_class,
+):
+    """Random thresholds, or every threshold for several outputs, on the sparse layout.
+
+    The sparse twin of :func:`~fasttree.kernels.find_splits_multioutput` (no missing values):
+    the targets are read by row id from ``Y`` and accumulated into statistics vectors, one
+    output's block after another (:mod:`fasttree.kernels.multi_output`), walking the virtual
+    column (negatives, the zero block in row-id order, positives) exactly as the dense kernels
+    walk the dense column, so trees are identical to the dense ones.
+
+    Parameters
+    ----------
+    entry_x, entry_row, feature_ptr, row_pos, node_rows : the layout (IN)
+        See the module docstring.
+    Y : ndarray of shape (n_samples, n_outputs), float64 (IN)
+        Class codes or regression values by row id.
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+    seg_start, seg_end, seg_order : ndarray of shape (n_segments,), int64 (IN)
+        As in :func:`find_best_splits_sparse_classification`.
+    seg_stats : ndarray of shape (n_segments, offsets[-1]), float64 (IN)
+        Each node's statistics vector.
+    feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
+    offsets : ndarray of shape (n_outputs + 1,), int64 (IN)
+    criterion : int
+        Gini, entropy, squared error or Poisson.
+    min_samples_leaf : int
+    min_weight_leaf : float
+    uniform, coin : ndarray of shape (n_features, n_segments) or (0, 0) (IN)
+        Empty: every threshold; otherwise one random threshold per pair (``coin`` is unused:
+        sparse input has no missing values, but it is drawn so that the random state advances
+        as in the dense splitter).
+    n_chunks : int
+        Features are dealt round-robin to this many parallel tasks.
+    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    """
+    n_features = feature_ptr.shape[0] - 1
+    n_segments = seg_start.shape[0]
+    n_stats = seg_stats.shape[1]
+    unit_weight = sample_weight.shape[0] == 0
+    random = uniform.shape[0] > 0
+    max_n = 1
+    for s in range(n_segments):
+        max_n = max(max_n, seg_end[s] - seg_start[s])
+    seg_weight = np.empty(n_segments)
+    seg_weighted_impurity = np.empty(n_segments)
+    for s in range(n_segments):
+        if criterion >= CRITERION_SQUARED_ERROR:
+            seg_weight[s] = seg_stats[s, 0]
+        else:
+            seg_weight[s] = seg_stats[s, offsets[0]:offsets[1]].sum()
+        seg_weighted_impurity[s] = weighted_multi_impurity(seg_stats[s], offsets, criterion)
+    for chunk in prange(n_chunks):
+        left = np.empty(n_stats)
+        side_r = np.empty(n_stats)
+        zero_rows = np.empty(max_n, dtype=np.int32)
+        marks = np.zeros(row_pos.shape[0], dtype=np.uint8)
+        for f in range(chunk, n_features, n_chunks):
+            cursor = feature_ptr[f]
+            hi = feature_ptr[f + 1]
+            for i in range(n_segments):
+                s = seg_order[i]
+                if feature_mask[f, s] == 0:
+                    continue
+                start = seg_start[s]
+                end = seg_end[s]
+                a = _gallop(entry_row, row_pos, cursor, hi, start)
+                b = _gallop(entry_row, row_pos, a, hi, end)
+                cursor = b
+                n_node = end - start
+                xs = entry_x[a:b]
+                if n_node < 2 * min_samples_leaf or _is_constant(xs, n_node):
+                    continue
+                rows = entry_row[a:b]
+                n_neg = _n_negative(xs)
+                n_zero = n_node - xs.shape[0]
+                # the zero block's rows, ascending id (node_rows keeps each node's rows so)
+                for k in range(rows.shape[0]):
+                    marks[rows[k]] = 1
+                z = 0
+                for q in range(start, end):
+                    r = node_rows[q]
+                    if marks[r] == 0:
+                        zero_rows[z] = r
+                        z += 1
+                for k in range(rows.shape[0]):
+                    marks[rows[k]] = 0
+                stop = n_node
+                t = 0.0
+                if random:
+                    lo = np.float64(_virtual_value(xs, n_neg, n_zero, 0))
+                    top = np.float64(_virtual_value(xs, n_neg, n_zero, n_node - 1))
+                    t = lo + uniform[f, s] * (top - lo)
+                    if t == top:
+                        t = lo
+                    stop = 0
+                    while stop < n_node and _virtual_value(xs, n_neg, n_zero, stop) <= t:
+                        stop += 1
+                total = seg_stats[s]
+                w_total = seg_weight[s]
+                left[:] = 0.0
+                w_left = 0.0
+                best = np.inf
+                best_p = -1
+                best_w = 0.0
+                n_cand = 0
+                for p in range(stop):
+                    r = _virtual_row(rows, zero_rows, n_neg, n_zero, p)
+                    w = 1.0 if unit_weight else sample_weight[r]
+                    _add_row(left, Y, r, w, offsets, criterion)
+                    w_left += w
+                    if p + 1 < stop and _same_value(_virtual_value(xs, n_neg, n_zero, p),
+                                                    _virtual_value(xs, n_neg, n_zero, p + 1)):
+                        continue
+                    if random and p + 1 != stop:
+                        continue
+                    w_right = w_total - w_left
+                    if (p + 1 < min_samples_leaf or n_node - p - 1 < min_samples_leaf
+                            or w_left < min_weight_leaf or w_right < min_weight_leaf
+                            or w_left <= 0.0 or w_right <= 0.0):
+                        continue
+                    n_cand += 1
+                    for j in range(n_stats):
+                        side_r[j] = total[j] - left[j]
+                    value = _children_impurity(left, side_r, w_left, w_right, total, offsets,
+                                               criterion)
+                    if value < best:
+                        best = value
+                        best_p = p
+                        best_w = w_left
+                if best_p < 0 or best == np.inf:
+                    continue
+                if random:
+                    _store_random_split(f, s, best, seg_weighted_impurity[s], w_total, best_w,
+                                        t, best_p + 1, n_node, 0, False, children_impurity,
+                                        gain, split_info, threshold, n_left, n_branches,
+                                        missing_branch, n_missing, n_candidates)
+                else:
+                    _store_binary_split_virtual(
+                        f, s, best, seg_weighted_impurity[s], w_total, best_w, xs, n_neg,
+                        n_node, best_p, n_cand, children_impurity, gain, split_info, threshold,
+                        n_left, n_branches, missing_branch, n_missing, n_candidates)
+
+
+@njit(cache=True, inline="always")
+def _store_binary_split_virtual(f, s, value, node_weighted_impurity, w_node, w_left, xs, n_neg,
+                                n_node, best_p, n_cand, children_impurity, gain, split_info,
+                                threshold, n_left, n_branches, missing_branch, n_missing,
+                                n_candidates):
+    """:func:`_store_sparse_split` with the split information of the dense multi-output kernel
+    (0: gain ratio takes one output)."""
+    n_zero = n_node - xs.shape[0]
+    children_impurity[f, s] = value
+    gain[f, s] = (node_weighted_impurity - value) / w_node
+    split_info[f, s] = 0.0
+    threshold[f, s] = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
+                                _virtual_value(xs, n_neg, n_zero, best_p + 1))
+    rows_left = best_p + 1
+    n_left[f, s] = rows_left
+    n_branches[f, s] = 2
+    missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
+    n_missing[f, s] = 0
+    n_candidates[f, s] = n_cand
+
+
+@njit(parallel=True, cache=True)
+def sparse_multi_stats(node_rows, Y, sample_weight, seg_start, seg_end, offsets, criterion):
+    """Statistics vector of each node for :func:`find_splits_sparse_generic` (rows in
+    ascending id order).
+
+    Parameters
+    ----------
+    node_rows : ndarray of shape (n_samples,), int32 (IN)
+    Y : ndarray of shape (n_samples, n_outputs), float64 (IN)
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    offsets : ndarray of shape (n_outputs + 1,), int64 (IN)
+    criterion : int
+
+    Returns
+    -------
+    stats : ndarray of shape (n_segments, offsets[-1]), float64
+    """
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    out = np.zeros((n_segments, offsets[-1]))
+    for s in prange(n_segments):
+        for q in range(seg_start[s], seg_end[s]):
+            r = node_rows[q]
+            _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets, criterion)
+    return out
