@@ -257,8 +257,10 @@ random_thresholds, multi_output
         feature = _int64(feature)
         if self.multi_output is not None:
             Y, offsets = self.multi_output
-            return self._timed("node_stats", sparse_multi_stats, self.node_rows, Y,
-                               self.sample_weight, start, end, offsets, self.criterion_code)
+            return self._timed("node_stats", sparse_multi_stats, self.entry_x, self.entry_row,
+                               self.feature_ptr, self.row_pos, self.node_rows, Y,
+                               self.sample_weight, start, end, feature, offsets,
+                               self.criterion_code, self._marks)
         if self.n_classes is None:
             return self._timed("node_stats", sparse_target_sums, *self._layout(), start, end,
                                feature, self.criterion_code, self._marks)

@@ -460,3 +460,39 @@ def test_pure_python_kernels_give_the_compiled_tree():
     for name, arrays in compiled.items():
         for a, b in zip(interpreted[name], arrays):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "n_node_samples",
+               "impurity", "value", "weighted_n_node_samples")
+
+
+@pytest.mark.parametrize("kind", ["mixed", "duplicates", "tiny", "explicit_zeros"])
+@pytest.mark.parametrize("case", ["extra_classifier", "extra_regressor", "multi_classifier",
+                                  "multi_regressor", "extra_multi_classifier"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_random_and_multioutput_estimators_equal_dense(kind, case, weighted):
+    """find_splits_sparse_generic (random thresholds, several outputs) grows the dense trees."""
+    import fasttree
+
+    X, dense = make_sparse(kind, seed=3)
+    rng = np.random.default_rng(4)
+    n = dense.shape[0]
+    y = rng.integers(0, 3, n)
+    if case.startswith("multi") or case == "extra_multi_classifier":
+        y = np.c_[y, rng.integers(0, 2, n)]
+    if case.endswith("regressor"):
+        y = y + rng.normal(size=y.shape)
+    Estimator = {
+        "extra_classifier": fasttree.ExtraTreeClassifier,
+        "extra_regressor": fasttree.ExtraTreeRegressor,
+        "multi_classifier": fasttree.DecisionTreeClassifier,
+        "multi_regressor": fasttree.DecisionTreeRegressor,
+        "extra_multi_classifier": fasttree.ExtraTreeClassifier,
+    }[case]
+    w = rng.uniform(0.2, 2.0, n) if weighted else None
+    d = Estimator(random_state=0, max_features=None).fit(dense, y, sample_weight=w)
+    s = Estimator(random_state=0, max_features=None).fit(X, y, sample_weight=w)
+    for name in TREE_ARRAYS:
+        np.testing.assert_allclose(getattr(s.tree_, name), getattr(d.tree_, name), rtol=1e-12,
+                                   err_msg=name)
+    np.testing.assert_array_equal(s.predict(X.tocsr()), d.predict(dense))

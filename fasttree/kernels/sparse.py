@@ -1478,18 +1478,21 @@ def _store_binary_split_virtual(f, s, value, node_weighted_impurity, w_node, w_l
 
 
 @njit(parallel=True, cache=True)
-def sparse_multi_stats(node_rows, Y, sample_weight, seg_start, seg_end, offsets, criterion):
-    """Statistics vector of each node for :func:`find_splits_sparse_generic` (rows in
-    ascending id order).
+def sparse_multi_stats(entry_x, entry_row, feature_ptr, row_pos, node_rows, Y, sample_weight,
+                       seg_start, seg_end, seg_feature, offsets, criterion, marks):
+    """Statistics vector of each node for :func:`find_splits_sparse_generic`, summed in the
+    dense splitter's order (negatives, zero rows by id, positives of ``seg_feature``), as
+    :func:`sparse_target_sums` does.
 
     Parameters
     ----------
-    node_rows : ndarray of shape (n_samples,), int32 (IN)
+    entry_x, entry_row, feature_ptr, row_pos, node_rows : the layout (IN)
     Y : ndarray of shape (n_samples, n_outputs), float64 (IN)
     sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
-    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    seg_start, seg_end, seg_feature : ndarray of shape (n_segments,), int64 (IN)
     offsets : ndarray of shape (n_outputs + 1,), int64 (IN)
     criterion : int
+    marks : ndarray of shape (n_samples,), uint8, zeros (scratch; zeros again on return)
 
     Returns
     -------
@@ -1499,7 +1502,25 @@ def sparse_multi_stats(node_rows, Y, sample_weight, seg_start, seg_end, offsets,
     unit_weight = sample_weight.shape[0] == 0
     out = np.zeros((n_segments, offsets[-1]))
     for s in prange(n_segments):
-        for q in range(seg_start[s], seg_end[s]):
+        start = seg_start[s]
+        end = seg_end[s]
+        f = seg_feature[s]
+        a = _gallop(entry_row, row_pos, feature_ptr[f], feature_ptr[f + 1], start)
+        b = _gallop(entry_row, row_pos, a, feature_ptr[f + 1], end)
+        pos = a + _n_negative(entry_x[a:b])
+        for k in range(a, pos):
+            r = entry_row[k]
+            _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets, criterion)
+        for k in range(a, b):
+            marks[entry_row[k]] = 1
+        for q in range(start, end):
             r = node_rows[q]
+            if marks[r] == 0:
+                _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets,
+                         criterion)
+        for k in range(a, b):
+            marks[entry_row[k]] = 0
+        for k in range(pos, b):
+            r = entry_row[k]
             _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets, criterion)
     return out
