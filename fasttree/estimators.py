@@ -238,7 +238,7 @@ class _BaseDecisionTree(BaseEstimator):
     def _check_sparse_fit(self):
         """What the sparse splitter does not do yet: refuse it clearly."""
         unsupported = [
-            (self.criterion in ("absolute_error", "gain_ratio"), f"criterion={self.criterion!r}"),
+            (self.criterion == "gain_ratio", "criterion='gain_ratio'"),
             (self.missing == "fractional" or self._min_branch_fraction > 0, "C4.5's rules"),
             (self.pruning not in (None, "cost_complexity"), f"pruning={self.pruning!r}"),
         ]

@@ -28,6 +28,7 @@ import numba
 import numpy as np
 
 from ._dtypes import (
+    CRITERION_ABSOLUTE_ERROR,
     CRITERION_ENTROPY,
     CRITERION_GINI,
     CRITERION_POISSON,
@@ -35,12 +36,13 @@ from ._dtypes import (
     SPLIT_THRESHOLD,
     label_dtype,
 )
-from .kernels import new_split_record, reciprocal_table, xlog2x_table
+from .kernels import node_target_ranks, new_split_record, reciprocal_table, xlog2x_table
 from .splitter import random_draws
 from .kernels.sparse import (
     build_sparse_layout,
     find_best_splits_sparse_classification,
     find_best_splits_sparse_regression,
+    find_splits_sparse_absolute_error,
     find_splits_sparse_generic,
     sparse_multi_stats,
     partition_sparse_segments,
@@ -139,7 +141,10 @@ class SparseSplitter:
         self.exact_zero_block = bool(exact_zero_block)
         self.random_thresholds = random_thresholds
         self.multi_output = multi_output
-        if multi_output is None and (random_thresholds is not None):
+        if criterion_code == CRITERION_ABSOLUTE_ERROR:
+            self._rank_of_row = np.zeros(self.n_samples, dtype=np.int64)
+            self._node_sorted_y = np.zeros(self.n_samples)
+        if multi_output is None and random_thresholds is not None:
             # the generic kernel reads targets by row id, one output: its statistics are the
             # single-output ones (class counts, or [w, sum w*y, c])
             width = n_classes if n_classes is not None else 3
@@ -205,7 +210,8 @@ random_thresholds, multi_output
         if missing_fractional or min_branch_fraction > 0.0:
             raise NotImplementedError(
                 "sparse input: C4.5's fractional rows and minimum branch weight are not supported")
-        regression = criterion_code in (CRITERION_SQUARED_ERROR, CRITERION_POISSON)
+        regression = criterion_code in (CRITERION_SQUARED_ERROR, CRITERION_POISSON,
+                                        CRITERION_ABSOLUTE_ERROR)
         if criterion_code not in (CRITERION_GINI, CRITERION_ENTROPY) and not regression:
             raise NotImplementedError(f"sparse input: criterion code {criterion_code}")
         if regression != (n_classes is None):
@@ -255,6 +261,12 @@ random_thresholds, multi_output
         once a node is partitioned; before that, its parent's split feature)."""
         start, end = _int64(start), _int64(end)
         feature = _int64(feature)
+        if self.criterion_code == CRITERION_ABSOLUTE_ERROR:
+            # ranks of each node's targets (rows by id), kept until the node splits
+            rows = self.node_rows[None, :]
+            return self._timed("node_stats", node_target_ranks, rows, self.row_y[rows],
+                               self.sample_weight, start, end, np.zeros_like(start),
+                               self._rank_of_row, self._node_sorted_y)
         if self.multi_output is not None:
             Y, offsets = self.multi_output
             return self._timed("node_stats", sparse_multi_stats, self.entry_x, self.entry_row,
@@ -279,7 +291,16 @@ random_thresholds, multi_output
         record = new_split_record(self.n_features, start.shape[0])
         mask = np.ascontiguousarray(mask, dtype=np.uint8)
         stats = np.ascontiguousarray(stats, dtype=np.float64)
-        if self._generic is not None:  # random thresholds, or several outputs
+        if self.criterion_code == CRITERION_ABSOLUTE_ERROR:
+            random = self.random_thresholds is not None
+            uniform, coin = random_draws(self.random_thresholds,
+                                         (self.n_features, start.shape[0]) if random else (0, 0))
+            self._timed("search", find_splits_sparse_absolute_error, self.entry_x,
+                        self.entry_row, self.feature_ptr, self.row_pos, self.node_rows,
+                        self.sample_weight, start, end, _order(start), stats, mask,
+                        self._rank_of_row, self._node_sorted_y, self.min_samples_leaf,
+                        self.min_weight_leaf, uniform, coin, self._n_chunks(), *record)
+        elif self._generic is not None:  # random thresholds, or several outputs
             random = self.random_thresholds is not None
             uniform, coin = random_draws(self.random_thresholds,
                                          (self.n_features, start.shape[0]) if random else (0, 0))

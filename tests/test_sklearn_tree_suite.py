@@ -47,8 +47,6 @@ PENDING = {}
 PENDING_PARAMETRIZATIONS = {  # (test, substring of the parametrization id) -> reason
     ("test_multioutput", "absolute_error"):
         "criterion='absolute_error' with several outputs",
-    ("test_sparse_criteria", "absolute_error"):
-        "criterion='absolute_error' with sparse X",
 }
 
 

@@ -468,10 +468,12 @@ TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "n_nod
 
 @pytest.mark.parametrize("kind", ["mixed", "duplicates", "tiny", "explicit_zeros"])
 @pytest.mark.parametrize("case", ["extra_classifier", "extra_regressor", "multi_classifier",
-                                  "multi_regressor", "extra_multi_classifier"])
+                                  "multi_regressor", "extra_multi_classifier", "ae_regressor",
+                                  "extra_ae_regressor"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_random_and_multioutput_estimators_equal_dense(kind, case, weighted):
-    """find_splits_sparse_generic (random thresholds, several outputs) grows the dense trees."""
+    """find_splits_sparse_generic (random thresholds, several outputs) and the sparse absolute
+    error scan grow the dense trees."""
     import fasttree
 
     X, dense = make_sparse(kind, seed=3)
@@ -488,10 +490,15 @@ def test_random_and_multioutput_estimators_equal_dense(kind, case, weighted):
         "multi_classifier": fasttree.DecisionTreeClassifier,
         "multi_regressor": fasttree.DecisionTreeRegressor,
         "extra_multi_classifier": fasttree.ExtraTreeClassifier,
+        "ae_regressor": fasttree.DecisionTreeRegressor,
+        "extra_ae_regressor": fasttree.ExtraTreeRegressor,
     }[case]
+    params = {"random_state": 0, "max_features": None}
+    if "ae" in case.split("_"):
+        params["criterion"] = "absolute_error"
     w = rng.uniform(0.2, 2.0, n) if weighted else None
-    d = Estimator(random_state=0, max_features=None).fit(dense, y, sample_weight=w)
-    s = Estimator(random_state=0, max_features=None).fit(X, y, sample_weight=w)
+    d = Estimator(**params).fit(dense, y, sample_weight=w)
+    s = Estimator(**params).fit(X, y, sample_weight=w)
     for name in TREE_ARRAYS:
         np.testing.assert_allclose(getattr(s.tree_, name), getattr(d.tree_, name), rtol=1e-12,
                                    err_msg=name)

@@ -58,8 +58,8 @@ def test_sparse_and_dataframe_columns():
     X_nan[0, 0] = np.nan
     with pytest.raises(ValueError, match="contains NaN"):
         DecisionTreeClassifier().fit(sparse.csr_matrix(X_nan), y)
-    with pytest.raises(ValueError, match="absolute_error"):
-        DecisionTreeRegressor(criterion="absolute_error").fit(sparse.csr_matrix(X), X[:, 0])
+    with pytest.raises(ValueError, match="gain_ratio"):
+        DecisionTreeClassifier(criterion="gain_ratio").fit(sparse.csr_matrix(X), y)
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame({"a": X[:, 0], "colour": ["red"] * 30})
     with pytest.raises(TypeError, match="'colour'"):

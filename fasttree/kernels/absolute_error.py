@@ -179,24 +179,11 @@ def find_splits_absolute_error(
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     unit_weight = sample_weight.shape[0] == 0
-    random = uniform.shape[0] > 0
     max_n = 1
     for s in range(n_segments):
         max_n = max(max_n, seg_end[s] - seg_start[s])
-    top_bit = 1
-    while top_bit * 2 <= max_n:
-        top_bit *= 2
     for f in prange(n_features):
-        tw = np.empty(max_n + 1)
-        twy = np.empty(max_n + 1)
-        order_ranks = np.empty(max_n, dtype=np.int64)
-        order_w = np.empty(max_n)
-        fwd = np.empty(max_n)
-        fwd_m = np.empty(max_n)
-        bwd = np.empty(max_n)
-        bwd_m = np.empty(max_n)
-        no_rows = np.empty(0, dtype=np.int64)
-        no_w = np.empty(0)
+        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m = _scratch(max_n)
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
@@ -207,112 +194,136 @@ def find_splits_absolute_error(
             if n_node < 2 * min_samples_leaf or _same_value(xs[0], xs[n_node - 1]):
                 continue
             idx = sorted_idx[f, start:end]
-            vals = node_sorted_y[start:end]
-            n_miss = count_missing(xs)
-            n_known = n_node - n_miss
-            w_total = seg_stats[s, 0]
-            stop = n_known
-            t = 0.0
-            coin_left = False
-            if random:
-                t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
-                if t != t:
-                    continue
-                coin_left = n_miss > 0 and coin[f, s] == 1
-                stop = 0
-                while stop < n_known and xs[stop] <= t:
-                    stop += 1
-            m1 = n_node + 1
-            f_tw = tw[:m1]
-            f_twy = twy[:m1]
             for p in range(n_node):
                 order_ranks[p] = rank_of_row[idx[p]]
                 order_w[p] = 1.0 if unit_weight else sample_weight[idx[p]]
-            miss_ranks = order_ranks[n_known:n_node]
-            miss_w = order_w[n_known:n_node]
-            w_missing = 0.0
-            wy_missing = 0.0
-            for j in range(n_miss):
-                w_missing += miss_w[j]
-                wy_missing += miss_w[j] * vals[miss_ranks[j]]
-            # prefixes (known rows only; then with the missing rows) and suffixes
-            _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd, top_bit, 0.0, 0.0,
-                  no_rows, no_w)
-            _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd,
-                  top_bit, 0.0, 0.0, no_rows, no_w)
-            if n_miss > 0:
-                _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd_m, top_bit,
-                      w_missing, wy_missing, miss_ranks, miss_w)
-                _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd_m,
-                      top_bit, w_missing, wy_missing, miss_ranks, miss_w)
-            best_a = np.inf
-            best_a_p = -1
-            best_a_w = 0.0
-            best_b = np.inf
-            best_b_p = -1
-            best_b_w = 0.0
-            n_cand = 0
-            w_left = 0.0
-            for p in range(stop):
-                w_left += order_w[p]
-                last = p + 1 == n_known
-                if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
-                    continue
-                if random and p + 1 != stop:
-                    continue
-                valid = False
-                n_suffix = n_known - p - 1  # known rows right of the threshold
-                # A: missing rows right
-                w_right = w_total - w_left
-                if ((not coin_left)
-                        and p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
-                        and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                        and w_left > 0.0 and w_right > 0.0):
-                    valid = True
-                    right = 0.0
-                    if n_miss > 0:
-                        # suffix with the missing rows: bwd_m[j] holds j + 1 known rows
-                        right = bwd_m[n_suffix - 1] if n_suffix > 0 else _abs_error_of(
-                            miss_ranks, miss_w, vals, f_tw, f_twy, top_bit)
-                    else:
-                        right = bwd[n_suffix - 1]
-                    value = fwd[p] + right
-                    if value < best_a:
-                        best_a = value
-                        best_a_p = p
-                        best_a_w = w_left
-                # B: missing rows left
-                w_left_b = w_left + w_missing
-                w_right_b = w_total - w_left_b
-                if (n_miss > 0 and not last and (coin_left or not random)
-                        and p + 1 + n_miss >= min_samples_leaf
-                        and n_suffix >= min_samples_leaf
-                        and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                        and w_left_b > 0.0 and w_right_b > 0.0):
-                    valid = True
-                    value = fwd_m[p] + bwd[n_suffix - 1]
-                    if value < best_b:
-                        best_b = value
-                        best_b_p = p
-                        best_b_w = w_left_b
-                n_cand += valid
-            missing_left = best_b < best_a
-            best = best_b if missing_left else best_a
-            best_p = best_b_p if missing_left else best_a_p
-            w_best = best_b_w if missing_left else best_a_w
-            if best_p < 0:
-                continue
-            if random:
-                rows_left = best_p + 1 + (n_miss if missing_left else 0)
-                _store_random_split(f, s, best, seg_stats[s, 2], w_total, w_best, t, rows_left,
-                                    n_node, n_miss, missing_left, children_impurity, gain,
-                                    split_info, threshold, n_left, n_branches, missing_branch,
-                                    n_missing, n_candidates)
+            _split_pair(f, s, xs, node_sorted_y[start:end], count_missing(xs), seg_stats[s],
+                        min_samples_leaf, min_weight_leaf, uniform, coin, tw, twy, order_ranks,
+                        order_w, fwd, fwd_m, bwd, bwd_m, children_impurity, gain, split_info,
+                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+
+
+@njit(cache=True)
+def _scratch(max_n):
+    """Per-thread work arrays of :func:`_split_pair`."""
+    return (np.empty(max_n + 1), np.empty(max_n + 1), np.empty(max_n, dtype=np.int64),
+            np.empty(max_n), np.empty(max_n), np.empty(max_n), np.empty(max_n),
+            np.empty(max_n))
+
+
+@njit(cache=True)
+def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf, uniform, coin,
+                tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, children_impurity, gain,
+                split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                n_candidates):
+    """Best (or random) split of one (feature, node) pair whose rows, in the feature's sorted
+    order (missing last), have ranks ``order_ranks`` and weights ``order_w``; ``xs`` their
+    values, ``vals`` the node's sorted targets."""
+    random = uniform.shape[0] > 0
+    n_node = xs.shape[0]
+    n_known = n_node - n_miss
+    w_total = stats[0]
+    top_bit = 1
+    while top_bit * 2 <= n_node:
+        top_bit *= 2
+    no_rows = np.empty(0, dtype=np.int64)
+    no_w = np.empty(0)
+    stop = n_known
+    t = 0.0
+    coin_left = False
+    if random:
+        t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+        if t != t:
+            return
+        coin_left = n_miss > 0 and coin[f, s] == 1
+        stop = 0
+        while stop < n_known and xs[stop] <= t:
+            stop += 1
+    f_tw = tw[:n_node + 1]
+    f_twy = twy[:n_node + 1]
+    miss_ranks = order_ranks[n_known:n_node]
+    miss_w = order_w[n_known:n_node]
+    w_missing = 0.0
+    wy_missing = 0.0
+    for j in range(n_miss):
+        w_missing += miss_w[j]
+        wy_missing += miss_w[j] * vals[miss_ranks[j]]
+    # prefixes (known rows only; then with the missing rows) and suffixes
+    _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd, top_bit, 0.0, 0.0,
+          no_rows, no_w)
+    _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd, top_bit, 0.0,
+          0.0, no_rows, no_w)
+    if n_miss > 0:
+        _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd_m, top_bit, w_missing,
+              wy_missing, miss_ranks, miss_w)
+        _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd_m, top_bit,
+              w_missing, wy_missing, miss_ranks, miss_w)
+    best_a = np.inf
+    best_a_p = -1
+    best_a_w = 0.0
+    best_b = np.inf
+    best_b_p = -1
+    best_b_w = 0.0
+    n_cand = 0
+    w_left = 0.0
+    for p in range(stop):
+        w_left += order_w[p]
+        last = p + 1 == n_known
+        if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
+            continue
+        if random and p + 1 != stop:
+            continue
+        valid = False
+        n_suffix = n_known - p - 1  # known rows right of the threshold
+        # A: missing rows right
+        w_right = w_total - w_left
+        if ((not coin_left)
+                and p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
+                and w_left >= min_weight_leaf and w_right >= min_weight_leaf
+                and w_left > 0.0 and w_right > 0.0):
+            valid = True
+            if n_miss == 0:
+                right = bwd[n_suffix - 1]
+            elif n_suffix > 0:  # the suffix with the missing rows: bwd_m[j] has j + 1 known
+                right = bwd_m[n_suffix - 1]
             else:
-                _store_binary_split(f, s, best, seg_stats[s, 2], w_total, w_best, xs, best_p,
-                                    n_miss, missing_left, n_cand, np.empty(0), children_impurity,
-                                    gain, split_info, threshold, n_left, n_branches,
-                                    missing_branch, n_missing, n_candidates)
+                right = _abs_error_of(miss_ranks, miss_w, vals, f_tw, f_twy, top_bit)
+            value = fwd[p] + right
+            if value < best_a:
+                best_a = value
+                best_a_p = p
+                best_a_w = w_left
+        # B: missing rows left
+        w_left_b = w_left + w_missing
+        w_right_b = w_total - w_left_b
+        if (n_miss > 0 and not last and (coin_left or not random)
+                and p + 1 + n_miss >= min_samples_leaf
+                and n_suffix >= min_samples_leaf
+                and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
+                and w_left_b > 0.0 and w_right_b > 0.0):
+            valid = True
+            value = fwd_m[p] + bwd[n_suffix - 1]
+            if value < best_b:
+                best_b = value
+                best_b_p = p
+                best_b_w = w_left_b
+        n_cand += valid
+    missing_left = best_b < best_a
+    best = best_b if missing_left else best_a
+    best_p = best_b_p if missing_left else best_a_p
+    w_best = best_b_w if missing_left else best_a_w
+    if best_p < 0:
+        return
+    if random:
+        rows_left = best_p + 1 + (n_miss if missing_left else 0)
+        _store_random_split(f, s, best, stats[2], w_total, w_best, t, rows_left, n_node, n_miss,
+                            missing_left, children_impurity, gain, split_info, threshold, n_left,
+                            n_branches, missing_branch, n_missing, n_candidates)
+    else:
+        _store_binary_split(f, s, best, stats[2], w_total, w_best, xs, best_p, n_miss,
+                            missing_left, n_cand, np.empty(0), children_impurity, gain,
+                            split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                            n_candidates)
 
 
 @njit(cache=True)

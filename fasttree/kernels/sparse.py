@@ -61,6 +61,8 @@ from .criteria import (
     weighted_class_impurity,
     weighted_regression_impurity,
 )
+from .absolute_error import _scratch as _ae_scratch
+from .absolute_error import _split_pair as _ae_split_pair
 from .multi_output import _add_row, _children_impurity, weighted_multi_impurity
 from .random_split import _store_random_split
 from .routing import branch_of
@@ -1524,3 +1526,88 @@ def sparse_multi_stats(entry_x, entry_row, feature_ptr, row_pos, node_rows, Y, s
             r = entry_row[k]
             _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets, criterion)
     return out
+
+
+@njit(parallel=True, cache=True)
+def find_splits_sparse_absolute_error(
+    entry_x, entry_row, feature_ptr, row_pos, node_rows, sample_weight, seg_start, seg_end,
+    seg_order, seg_stats, feature_mask, rank_of_row, node_sorted_y, min_samples_leaf,
+    min_weight_leaf, uniform, coin, n_chunks,
+    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+    n_missing, n_candidates, subset_class,
+):
+    """Absolute error on the sparse layout: the sparse twin of
+    :func:`~fasttree.kernels.find_splits_absolute_error`.
+
+    Each (feature, node) pair's rows are laid out in the virtual column's order (negatives, the
+    zero block by row id, positives) with their target ranks, then scanned by the dense pair
+    scan, so the cost is that of the dense kernel (O(n log n) per pair): the medians need every
+    row, zero or not.
+
+    Parameters
+    ----------
+    entry_x, entry_row, feature_ptr, row_pos, node_rows : the layout (IN)
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+    seg_start, seg_end, seg_order : ndarray of shape (n_segments,), int64 (IN)
+    seg_stats : ndarray of shape (n_segments, 4), float64 (IN)
+        From :func:`~fasttree.kernels.node_target_ranks` (with ``rank_of_row`` and
+        ``node_sorted_y``, OUT there, IN here).
+    feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
+    rank_of_row : ndarray of shape (n_samples,), int64 (IN)
+    node_sorted_y : ndarray of shape (n_samples,), float64 (IN)
+    min_samples_leaf : int
+    min_weight_leaf : float
+    uniform, coin : ndarray of shape (n_features, n_segments) or (0, 0) (IN)
+    n_chunks : int
+    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    """
+    n_features = feature_ptr.shape[0] - 1
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    max_n = 1
+    for s in range(n_segments):
+        max_n = max(max_n, seg_end[s] - seg_start[s])
+    for chunk in prange(n_chunks):
+        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m = _ae_scratch(max_n)
+        vx = np.empty(max_n, dtype=np.float32)
+        marks = np.zeros(row_pos.shape[0], dtype=np.uint8)
+        for f in range(chunk, n_features, n_chunks):
+            cursor = feature_ptr[f]
+            hi = feature_ptr[f + 1]
+            for i in range(n_segments):
+                s = seg_order[i]
+                if feature_mask[f, s] == 0:
+                    continue
+                start = seg_start[s]
+                end = seg_end[s]
+                a = _gallop(entry_row, row_pos, cursor, hi, start)
+                b = _gallop(entry_row, row_pos, a, hi, end)
+                cursor = b
+                n_node = end - start
+                xs = entry_x[a:b]
+                if n_node < 2 * min_samples_leaf or _is_constant(xs, n_node):
+                    continue
+                rows = entry_row[a:b]
+                n_neg = _n_negative(xs)
+                n_zero = n_node - xs.shape[0]
+                for k in range(rows.shape[0]):
+                    marks[rows[k]] = 1
+                p = n_neg
+                for q in range(start, end):  # the zero block, ascending row id
+                    r = node_rows[q]
+                    if marks[r] == 0:
+                        order_ranks[p] = rank_of_row[r]
+                        order_w[p] = 1.0 if unit_weight else sample_weight[r]
+                        vx[p] = 0.0
+                        p += 1
+                for k in range(rows.shape[0]):
+                    marks[rows[k]] = 0
+                    v = k if k < n_neg else k + n_zero
+                    order_ranks[v] = rank_of_row[rows[k]]
+                    order_w[v] = 1.0 if unit_weight else sample_weight[rows[k]]
+                    vx[v] = xs[k]
+                _ae_split_pair(f, s, vx[:n_node], node_sorted_y[start:end], 0, seg_stats[s],
+                               min_samples_leaf, min_weight_leaf, uniform, coin, tw, twy,
+                               order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, children_impurity,
+                               gain, split_info, threshold, n_left, n_branches, missing_branch,
+                               n_missing, n_candidates)
