@@ -1,6 +1,6 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B14), each library on the same data in this one
+Runs the performance cases of the project (B1-B15), each library on the same data in this one
 process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
 warm-up.  Prints a markdown table of times and ratios and writes a PNG chart.
 
@@ -30,6 +30,7 @@ from benchmarks.common import (  # noqa: E402
     missing_data,
     mixed_data,
     regression_data,
+    sparse_text_data,
     warm_up,
 )
 
@@ -222,6 +223,12 @@ def run(args):
     del X5, y5
     vs_sklearn("B14", f"{n_mid:,} x 20, ExtraTreeRegressor, full depth", "regression", Xr, yr,
                max_depth=None, criterion="squared_error", target=1, splitter="random")
+
+    # B15: sparse text-like input, both libraries on the same CSC matrix
+    Xs, ys = sparse_text_data(100_000 // scale, 10_000 // scale)
+    vs_sklearn("B15", f"sparse {Xs.shape[0]:,} x {Xs.shape[1]:,} at 1 % density, gini, depth 10",
+               "classification", Xs, ys, max_depth=10, criterion="gini", target=1)
+    del Xs, ys
 
     # B11: categorical columns (report only): fasttree binary / multiway, LightGBM's categorical
     # splits (one tree), scikit-learn on one-hot columns

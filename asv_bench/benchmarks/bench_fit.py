@@ -8,6 +8,7 @@ from .common import (
     missing_data,
     mixed_data,
     regression_data,
+    sparse_text_data,
     warm_up,
 )
 
@@ -130,6 +131,23 @@ class SklearnFeaturesFit:
             library, "regression", max_depth=None if case == "extra_tree" else 10,
             criterion="absolute_error" if case == "absolute_error" else "squared_error",
             n_jobs=2, splitter="random" if case == "extra_tree" else "best")
+
+    def time_fit(self, *args):
+        self.est.fit(self.X, self.y)
+
+
+class SparseFit:
+    """compare.py's B15: a text-like 100k x 10k CSC matrix at 1 % density."""
+
+    params = (["fasttree", "sklearn"], [100_000])
+    param_names = ["library", "n_samples"]
+    timeout = 600
+
+    def setup(self, library, n_samples):
+        warm_up()
+        self.X, self.y = sparse_text_data(n_samples, 10_000)
+        self.est = make_estimator(library, "classification", max_depth=10, criterion="gini",
+                                  n_jobs=2)
 
     def time_fit(self, *args):
         self.est.fit(self.X, self.y)

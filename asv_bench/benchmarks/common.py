@@ -34,6 +34,27 @@ def regression_data(n_samples, n_features, seed=0, n_targets=1):
 
 
 @functools.lru_cache(maxsize=None)
+def sparse_text_data(n_samples, n_features, density=0.01, seed=0):
+    """A text-like CSC matrix (term counts, about ``density`` of the cells stored, frequent terms
+    more often) and a binary target that depends on a few terms."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    nnz = int(n_samples * n_features * density)
+    # Zipf-like term popularity, as words in documents
+    popularity = 1.0 / np.arange(1, n_features + 1) ** 0.8
+    cols = rng.choice(n_features, size=nnz, p=popularity / popularity.sum())
+    rows = rng.integers(0, n_samples, nnz)
+    counts = (rng.poisson(0.7, nnz) + 1).astype(np.float32)
+    X = sp.csc_matrix((counts, (rows, cols)), shape=(n_samples, n_features), dtype=np.float32)
+    X.sum_duplicates()
+    term_sum = lambda a, b: np.asarray(X[:, a:b].sum(axis=1)).ravel()  # noqa: E731
+    signal = term_sum(5, 40) - term_sum(40, 75)
+    y = (signal + rng.normal(scale=1.0, size=n_samples) > 0).astype(np.int64)
+    return X, y
+
+
+@functools.lru_cache(maxsize=None)
 def missing_data(n_samples, n_features, fraction=0.1, seed=0):
     """:func:`classification_data` with a random ``fraction`` of the cells set to NaN."""
     X, y = classification_data(n_samples, n_features, seed)
