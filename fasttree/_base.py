@@ -18,6 +18,7 @@ class BaseEstimator:
 
     _estimator_type = None  # "classifier" or "regressor"; read by older scikit-learn versions
     _multi_output = False  # accepts y of shape (n_samples, n_outputs)
+    _accepts_sparse = False  # accepts scipy.sparse X
 
     @classmethod
     def _get_param_names(cls):
@@ -77,7 +78,7 @@ class BaseEstimator:
             target_tags=TargetTags(required=True, multi_output=self._multi_output),
             classifier_tags=ClassifierTags() if is_classifier else None,
             regressor_tags=None if is_classifier else RegressorTags(),
-            input_tags=InputTags(allow_nan=True),
+            input_tags=InputTags(allow_nan=True, sparse=self._accepts_sparse),
         )
 
 

@@ -85,6 +85,7 @@ class _BaseDecisionTree(BaseEstimator):
 
     _criteria = ()
     _multi_output = True
+    _accepts_sparse = True
     _min_branch_fraction = 0.0  # C4.5's minimum branch weight rule for thresholds: off
 
     # -- hyperparameters -----------------------------------------------------------------------
@@ -910,6 +911,7 @@ class C45Classifier(DecisionTreeClassifier):
 
     _min_branch_fraction = 0.1  # each side of a threshold: min(25, 0.1 * known weight / classes)
     _multi_output = False  # gain ratio and fractional rows take one output
+    _accepts_sparse = False  # C4.5's rules are not in the sparse splitter
 
     def __init__(self, *, pruning_confidence=0.25, min_samples_leaf=2, max_depth=None,
                  categorical_features="from_dtype", n_jobs=None):
