@@ -55,15 +55,18 @@ def weighted_multi_impurity(stats, offsets, criterion):
 
 
 @njit(cache=True, inline="always")
-def _children_impurity(side_l, side_r, w_left, w_right, total, offsets, criterion):
-    """Children impurity ``w_l * I_l + w_r * I_r`` (mean over outputs); ``inf`` if refused."""
+def _children_impurity(side_l, w_left, w_right, total, offsets, criterion):
+    """Children impurity ``w_l * I_l + w_r * I_r`` (mean over outputs) of the left statistics
+    ``side_l`` and the node's ``total`` (the right child is their difference); ``inf`` if
+    refused."""
     n_outputs = offsets.shape[0] - 1
     value = 0.0
     for k in range(n_outputs):
         a = offsets[k]
         b = offsets[k + 1]
         if criterion >= CRITERION_SQUARED_ERROR:
-            proxy = regression_proxy(w_left, side_l[a + 1], w_right, side_r[a + 1], criterion)
+            proxy = regression_proxy(w_left, side_l[a + 1], w_right,
+                                     total[a + 1] - side_l[a + 1], criterion)
             if proxy == -np.inf:
                 return np.inf
             value += max(total[a + 2] - proxy, 0.0)
@@ -124,7 +127,6 @@ def find_splits_multioutput(
         left = np.empty(n_stats)
         missing = np.empty(n_stats)
         side_l = np.empty(n_stats)
-        side_r = np.empty(n_stats)
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
@@ -182,10 +184,7 @@ def find_splits_multioutput(
                         and w_left >= min_weight_leaf and w_right >= min_weight_leaf
                         and w_left > 0.0 and w_right > 0.0):
                     valid = True
-                    for j in range(n_stats):
-                        side_r[j] = total[j] - left[j]
-                    value = _children_impurity(left, side_r, w_left, w_right, total, offsets,
-                                               criterion)
+                    value = _children_impurity(left, w_left, w_right, total, offsets, criterion)
                     if value < best_a:
                         best_a = value
                         best_a_p = p
@@ -201,9 +200,8 @@ def find_splits_multioutput(
                     valid = True
                     for j in range(n_stats):
                         side_l[j] = left[j] + missing[j]
-                        side_r[j] = total[j] - side_l[j]
-                    value = _children_impurity(side_l, side_r, w_left_b, w_right_b, total,
-                                               offsets, criterion)
+                    value = _children_impurity(side_l, w_left_b, w_right_b, total, offsets,
+                                               criterion)
                     if value < best_b:
                         best_b = value
                         best_b_p = p

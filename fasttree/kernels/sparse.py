@@ -1368,7 +1368,6 @@ def find_splits_sparse_generic(
         seg_weighted_impurity[s] = weighted_multi_impurity(seg_stats[s], offsets, criterion)
     for chunk in prange(n_chunks):
         left = np.empty(n_stats)
-        side_r = np.empty(n_stats)
         zero_rows = np.empty(max_n, dtype=np.int32)
         marks = np.zeros(row_pos.shape[0], dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
@@ -1436,10 +1435,7 @@ def find_splits_sparse_generic(
                             or w_left <= 0.0 or w_right <= 0.0):
                         continue
                     n_cand += 1
-                    for j in range(n_stats):
-                        side_r[j] = total[j] - left[j]
-                    value = _children_impurity(left, side_r, w_left, w_right, total, offsets,
-                                               criterion)
+                    value = _children_impurity(left, w_left, w_right, total, offsets, criterion)
                     if value < best:
                         best = value
                         best_p = p
