@@ -142,44 +142,50 @@ def run(args):
     rows = []  # (case, description, {library: seconds}, ratio text, target text, met)
     phases = {}
 
+    def want(*cases):
+        return args.cases is None or any(c in args.cases for c in cases)
+
     def add(case, description, times, ratio, target, met):
         rows.append((case, description, times, ratio, target, met))
         print(f"{case}: {description}: " + ", ".join(f"{k} {v:.3f}s" for k, v in times.items())
               + f" -> {ratio} (target {target})", flush=True)
 
-    # B1 and B7: 1M x 20, entropy, depth 10
-    X, y = classification_data(n_big, 20)
-    t = {}
-    t["fasttree"], est2 = fit_case("fasttree", "classification", X, y, max_depth=10,
+    if want("B1", "B7", "B9"):
+        # B1 and B7: 1M x 20, entropy, depth 10
+        X, y = classification_data(n_big, 20)
+        t = {}
+        t["fasttree"], est2 = fit_case("fasttree", "classification", X, y, max_depth=10,
+                                       criterion="entropy", n_jobs=2, repeats=repeats)
+        phases["B1 (1M x 20, entropy, depth 10, 2 threads)"] = dict(est2.fit_timings_)
+        t["xgboost"], _ = fit_case("xgboost", "classification", X, y, max_depth=10,
                                    criterion="entropy", n_jobs=2, repeats=repeats)
-    phases["B1 (1M x 20, entropy, depth 10, 2 threads)"] = dict(est2.fit_timings_)
-    t["xgboost"], _ = fit_case("xgboost", "classification", X, y, max_depth=10,
-                               criterion="entropy", n_jobs=2, repeats=repeats)
-    t["lightgbm"], _ = fit_case("lightgbm", "classification", X, y, max_depth=10,
-                                criterion="entropy", n_jobs=2, repeats=repeats)
-    if args.sklearn_1m:
-        t["sklearn"], _ = fit_case("sklearn", "classification", X, y, max_depth=10,
-                                   criterion="entropy", n_jobs=1, repeats=1)
-    ratio = t["fasttree"] / t["xgboost"]
-    add("B1", f"{n_big:,} x 20, entropy, depth 10 (fasttree / XGBoost exact)", t,
-        f"{ratio:.2f}x XGBoost's time", "<= 0.5x", ratio <= 0.5)
-    t1, est1 = fit_case("fasttree", "classification", X, y, max_depth=10, criterion="entropy",
-                        n_jobs=1, repeats=repeats)
-    speedup = t1 / t["fasttree"]
-    identical = same_tree(est1, est2)
-    add("B7", "B1 with n_jobs=1 vs n_jobs=2", {"fasttree n_jobs=1": t1,
-                                               "fasttree n_jobs=2": t["fasttree"]},
-        f"{speedup:.2f}x speed-up, identical trees: {identical}", ">= 1.7x, identical",
-        speedup >= 1.7 and identical)
-    mem = peak_memory(X, y)
-    extra = (mem["peak"] - mem["before"]) / mem["x_nbytes"]
-    add("B9", "peak memory of the B1 fit above the process before it", {},
-        f"{extra:.2f} x X.nbytes ({(mem['peak'] - mem['before']) / 2**20:.0f} MiB)",
-        "<= 3 x X.nbytes", extra <= 3.0)
-    del X, y
+        t["lightgbm"], _ = fit_case("lightgbm", "classification", X, y, max_depth=10,
+                                    criterion="entropy", n_jobs=2, repeats=repeats)
+        if args.sklearn_1m:
+            t["sklearn"], _ = fit_case("sklearn", "classification", X, y, max_depth=10,
+                                       criterion="entropy", n_jobs=1, repeats=1)
+        ratio = t["fasttree"] / t["xgboost"]
+        add("B1", f"{n_big:,} x 20, entropy, depth 10 (fasttree / XGBoost exact)", t,
+            f"{ratio:.2f}x XGBoost's time", "<= 0.5x", ratio <= 0.5)
+        t1, est1 = fit_case("fasttree", "classification", X, y, max_depth=10, criterion="entropy",
+                            n_jobs=1, repeats=repeats)
+        speedup = t1 / t["fasttree"]
+        identical = same_tree(est1, est2)
+        add("B7", "B1 with n_jobs=1 vs n_jobs=2", {"fasttree n_jobs=1": t1,
+                                                   "fasttree n_jobs=2": t["fasttree"]},
+            f"{speedup:.2f}x speed-up, identical trees: {identical}", ">= 1.7x, identical",
+            speedup >= 1.7 and identical)
+        mem = peak_memory(X, y)
+        extra = (mem["peak"] - mem["before"]) / mem["x_nbytes"]
+        add("B9", "peak memory of the B1 fit above the process before it", {},
+            f"{extra:.2f} x X.nbytes ({(mem['peak'] - mem['before']) / 2**20:.0f} MiB)",
+            "<= 3 x X.nbytes", extra <= 3.0)
+        del X, y
 
     def vs_sklearn(case, description, task, X, y, *, max_depth, criterion, target, anchors=(),
                    splitter="best"):
+        if not want(case):
+            return
         t = {}
         t["fasttree"], est = fit_case("fasttree", task, X, y, max_depth=max_depth,
                                       criterion=criterion, n_jobs=2, repeats=repeats,
@@ -232,35 +238,38 @@ def run(args):
 
     # B11: categorical columns (report only): fasttree binary / multiway, LightGBM's categorical
     # splits (one tree), scikit-learn on one-hot columns
-    if not args.skip_categorical:
+    if not args.skip_categorical and want("B11"):
         t = categorical_case(n_big, repeats, phases)
         add("B11", f"{n_big:,} rows: 5 categorical ({'/'.join(map(str, CARDINALITIES))} "
             "categories) + 15 numeric, entropy, depth 10", t,
             ", ".join(f"{k} {v:.2f} s" for k, v in t.items()), "report", True)
 
-    # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
-    X_test, _ = classification_data(n_big, 20, seed=1)
-    t = {}
-    for library in ("fasttree", "sklearn"):
-        est = make_estimator(library, "classification", max_depth=12, criterion="gini",
-                             n_jobs=2).fit(X, y)
-        est.predict(X_test[:1000])
-        t[library] = best_time(lambda est=est: est.predict(X_test), repeats)
-    ratio = t["sklearn"] / t["fasttree"]
-    add("B6", f"predict {n_big:,} rows, depth-12 tree", t, f"{ratio:.1f}x faster than "
-        "scikit-learn", ">= 2x", ratio >= 2)
+    if want("B6"):
+        # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
+        X_test, _ = classification_data(n_big, 20, seed=1)
+        t = {}
+        for library in ("fasttree", "sklearn"):
+            est = make_estimator(library, "classification", max_depth=12, criterion="gini",
+                                 n_jobs=2).fit(X, y)
+            est.predict(X_test[:1000])
+            t[library] = best_time(lambda est=est: est.predict(X_test), repeats)
+        ratio = t["sklearn"] / t["fasttree"]
+        add("B6", f"predict {n_big:,} rows, depth-12 tree", t, f"{ratio:.1f}x faster than "
+            "scikit-learn", ">= 2x", ratio >= 2)
 
     bandwidth = memory_bandwidth()
     print(f"memory bandwidth: read {bandwidth[0]:.1f} GB/s, copy {bandwidth[1]:.1f} GB/s")
     phases["_bandwidth"] = {"read_GBps": bandwidth[0], "copy_GBps": bandwidth[1]}
 
-    # B8: fresh process, numba's cache warm
-    fresh_process_seconds(FIRST_CALL)  # fills numba's on-disk cache
-    first = min(fresh_process_seconds(FIRST_CALL) for _ in range(repeats))
-    bare = min(fresh_process_seconds(BARE_NUMBA) for _ in range(repeats))
-    add("B8", "fresh process: import, fit + predict 1000 x 10 (cache warm) minus bare numba "
-        "import", {"fasttree": first, "import numba": bare}, f"{first - bare:.2f} s more",
-        "<= 1.5 s", first - bare <= 1.5)
+    if want("B8"):
+        # B8: fresh process, numba's cache warm
+        fresh_process_seconds(FIRST_CALL)  # fills numba's on-disk cache
+        first = min(fresh_process_seconds(FIRST_CALL) for _ in range(repeats))
+        bare = min(fresh_process_seconds(BARE_NUMBA) for _ in range(repeats))
+        add("B8", "fresh process: import, fit + predict 1000 x 10 (cache warm) minus bare numba "
+            "import", {"fasttree": first, "import numba": bare}, f"{first - bare:.2f} s more",
+            "<= 1.5 s", first - bare <= 1.5)
+
     return rows, phases
 
 
@@ -362,6 +371,8 @@ def main():
                         help="also time scikit-learn on the 1M-row case (about a minute)")
     parser.add_argument("--skip-categorical", action="store_true",
                         help="leave out B11 (1M mixed rows, scikit-learn on one-hot columns)")
+    parser.add_argument("--cases", type=lambda v: v.split(","),
+                        help="run only these cases, e.g. B12,B13,B14,B15")
     parser.add_argument("--chart", default="performance.png", help="PNG file to write")
     parser.add_argument("--json", help="also write the raw results to this JSON file")
     args = parser.parse_args()
