@@ -46,13 +46,25 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
     had_missing = getattr(estimator, "missing_in_fit_", np.zeros(tree.n_features, dtype=bool))
     lines = []
 
+    n_outputs = tree.n_outputs
+    # one output: classes_ is the classes; several: a list of them, one per output
+    classes_per_output = None if classes is None else (
+        [classes] if n_outputs == 1 else list(classes))
+
     def leaf_text(node):
         if classes is None:
-            return f"value: [{tree.value[node, 0, 0]:.{decimals}f}]"
-        text = f"class: {classes[int(np.argmax(tree.value[node, 0]))]}"
+            values = ", ".join(f"{tree.value[node, k, 0]:.{decimals}f}" for k in range(n_outputs))
+            return f"value: [{values}]"
+        labels, weights = [], []
+        for k, classes_k in enumerate(classes_per_output):
+            fractions = tree.value[node, k, :len(classes_k)]
+            labels.append(str(classes_k[int(np.argmax(fractions))]))
+            counts = fractions * tree.weighted_n_node_samples[node]
+            weights.append(", ".join(f"{c:.{decimals}f}" for c in counts))
+        text = f"class: {labels[0]}" if n_outputs == 1 else f"class: [{', '.join(labels)}]"
         if show_weights:
-            counts = tree.value[node, 0] * tree.weighted_n_node_samples[node]
-            text = f"weights: [{', '.join(f'{c:.{decimals}f}' for c in counts)}] {text}"
+            shown = weights[0] if n_outputs == 1 else "], [".join(weights)
+            text = f"weights: [{shown}] {text}"
         return text
 
     def branch_conditions(node):

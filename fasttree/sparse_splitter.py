@@ -201,19 +201,19 @@ random_thresholds, multi_output
             passed as they are; random thresholds (``splitter="random"``) and several outputs
             (``(Y, offsets)``, :mod:`fasttree.kernels.multi_output`) are supported, categorical
             features, fractional missing rows and C4.5's minimum branch weight are not
-            (``NotImplementedError`` when asked for).
+            (``ValueError`` when asked for).
         exact_zero_block : bool, default=True
             See the class docstring.
         """
         if n_categories is not None and np.any(np.asarray(n_categories) > 0):
-            raise NotImplementedError("sparse input: categorical features are not supported")
+            raise ValueError("sparse input: categorical features are not supported")
         if missing_fractional or min_branch_fraction > 0.0:
-            raise NotImplementedError(
+            raise ValueError(
                 "sparse input: C4.5's fractional rows and minimum branch weight are not supported")
         regression = criterion_code in (CRITERION_SQUARED_ERROR, CRITERION_POISSON,
                                         CRITERION_ABSOLUTE_ERROR)
         if criterion_code not in (CRITERION_GINI, CRITERION_ENTROPY) and not regression:
-            raise NotImplementedError(f"sparse input: criterion code {criterion_code}")
+            raise ValueError(f"sparse input: criterion code {criterion_code} is not supported")
         if regression != (n_classes is None):
             raise ValueError("n_classes must be None for regression criteria, and only then")
         timings = {}
@@ -323,7 +323,7 @@ random_thresholds, multi_output
         return record
 
     def describe_categorical(self, *args):
-        raise NotImplementedError("sparse input has no categorical features")
+        raise ValueError("sparse input has no categorical features")
 
     def is_prefix(self, kind, n_missing, missing_branch):
         """Every split here is a numeric threshold with no missing rows: a prefix split."""
@@ -341,7 +341,7 @@ random_thresholds, multi_output
         """
         start, end, feature = _int64(start), _int64(end), _int64(feature)
         if np.any(kind != SPLIT_THRESHOLD) or np.any(n_missing != 0):
-            raise NotImplementedError("sparse input: only numeric threshold splits")
+            raise ValueError("sparse input: only numeric threshold splits")
         routed = self._timed(
             "partition", route_node_rows, self.entry_x, self.entry_row, self.feature_ptr,
             self.row_pos, self.node_rows, start, end, feature, _int64(kind),

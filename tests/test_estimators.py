@@ -256,3 +256,31 @@ def test_sklearn_estimator_checks():
         xfailed = {r["check_name"] for r in results if r["status"] == "xfail"}
         assert xfailed <= set(expected)
         assert sum(r["status"] == "passed" for r in results) >= 50
+
+
+def test_every_reader_of_a_multi_output_tree():
+    """apply, decision_path, predict_proba, importances, cost-complexity pruning and export_text
+    read the (nodes, outputs, classes) value array of a multi-output tree."""
+    from fasttree import export_text, pruning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    Y = np.c_[(X[:, 0] > 0).astype(int), np.digitize(X[:, 1], [-0.5, 0.5])]
+    clf = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, Y)
+    leaves = clf.apply(X)
+    path = clf.decision_path(X).toarray()
+    assert np.all(path[np.arange(len(X)), leaves] == 1)
+    proba = clf.predict_proba(X)
+    assert [p.shape for p in proba] == [(120, 2), (120, 3)]
+    for k, p in enumerate(proba):
+        np.testing.assert_array_equal(clf.classes_[k][p.argmax(axis=1)], clf.predict(X)[:, k])
+    assert clf.feature_importances_.sum() == pytest.approx(1.0)
+    pruned = pruning.cost_complexity(clf, 0.01)
+    assert pruned.tree_.node_count <= clf.tree_.node_count
+    assert pruned.predict(X).shape == Y.shape
+    text = export_text(clf)
+    assert text.count("class: [") == clf.get_n_leaves()
+    reg = DecisionTreeRegressor(max_depth=2).fit(X, X[:, :2])
+    leaf = int(np.flatnonzero(reg.tree_.children_left == -1)[0])
+    assert f"value: [{reg.tree_.value[leaf, 0, 0]:.2f}, {reg.tree_.value[leaf, 1, 0]:.2f}]" in \
+        export_text(reg)

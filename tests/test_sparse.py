@@ -346,9 +346,9 @@ def test_unsupported_options_are_refused():
     X, dense = make_sparse("mixed")
     y = make_target(dense, 2)
     params = grower_params("gini", X.shape[1], 1.0)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ValueError):
         sparse_splitter(X, y, None, params, 2, n_categories=np.ones(X.shape[1], np.int64))
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(ValueError):
         sparse_splitter(X, y, None, params, 2, min_branch_fraction=0.1)
 
 
