@@ -1300,6 +1300,24 @@ __all__ = [
 
 # -- random thresholds and several outputs ----------------------------------------------------
 @njit(cache=True, inline="always")
+def _zero_block_rows(rows, node_rows_node, marks, out):
+    """Write the node's rows that the segment does not store (its zero block) to ``out``, in
+    ascending id (the order ``node_rows`` keeps, the dense order); returns how many.  ``marks``
+    flags the segment's rows meanwhile (cleared on return)."""
+    for k in range(rows.shape[0]):
+        marks[rows[k]] = 1
+    z = 0
+    for q in range(node_rows_node.shape[0]):
+        r = node_rows_node[q]
+        if marks[r] == 0:
+            out[z] = r
+            z += 1
+    for k in range(rows.shape[0]):
+        marks[rows[k]] = 0
+    return z
+
+
+@njit(cache=True, inline="always")
 def _virtual_row(rows, zero_rows, n_neg, n_zero, p):
     """Row id at virtual position ``p`` (the zero block's rows in ascending id order)."""
     if p < n_neg:
@@ -1389,17 +1407,7 @@ def find_splits_sparse_generic(
                 rows = entry_row[a:b]
                 n_neg = _n_negative(xs)
                 n_zero = n_node - xs.shape[0]
-                # the zero block's rows, ascending id (node_rows keeps each node's rows so)
-                for k in range(rows.shape[0]):
-                    marks[rows[k]] = 1
-                z = 0
-                for q in range(start, end):
-                    r = node_rows[q]
-                    if marks[r] == 0:
-                        zero_rows[z] = r
-                        z += 1
-                for k in range(rows.shape[0]):
-                    marks[rows[k]] = 0
+                _zero_block_rows(rows, node_rows[start:end], marks, zero_rows)
                 stop = n_node
                 t = 0.0
                 if random:
@@ -1566,6 +1574,7 @@ def find_splits_sparse_absolute_error(
     for chunk in prange(n_chunks):
         tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m = _ae_scratch(max_n)
         vx = np.empty(max_n, dtype=np.float32)
+        zero_rows = np.empty(max_n, dtype=np.int32)
         marks = np.zeros(row_pos.shape[0], dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             cursor = feature_ptr[f]
@@ -1586,18 +1595,13 @@ def find_splits_sparse_absolute_error(
                 rows = entry_row[a:b]
                 n_neg = _n_negative(xs)
                 n_zero = n_node - xs.shape[0]
+                _zero_block_rows(rows, node_rows[start:end], marks, zero_rows)
+                for z in range(n_zero):
+                    r = zero_rows[z]
+                    order_ranks[n_neg + z] = rank_of_row[r]
+                    order_w[n_neg + z] = 1.0 if unit_weight else sample_weight[r]
+                    vx[n_neg + z] = 0.0
                 for k in range(rows.shape[0]):
-                    marks[rows[k]] = 1
-                p = n_neg
-                for q in range(start, end):  # the zero block, ascending row id
-                    r = node_rows[q]
-                    if marks[r] == 0:
-                        order_ranks[p] = rank_of_row[r]
-                        order_w[p] = 1.0 if unit_weight else sample_weight[r]
-                        vx[p] = 0.0
-                        p += 1
-                for k in range(rows.shape[0]):
-                    marks[rows[k]] = 0
                     v = k if k < n_neg else k + n_zero
                     order_ranks[v] = rank_of_row[rows[k]]
                     order_w[v] = 1.0 if unit_weight else sample_weight[rows[k]]
