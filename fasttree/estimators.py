@@ -99,8 +99,6 @@ class _BaseDecisionTree(BaseEstimator):
             raise self._param_error("criterion", f"a str among {sorted(self._criteria)}")
         if self.splitter not in SPLITTERS:
             raise self._param_error("splitter", f"a str among {sorted(SPLITTERS)}")
-        if self.monotonic_cst is not None:
-            raise ValueError("monotonic_cst is not supported yet; pass monotonic_cst=None.")
         if self.max_depth is None:
             max_depth = _NO_DEPTH_LIMIT
         elif _is_int(self.max_depth) and self.max_depth >= 1:
@@ -225,7 +223,9 @@ class _BaseDecisionTree(BaseEstimator):
                              "missing='learn'.")
         multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
-                            n_categories=self._n_categories(), multi_output=multi_output)
+                            n_categories=self._n_categories(), multi_output=multi_output,
+                            monotonic_cst=self._check_monotonic_cst(n_features, n_outputs,
+                                                                    n_classes))
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
         self.fit_timings_ = dict(grower.timings)
@@ -235,6 +235,33 @@ class _BaseDecisionTree(BaseEstimator):
         self.n_outputs_ = n_outputs
         self._prune(pruning, validation)
         return self
+
+    def _check_monotonic_cst(self, n_features, n_outputs, n_classes):
+        """The kernels' constraints (int8, on the fraction of class 0 for a classifier) from
+        ``monotonic_cst``, or None; scikit-learn's checks and messages."""
+        if self.monotonic_cst is None:
+            return None
+        if n_outputs > 1:
+            raise ValueError("Monotonicity constraints are not supported with multiple outputs.")
+        cst = np.asarray(self.monotonic_cst)
+        if cst.ndim != 1 or cst.shape[0] != n_features:
+            raise ValueError(f"monotonic_cst has shape {cst.shape[0] if cst.ndim else cst.shape} "
+                             f"but the input data X has {n_features} features.")
+        if not np.all(np.isin(cst, (-1, 0, 1))):
+            raise ValueError("monotonic_cst must be None or an array-like of -1, 0 or 1, but "
+                             f"got {np.unique(cst)}")
+        cst = cst.astype(np.int8)
+        if n_classes is not None and n_classes > 2:
+            raise ValueError("Monotonicity constraints are not supported with multiclass "
+                             "classification")
+        categorical = np.flatnonzero((cst != 0) & self.is_categorical_)
+        if categorical.size:
+            raise ValueError(f"monotonic_cst constrains the categorical feature(s) "
+                             f"{categorical.tolist()}; constraints apply to numeric features.")
+        if self.missing == "fractional":
+            raise ValueError("monotonic_cst cannot be combined with missing='fractional'.")
+        # constraints on the positive class's probability are constraints on class 0's, reversed
+        return -cst if n_classes is not None else cst
 
     def _check_sparse_fit(self):
         """What the sparse splitter does not do yet: refuse it clearly."""
@@ -501,8 +528,15 @@ default="from_dtype"
         value, its gain scaled by their weighted share; a row missing the split value goes down
         every branch with weight proportional to the branch's known weight, and predictions mix
         the leaves it reaches with the same weights.
-    monotonic_cst : None, default=None
-        scikit-learn's monotonicity constraints are not supported yet; only None is accepted.
+    monotonic_cst : array-like of int of shape (n_features,), default=None
+        Monotonicity constraint of each feature, as in scikit-learn: 1 increasing, -1
+        decreasing, 0 none (None: no constraints).  A split on a constrained feature is kept only
+        if its children's values are ordered accordingly and inside the range left by the
+        splits above; every node's value is clipped to its range
+        (:mod:`fasttree.kernels.monotonic`).  The value is the predicted probability of the
+        positive class (binary classification only), the mean, or the median
+        (``absolute_error``).  Not with several outputs, on categorical features, or with
+        ``missing='fractional'``.
 
     Attributes
     ----------

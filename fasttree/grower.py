@@ -28,6 +28,7 @@ from ._dtypes import (
     TREE_LEAF,
 )
 from .kernels import node_impurity, select_best_splits
+from .kernels.monotonic import child_bounds
 from ._validation import is_sparse
 from .sparse_splitter import SparseSplitter
 from .splitter import ExactSplitter
@@ -77,7 +78,7 @@ class GrowerParams:
 class _Batch:
     """Nodes created together: statistics first, then (for candidates) their best split."""
 
-    __slots__ = ("ids", "start", "end", "depth", "stats", "weight", "impurity", "banned",
+    __slots__ = ("ids", "start", "end", "depth", "stats", "weight", "impurity", "banned", "bounds",
                  "feature", "kind", "threshold", "missing_branch", "n_branches", "n_left",
                  "n_missing", "subset_class", "category_offset", "category_n_codes",
                  "improvement", "splittable")
@@ -113,6 +114,10 @@ class TreeGrower:
         A splitter over a prebuilt layout (any object with the methods of
         :class:`~fasttree.splitter.ExactSplitter`); None builds the exact presorted one from
         ``X``.
+    monotonic_cst : ndarray of shape (n_features,), int8, or None
+        Monotonicity constraints (:mod:`fasttree.kernels.monotonic`): -1, 0 or 1 per feature,
+        on the mean, the median (absolute error) or the fraction of class 0 (two classes); one
+        output, numeric features only.  A prebuilt ``splitter`` must hold the same ones.
 
     Attributes
     ----------
@@ -132,7 +137,7 @@ class TreeGrower:
     """
 
     def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None, n_categories=None,
-                 splitter=None, multi_output=None):
+                 splitter=None, multi_output=None, monotonic_cst=None):
         self.X = X
         self.y = y
         self.sample_weight = sample_weight
@@ -145,6 +150,8 @@ class TreeGrower:
         self.is_categorical = self.n_categories > 0
         self.splitter = splitter
         self.multi_output = multi_output
+        self.monotonic_cst = (None if monotonic_cst is None or not np.any(monotonic_cst)
+                              else np.asarray(monotonic_cst, dtype=np.int8))
         self.timings = {}
 
     def _make_splitter(self):
@@ -155,7 +162,7 @@ class TreeGrower:
                 self.sample_weight, n_classes=self.n_classes, criterion_code=p.criterion_code,
                 min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf,
                 random_thresholds=self.rng if p.splitter == "random" else None,
-                multi_output=self.multi_output)
+                multi_output=self.multi_output, monotonic_cst=self.monotonic_cst)
         return ExactSplitter.from_data(
             self.X, self.y, self.sample_weight, n_classes=self.n_classes,
             n_categories=self.n_categories, criterion_code=p.criterion_code,
@@ -164,7 +171,7 @@ class TreeGrower:
             missing_fractional=p.missing == "fractional",
             min_branch_fraction=p.min_branch_fraction,
             random_thresholds=self.rng if p.splitter == "random" else None,
-            multi_output=self.multi_output)
+            multi_output=self.multi_output, monotonic_cst=self.monotonic_cst)
 
     # -- phases ------------------------------------------------------------------------------
     def _feature_mask(self, start, end, banned):
@@ -216,8 +223,9 @@ class TreeGrower:
             end = np.ascontiguousarray(batch.end[cand])
             stats = np.ascontiguousarray(batch.stats[cand])
             banned = None if batch.banned is None else batch.banned[cand]
+            bounds = None if batch.bounds is None else np.ascontiguousarray(batch.bounds[cand])
             record = self._splitter.find_splits(start, end, stats,
-                                                self._feature_mask(start, end, banned))
+                                                self._feature_mask(start, end, banned), bounds)
             gain, n_branches = record.gain, record.n_branches
             if p.select_rule == SELECT_GAIN_RATIO:
                 # C4.5 charges a numeric split log2(candidate thresholds) / node weight; a split
@@ -262,12 +270,14 @@ class TreeGrower:
         batch.threshold[rows] = float(TREE_UNDEFINED)
 
     def _new_batch(self, start, end, depth, stats_feature, banned):
-        """Register new nodes and compute their statistics (not yet their splits)."""
+        """Register new nodes and compute their statistics (not yet their splits, nor under
+        monotonicity constraints their value ranges)."""
         batch = _Batch()
         batch.ids = np.arange(self._n_nodes, self._n_nodes + start.shape[0])
         self._n_nodes += start.shape[0]
         batch.start, batch.end, batch.depth = start, end, depth
         batch.banned = banned
+        batch.bounds = None
         batch.stats = self._splitter.node_stats(start, end, stats_feature)
         batch.weight, batch.impurity = self._node_impurity(batch.stats)
         self._batches.append(batch)
@@ -308,6 +318,9 @@ class TreeGrower:
         # will be searched (pure, too small, at max_depth) is not partitioned at all.
         children = self._new_batch(child_start, child_end, child_depth,
                                    feature[parent_of_child], banned)
+        if batch.bounds is not None:
+            children.bounds = self._child_bounds(batch.bounds[rows], feature, n_branches,
+                                                 parent_of_child, children)
         candidate = self._candidates(children)
         has_candidate = np.bincount(parent_of_child, weights=candidate, minlength=rows.size) > 0
         prefix = self._splitter.is_prefix(take("kind"), take("n_missing"),
@@ -320,6 +333,27 @@ class TreeGrower:
         first_child = children.ids[np.concatenate([[0], np.cumsum(n_branches)[:-1]])]
         self._links.append((batch.ids[rows], first_child, n_branches))
         return children
+
+    def _child_bounds(self, bounds, feature, n_branches, parent_of_child, children):
+        """Value ranges of the children of split nodes (ranges ``bounds``, split on
+        ``feature``): inherited, or cut at the middle value below a constrained feature."""
+        child = bounds[parent_of_child]
+        cst = self.monotonic_cst[feature]
+        split = np.flatnonzero(cst != 0)  # numeric thresholds: two children each
+        if split.size:
+            left = np.concatenate([[0], np.cumsum(n_branches)[:-1]])[split]
+            value = self._constrained_value(children.stats, children.weight)
+            child[left], child[left + 1] = child_bounds(
+                cst[split], child[left, 0], child[left, 1], value[left], value[left + 1])
+        return child
+
+    def _constrained_value(self, stats, weight):
+        """The value monotonicity constraints apply to (:mod:`fasttree.kernels.monotonic`)."""
+        if self.n_classes is not None:
+            return stats[:, 0] / weight  # the fraction of class 0
+        if self.params.criterion_code == CRITERION_ABSOLUTE_ERROR:
+            return stats[:, 3]  # the weighted median
+        return stats[:, 1] / weight
 
     def _child_bans(self, batch, rows, parent_of_child):
         """Features a child may not split on: a categorical feature below a multiway split on it
@@ -344,6 +378,8 @@ class TreeGrower:
         root = self._new_batch(np.array([0], dtype=np.int64),
                                np.array([self._splitter.n_samples], dtype=np.int64),
                                np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), None)
+        if self.monotonic_cst is not None:
+            root.bounds = np.array([[-np.inf, np.inf]])
         self._search(root, self._candidates(root))
         if self.params.max_leaf_nodes is None:
             self._grow_level_wise(root)
@@ -402,6 +438,8 @@ class TreeGrower:
             value = (stats[:, 1] / safe)[:, None, None]
         else:
             value = (stats / safe[:, None])[:, None, :]
+        if self.monotonic_cst is not None:
+            _clip_values(value, cat("bounds"), classification=self.n_classes is not None)
         return Tree(
             children_left=left, children_right=right, feature=feature, threshold=threshold,
             value=value, impurity=cat("impurity"),
@@ -430,6 +468,16 @@ def _multi_output_values(stats, weight, offsets, n_classes):
         block = stats[:, offsets[k]:offsets[k + 1]]
         value[:, k, :block.shape[1]] = block / weight[:, None]
     return value
+
+
+def _clip_values(value, bounds, classification):
+    """Clip every node's constrained value to its range, in place (scikit-learn's rule; for two
+    classes the other class gets the rest)."""
+    v = value[:, 0, 0]
+    lower, upper = bounds[:, 0], bounds[:, 1]
+    value[:, 0, 0] = np.where(v < lower, lower, np.where(v > upper, upper, v))
+    if classification and value.shape[2] == 2:
+        value[:, 0, 1] = 1.0 - value[:, 0, 0]
 
 
 def _segmented_cumsum(values, lengths):

@@ -37,7 +37,7 @@ from ._dtypes import (
     label_dtype,
 )
 from .kernels import node_target_ranks, new_split_record, reciprocal_table, xlog2x_table
-from .splitter import random_draws
+from .splitter import _constraints, _node_bounds, random_draws
 from .kernels.sparse import (
     build_sparse_layout,
     find_best_splits_sparse_classification,
@@ -128,7 +128,7 @@ class SparseSplitter:
     def __init__(self, entry_x, entry_row, entry_y, feature_ptr, targets, sample_weight, *,
                  n_samples, n_classes, criterion_code, min_samples_leaf, min_weight_leaf,
                  exact_zero_block=True, random_thresholds=None, multi_output=None,
-                 timings=None):
+                 monotonic_cst=None, timings=None):
         self.entry_x, self.entry_row, self.entry_y = entry_x, entry_row, entry_y
         self.feature_ptr = feature_ptr
         self.row_y = targets
@@ -144,9 +144,13 @@ class SparseSplitter:
         if criterion_code == CRITERION_ABSOLUTE_ERROR:
             self._rank_of_row = np.zeros(self.n_samples, dtype=np.int64)
             self._node_sorted_y = np.zeros(self.n_samples)
-        if multi_output is None and random_thresholds is not None:
+        self.monotonic_cst = _constraints(monotonic_cst, self.n_features)
+        if self.monotonic_cst.size and multi_output is not None:
+            raise ValueError("monotonicity constraints need one output")
+        if multi_output is None and (random_thresholds is not None or self.monotonic_cst.size):
             # the generic kernel reads targets by row id, one output: its statistics are the
-            # single-output ones (class counts, or [w, sum w*y, c])
+            # single-output ones (class counts, or [w, sum w*y, c]); it alone checks
+            # monotonicity constraints (besides the absolute-error kernel)
             width = n_classes if n_classes is not None else 3
             self._generic = (np.ascontiguousarray(targets, dtype=np.float64)[:, None],
                              np.array([0, width], dtype=np.int64))
@@ -178,7 +182,8 @@ class SparseSplitter:
     def from_csc(cls, data, indices, indptr, n_samples, y, sample_weight, *, n_classes,
                  criterion_code, min_samples_leaf, min_weight_leaf, n_categories=None,
                  categorical_kind=None, missing_fractional=False, min_branch_fraction=0.0,
-                 random_thresholds=None, multi_output=None, exact_zero_block=True):
+                 random_thresholds=None, multi_output=None, monotonic_cst=None,
+                 exact_zero_block=True):
         """Build the layout from a CSC matrix's arrays, then the splitter.
 
         Parameters
@@ -199,7 +204,8 @@ random_thresholds, multi_output
             Accepted so that the keyword arguments of
             :meth:`ExactSplitter.from_data <fasttree.splitter.ExactSplitter.from_data>` can be
             passed as they are; random thresholds (``splitter="random"``) and several outputs
-            (``(Y, offsets)``, :mod:`fasttree.kernels.multi_output`) are supported, categorical
+            (``(Y, offsets)``, :mod:`fasttree.kernels.multi_output`) and monotonicity
+            constraints (``monotonic_cst``, one output) are supported, categorical
             features, fractional missing rows and C4.5's minimum branch weight are not
             (``ValueError`` when asked for).
         exact_zero_block : bool, default=True
@@ -237,7 +243,7 @@ random_thresholds, multi_output
                    n_samples=n_samples, n_classes=n_classes, criterion_code=criterion_code,
                    min_samples_leaf=min_samples_leaf, min_weight_leaf=min_weight_leaf,
                    exact_zero_block=exact_zero_block, random_thresholds=random_thresholds,
-                   multi_output=multi_output, timings=timings)
+                   multi_output=multi_output, monotonic_cst=monotonic_cst, timings=timings)
 
     def _timed(self, phase, func, *args):
         t0 = time.perf_counter()
@@ -285,9 +291,11 @@ random_thresholds, multi_output
         return sparse_non_constant(self.entry_x, self.entry_row, self.feature_ptr, self.row_pos,
                                    start, end, _order(start))
 
-    def find_splits(self, start, end, stats, mask):
-        """Best split of every unmasked (feature, node) pair, as a SplitRecord."""
+    def find_splits(self, start, end, stats, mask, bounds=None):
+        """Best split of every unmasked (feature, node) pair, as a SplitRecord (``bounds``: as
+        for :meth:`ExactSplitter.find_splits <fasttree.splitter.ExactSplitter.find_splits>`)."""
         start, end = _int64(start), _int64(end)
+        constraints = self.monotonic_cst, _node_bounds(self.monotonic_cst, bounds)
         record = new_split_record(self.n_features, start.shape[0])
         mask = np.ascontiguousarray(mask, dtype=np.uint8)
         stats = np.ascontiguousarray(stats, dtype=np.float64)
@@ -299,8 +307,9 @@ random_thresholds, multi_output
                         self.entry_row, self.feature_ptr, self.row_pos, self.node_rows,
                         self.sample_weight, start, end, _order(start), stats, mask,
                         self._rank_of_row, self._node_sorted_y, self.min_samples_leaf,
-                        self.min_weight_leaf, uniform, coin, self._n_chunks(), *record)
-        elif self._generic is not None:  # random thresholds, or several outputs
+                        self.min_weight_leaf, uniform, coin, *constraints, self._n_chunks(),
+                        *record)
+        elif self._generic is not None:  # random thresholds, several outputs, constraints
             random = self.random_thresholds is not None
             uniform, coin = random_draws(self.random_thresholds,
                                          (self.n_features, start.shape[0]) if random else (0, 0))
@@ -309,7 +318,7 @@ random_thresholds, multi_output
                         self.feature_ptr, self.row_pos, self.node_rows, Y, self.sample_weight,
                         start, end, _order(start), stats, mask, offsets, self.criterion_code,
                         self.min_samples_leaf, self.min_weight_leaf, uniform, coin,
-                        self._n_chunks(), *record)
+                        *constraints, self._n_chunks(), *record)
         elif self.n_classes is None:
             self._timed("search", find_best_splits_sparse_regression, *self._layout(), start,
                         end, _order(start), stats, mask, self.criterion_code,

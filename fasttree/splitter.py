@@ -3,8 +3,9 @@
 The grower (:mod:`fasttree.grower`) talks to a splitter through five phases, whatever the layout:
 
 * ``node_stats(start, end, feature)``: per-node target statistics;
-* ``find_splits(start, end, stats, mask)``: a :class:`~fasttree.kernels.SplitRecord` with every
-  (feature, node) pair's best split;
+* ``find_splits(start, end, stats, mask, bounds)``: a :class:`~fasttree.kernels.SplitRecord`
+  with every (feature, node) pair's best split (``bounds``: each node's value range under
+  monotonicity constraints, or None);
 * ``describe_categorical(...)``: the category maps of the chosen categorical splits;
 * ``split(...)``: route the rows of splits that are not a prefix of the split feature's row and
   move them (k-way), returning every split node's rows per branch;
@@ -61,6 +62,25 @@ def random_draws(rng, shape):
     return uniform, coin
 
 
+def _constraints(monotonic_cst, n_features):
+    """The kernels' form of monotonicity constraints: int8 per feature, empty for none."""
+    if monotonic_cst is None:
+        return np.empty(0, dtype=np.int8)
+    cst = np.ascontiguousarray(monotonic_cst, dtype=np.int8)
+    if cst.shape != (n_features,) or not np.isin(cst, (-1, 0, 1)).all():
+        raise ValueError(f"monotonic_cst must hold -1, 0 or 1 for each of {n_features} features")
+    return cst if cst.any() else np.empty(0, dtype=np.int8)
+
+
+def _node_bounds(monotonic_cst, bounds):
+    """The kernels' ``node_bounds``: the nodes' ranges when there are constraints."""
+    if monotonic_cst.size == 0:
+        return np.empty((0, 2))
+    if bounds is None:
+        raise ValueError("monotonicity constraints need each node's bounds")
+    return np.ascontiguousarray(bounds, dtype=np.float64)
+
+
 class ExactSplitter:
     """Every feature sorted once; every node a contiguous, sorted range of every feature row.
 
@@ -90,6 +110,9 @@ class ExactSplitter:
     multi_output : tuple (Y, offsets) or None
         Several outputs: ``Y`` (n_samples, n_outputs) float64 targets by row id and the
         statistics offsets of :mod:`fasttree.kernels.multi_output`; ``sorted_y`` is then unused.
+    monotonic_cst : ndarray of shape (n_features,), int8, or None
+        Monotonicity constraints (:mod:`fasttree.kernels.monotonic`; one output, numeric
+        features, not with ``missing_fractional``).
 
     Attributes
     ----------
@@ -103,7 +126,7 @@ class ExactSplitter:
     def __init__(self, sorted_x, sorted_idx, sorted_y, sample_weight, *, n_classes, n_categories,
                  criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
                  missing_fractional=False, min_branch_fraction=0.0, random_thresholds=None,
-                 multi_output=None, timings=None):
+                 multi_output=None, monotonic_cst=None, timings=None):
         self.sorted_x, self.sorted_idx, self.sorted_y = sorted_x, sorted_idx, sorted_y
         self.n_features, self.n_samples = sorted_x.shape
         self.n_classes = n_classes
@@ -117,6 +140,9 @@ class ExactSplitter:
         self.min_branch_fraction = min_branch_fraction
         self.random_thresholds = random_thresholds
         self.multi_output = multi_output
+        self.monotonic_cst = _constraints(monotonic_cst, self.n_features)
+        if self.monotonic_cst.size and (multi_output is not None or missing_fractional):
+            raise ValueError("monotonicity constraints need one output and no fractional rows")
         self.timings = {} if timings is None else timings
         # NaN sorts last: a feature misses values iff its last sorted value is NaN
         self.missing_features = np.isnan(sorted_x[:, -1]) if self.n_samples else np.zeros(0, bool)
@@ -193,10 +219,12 @@ class ExactSplitter:
         # a feature with missing values (NaN last) is not constant
         return ~(last <= first + FEATURE_THRESHOLD)
 
-    def find_splits(self, start, end, stats, mask):
-        """Best split of every unmasked (feature, node) pair, as a SplitRecord."""
+    def find_splits(self, start, end, stats, mask, bounds=None):
+        """Best split of every unmasked (feature, node) pair, as a SplitRecord; ``bounds``
+        (n_nodes, 2): each node's value range, needed with monotonicity constraints."""
         record = new_split_record(self.n_features, start.shape[0])
         numeric_mask = mask * ~self.is_categorical[:, None]
+        constraints = self.monotonic_cst, _node_bounds(self.monotonic_cst, bounds)
         if self.multi_output is not None:
             random = self.random_thresholds is not None
             uniform, coin = self._draws((self.n_features, start.shape[0]) if random else (0, 0))
@@ -211,20 +239,20 @@ class ExactSplitter:
             self._timed("search", find_splits_absolute_error, self.sorted_x, self.sorted_idx,
                         self.sample_weight, start, end, stats, numeric_mask, self._rank_of_row,
                         self._node_sorted_y, self.min_samples_leaf, self.min_weight_leaf,
-                        uniform, coin, *record)
+                        uniform, coin, *constraints, *record)
         elif self.random_thresholds is not None:
-            self._random_splits(start, end, stats, numeric_mask, record)
+            self._random_splits(start, end, stats, numeric_mask, constraints, record)
         elif self.n_classes is None:
             self._timed("search", find_best_splits_regression, self.sorted_x, self.sorted_idx,
                         self.sorted_y, self.sample_weight, start, end, stats, numeric_mask,
                         self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
-                        self._count_table, self.missing_fractional, *record)
+                        self._count_table, self.missing_fractional, *constraints, *record)
         else:
             self._timed("search", find_best_splits_classification, self.sorted_x,
                         self.sorted_idx, self.sorted_y, self.sample_weight, start, end, stats,
                         numeric_mask, self.criterion_code, self.min_samples_leaf,
                         self.min_weight_leaf, self._count_table, self.min_branch_fraction,
-                        self.missing_fractional, *record)
+                        self.missing_fractional, *constraints, *record)
         if self.is_categorical.any():
             self._timed("search", find_best_splits_categorical, self.sorted_x, self.sorted_idx,
                         self.sorted_y, self.sample_weight, start, end, stats,
@@ -233,7 +261,7 @@ class ExactSplitter:
                         self.min_weight_leaf, self.missing_fractional, *record)
         return record
 
-    def _random_splits(self, start, end, stats, mask, record):
+    def _random_splits(self, start, end, stats, mask, constraints, record):
         """One random threshold per (feature, node), drawn here so that the tree depends on the
         generator's state only, not on the threads."""
         uniform, coin = self._draws((self.n_features, start.shape[0]))
@@ -241,7 +269,8 @@ class ExactSplitter:
                   else find_random_splits_classification)
         self._timed("search", kernel, self.sorted_x, self.sorted_idx, self.sorted_y,
                     self.sample_weight, start, end, stats, mask, uniform, coin,
-                    self.criterion_code, self.min_samples_leaf, self.min_weight_leaf, *record)
+                    self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
+                    *constraints, *record)
 
     def _draws(self, shape):
         return random_draws(self.random_thresholds, shape)

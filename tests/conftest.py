@@ -8,14 +8,15 @@ def rng():
 
 
 def pytest_collection_modifyitems(config, items):
-    """Deselect the scikit-learn suite's tests of features not built yet (the list and the
-    reasons live in tests/test_sklearn_tree_suite.py)."""
+    """Deselect the tests of scikit-learn's suites that a module's ``deselect_reason`` names
+    (the lists and the reasons live in tests/test_sklearn_*_suite.py)."""
     kept, deselected = [], []
     for item in items:
-        reason_of = getattr(item.module, "pending_reason", None)
+        reason_of = getattr(item.module, "deselect_reason", None)
         name = getattr(item, "originalname", item.name)
         parametrization = item.name[len(name):]
-        if reason_of is not None and reason_of(name, parametrization):
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if reason_of is not None and reason_of(name, parametrization, params):
             deselected.append(item)
         else:
             kept.append(item)

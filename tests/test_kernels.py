@@ -26,6 +26,7 @@ from fasttree.kernels import (
     segment_target_sums,
     select_best_splits,
     xlog2x_table,
+    unconstrained,
 )
 from fasttree.tree import Tree
 from reference import apply_naive, brute_force_split
@@ -354,7 +355,7 @@ def test_public_kernels_grow_one_level_like_the_estimator():
     record = new_split_record(n_features, 1)  # filled by the search kernels
     find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((n_features, 1), np.uint8),
-        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False, *record)
+        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False, *unconstrained(), *record)
     best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                               record.n_branches, SELECT_IMPURITY)
     est = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=1).fit(X, y)

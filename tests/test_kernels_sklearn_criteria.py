@@ -25,6 +25,7 @@ from fasttree.kernels import (
     segment_class_weights,
     segment_multi_stats,
     segment_target_sums,
+    unconstrained,
 )
 from reference import (
     children_impurity_of,
@@ -71,12 +72,13 @@ def test_regression_criteria_match_exhaustive_search(criterion, missing, weighte
         assert stats[0, 2] == pytest.approx(weighted_node_impurity(y, w, criterion))
         find_splits_absolute_error(sorted_x, sorted_idx, w_kernel, start, end, stats, mask,
                                    rank_of_row, node_sorted_y, 1, 0.0, np.empty((0, 0)),
-                                   np.empty((0, 0), np.uint8), *record)
+                                   np.empty((0, 0), np.uint8), *unconstrained(), *record)
     else:
         stats = segment_target_sums(sorted_idx, sorted_y, w_kernel, start, end, row,
                                     CRITERION_POISSON)
         find_best_splits_regression(sorted_x, sorted_idx, sorted_y, w_kernel, start, end, stats,
-                                    mask, CRITERION_POISSON, 1, 0.0, np.empty(0), False, *record)
+                                    mask, CRITERION_POISSON, 1, 0.0, np.empty(0), False,
+                                    *unconstrained(), *record)
     for f in range(X.shape[1]):
         expected, candidates, _ = missing_aware_numeric_split(X[:, f], y, w, criterion=criterion)
         got = record.children_impurity[f, 0]
@@ -136,7 +138,8 @@ def test_random_thresholds_follow_the_draws(task, missing, seed):
         sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
         stats = segment_class_weights(sorted_idx, sorted_y, w, start, end, row, 3)
         find_random_splits_classification(sorted_x, sorted_idx, sorted_y, w, start, end, stats,
-                                          mask, uniform, coin, CRITERION_GINI, 1, 0.0, *record)
+                                          mask, uniform, coin, CRITERION_GINI, 1, 0.0,
+                                          *unconstrained(), *record)
         name, n_classes = "gini", 3
     else:
         y = rng.normal(size=n)
@@ -144,7 +147,8 @@ def test_random_thresholds_follow_the_draws(task, missing, seed):
         stats = segment_target_sums(sorted_idx, sorted_y, w, start, end, row,
                                     CRITERION_SQUARED_ERROR)
         find_random_splits_regression(sorted_x, sorted_idx, sorted_y, w, start, end, stats, mask,
-                                      uniform, coin, CRITERION_SQUARED_ERROR, 1, 0.0, *record)
+                                      uniform, coin, CRITERION_SQUARED_ERROR, 1, 0.0,
+                                      *unconstrained(), *record)
         name, n_classes = "squared_error", None
     for f in range(m):
         x = X[:, f]
@@ -175,6 +179,6 @@ def test_poisson_refuses_a_child_of_zero_targets_despite_rounding():
     record = new_split_record(1, 1)
     find_best_splits_regression(sorted_x, sorted_idx, sorted_y, np.empty(0), start, end, stats,
                                 np.ones((1, 1), np.uint8), CRITERION_POISSON, 1, 0.0,
-                                np.empty(0), False, *record)
+                                np.empty(0), False, *unconstrained(), *record)
     assert record.n_left[0, 0] != 7  # never the last row alone
 

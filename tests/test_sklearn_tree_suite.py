@@ -2,29 +2,17 @@
 
 The installed scikit-learn's ``sklearn/tree/tests/test_tree.py`` is read at import time, its tree
 estimator names are rebound to fasttree's just before its estimator tables, and the module is
-executed here, so pytest collects its tests unchanged.  Tests that check scikit-learn internals or
-a documented design difference are excluded in ``EXCLUDED`` (one place, with the reason).
+executed here (:mod:`sklearn_suite`), so pytest collects its tests unchanged.  Tests that check
+scikit-learn internals or a documented design difference are excluded in ``EXCLUDED`` (one place,
+with the reason).
 """
-
-import inspect
-from pathlib import Path
 
 import pytest
 
 sklearn_tree_tests = pytest.importorskip("sklearn.tree.tests")
 
+from sklearn_suite import load_suite, suite_tests  # noqa: E402
 
-SOURCE = Path(sklearn_tree_tests.__file__).parent / "test_tree.py"
-
-# Inserted before the first line that builds the estimator tables.
-REBIND = """
-from fasttree import (  # fasttree in place of scikit-learn
-    DecisionTreeClassifier,
-    DecisionTreeRegressor,
-    ExtraTreeClassifier,
-    ExtraTreeRegressor,
-)
-"""
 ANCHOR = 'CLF_CRITERIONS = ("gini", "log_loss")'
 
 # Tests of scikit-learn internals or of a documented design difference: name -> reason (a name
@@ -50,7 +38,7 @@ PENDING_PARAMETRIZATIONS = {  # (test, substring of the parametrization id) -> r
 }
 
 
-def pending_reason(name, parametrization):
+def deselect_reason(name, parametrization, params):
     """Why a collected test is deselected for now, or None (used by tests/conftest.py)."""
     if name in PENDING:
         return PENDING[name]
@@ -66,21 +54,8 @@ def global_random_seed():
     return 42
 
 
-def _load():
-    source = SOURCE.read_text()
-    if ANCHOR not in source:
-        raise RuntimeError(f"{SOURCE} changed: {ANCHOR!r} not found; update the rebinding.")
-    source = source.replace(ANCHOR, REBIND + ANCHOR, 1)
-    namespace = {"__name__": __name__, "__file__": str(SOURCE)}
-    exec(compile(source, str(SOURCE), "exec"), namespace)
-    return namespace
-
-
-_namespace = _load()
-for _name, _obj in _namespace.items():
-    if _name.startswith("test_") and inspect.isfunction(_obj):
-        if _name not in EXCLUDED:
-            globals()[_name] = _obj
+_namespace = load_suite(sklearn_tree_tests, "test_tree.py", ANCHOR, __name__)
+globals().update(suite_tests(_namespace, EXCLUDED))
 
 
 def test_exclusions_name_existing_tests():

@@ -34,11 +34,13 @@ class Kernels:
         presort_features(self.X)
 
     def time_find_best_splits_entropy(self, *args):
-        from fasttree.kernels import find_best_splits_classification
+        from fasttree.kernels import find_best_splits_classification, new_split_record
+        from fasttree.kernels.monotonic import unconstrained
 
+        record = new_split_record(self.mask.shape[0], self.start.shape[0])
         find_best_splits_classification(self.sorted_x, self.sorted_idx, self.sorted_y, self.w,
                                         self.start, self.end, self.counts, self.mask, 1, 1, 0.0,
-                                        self.table)
+                                        self.table, 0.0, False, *unconstrained(), *record)
 
     def time_partition(self, *args):
         from fasttree.kernels import partition_segments

@@ -12,7 +12,8 @@ C-contiguous, as each docstring states.  A typical level of a tree::
     record = new_split_record(n_features, 1)                     # filled by the search kernels
     find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((n_features, 1), np.uint8),
-        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False, *record)
+        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False,
+        *unconstrained(), *record)                               # no monotonicity constraints
     best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                               record.n_branches, SELECT_IMPURITY)  # feature per node
     partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,
@@ -41,6 +42,7 @@ from .absolute_error import find_splits_absolute_error, node_target_ranks
 from .apply import apply_tree, decision_paths, predict_fractional
 from .categorical import categorical_split_maps, find_best_splits_categorical
 from .criteria import node_impurity, reciprocal_table, split_information, xlog2x_table
+from .monotonic import unconstrained
 from .multi_output import find_splits_multioutput, segment_multi_stats
 from .node_stats import segment_class_weights, segment_target_sums
 from .partition import (
@@ -96,6 +98,7 @@ __all__ = [
     "segment_target_sums",
     "select_best_splits",
     "split_information",
+    "unconstrained",
     "xlog2x_table",
 ]
 

@@ -13,6 +13,7 @@ feature.
 import numpy as np
 from numba import njit, prange
 
+from .monotonic import constraint_of, monotonic_ok
 from .random_split import _draw_threshold, _store_random_split
 from .split_search import _same_value, _store_binary_split, count_missing
 
@@ -63,10 +64,10 @@ def _median_abs_error(tw, twy, w_total, wy_total, sorted_vals, top_bit):
 
 
 @njit(cache=True)
-def _pass(order_ranks, order_w, vals, first, count, step, tw, twy, out, top_bit, start_w,
-          start_wy, preload_ranks, preload_w):
-    """Absolute errors of the growing sets ``preload + rows[first], rows[first + step], ...``:
-    ``out[j]`` after ``j + 1`` rows."""
+def _pass(order_ranks, order_w, vals, first, count, step, tw, twy, out, out_median, top_bit,
+          start_w, start_wy, preload_ranks, preload_w):
+    """Absolute errors and medians of the growing sets ``preload + rows[first],
+    rows[first + step], ...``: ``out[j]``, ``out_median[j]`` after ``j + 1`` rows."""
     tw[:] = 0.0
     twy[:] = 0.0
     w_total = start_w
@@ -81,7 +82,7 @@ def _pass(order_ranks, order_w, vals, first, count, step, tw, twy, out, top_bit,
         _fenwick_add(tw, twy, r, w, w * vals[r])
         w_total += w
         wy_total += w * vals[r]
-        out[j] = _median_abs_error(tw, twy, w_total, wy_total, vals, top_bit)[1]
+        out_median[j], out[j] = _median_abs_error(tw, twy, w_total, wy_total, vals, top_bit)
         p += step
 
 
@@ -152,6 +153,7 @@ def node_target_ranks(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, s
 def find_splits_absolute_error(
     sorted_x, sorted_idx, sample_weight, seg_start, seg_end, seg_stats, feature_mask,
     rank_of_row, node_sorted_y, min_samples_leaf, min_weight_leaf, uniform, coin,
+    monotonic_cst, node_bounds,
     children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
     n_missing, n_candidates, subset_class,
 ):
@@ -169,6 +171,10 @@ def find_splits_absolute_error(
     uniform, coin : ndarray of shape (n_features, n_segments) or (0, 0) (IN)
         Empty: every midpoint; otherwise one random threshold per pair (see
         :func:`~fasttree.kernels.find_splits_multioutput`).
+    monotonic_cst, node_bounds : ndarray (IN)
+        Monotonicity constraints, as in
+        :func:`~fasttree.kernels.find_best_splits_classification`; the constrained value is the
+        weighted median.
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
         ``children_impurity`` is the children's total absolute error around their medians.
 
@@ -183,7 +189,7 @@ def find_splits_absolute_error(
     for s in range(n_segments):
         max_n = max(max_n, seg_end[s] - seg_start[s])
     for f in prange(n_features):
-        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m = _scratch(max_n)
+        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _scratch(max_n)
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
@@ -197,28 +203,31 @@ def find_splits_absolute_error(
             for p in range(n_node):
                 order_ranks[p] = rank_of_row[idx[p]]
                 order_w[p] = 1.0 if unit_weight else sample_weight[idx[p]]
+            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
             _split_pair(f, s, xs, node_sorted_y[start:end], count_missing(xs), seg_stats[s],
-                        min_samples_leaf, min_weight_leaf, uniform, coin, tw, twy, order_ranks,
-                        order_w, fwd, fwd_m, bwd, bwd_m, children_impurity, gain, split_info,
-                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+                        min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower, upper,
+                        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians,
+                        children_impurity, gain, split_info, threshold, n_left, n_branches,
+                        missing_branch, n_missing, n_candidates)
 
 
 @njit(cache=True)
 def _scratch(max_n):
-    """Per-thread work arrays of :func:`_split_pair`."""
+    """Per-thread work arrays of :func:`_split_pair` (``medians``: the four passes' medians)."""
     return (np.empty(max_n + 1), np.empty(max_n + 1), np.empty(max_n, dtype=np.int64),
             np.empty(max_n), np.empty(max_n), np.empty(max_n), np.empty(max_n),
-            np.empty(max_n))
+            np.empty(max_n), np.empty((4, max_n)))
 
 
 @njit(cache=True)
 def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf, uniform, coin,
-                tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, children_impurity, gain,
-                split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                n_candidates):
+                cst, lower, upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
+                medians, children_impurity, gain, split_info, threshold, n_left, n_branches,
+                missing_branch, n_missing, n_candidates):
     """Best (or random) split of one (feature, node) pair whose rows, in the feature's sorted
     order (missing last), have ranks ``order_ranks`` and weights ``order_w``; ``xs`` their
-    values, ``vals`` the node's sorted targets."""
+    values, ``vals`` the node's sorted targets; ``cst != 0``: the children's medians must
+    respect that monotonicity constraint and the range ``[lower, upper]``."""
     random = uniform.shape[0] > 0
     n_node = xs.shape[0]
     n_known = n_node - n_miss
@@ -249,15 +258,20 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
         w_missing += miss_w[j]
         wy_missing += miss_w[j] * vals[miss_ranks[j]]
     # prefixes (known rows only; then with the missing rows) and suffixes
-    _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd, top_bit, 0.0, 0.0,
-          no_rows, no_w)
-    _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd, top_bit, 0.0,
+    fwd_med, bwd_med, fwd_m_med, bwd_m_med = medians[0], medians[1], medians[2], medians[3]
+    _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd, fwd_med, top_bit, 0.0,
           0.0, no_rows, no_w)
+    _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd, bwd_med,
+          top_bit, 0.0, 0.0, no_rows, no_w)
+    missing_median = 0.0
+    missing_error = 0.0
     if n_miss > 0:
-        _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd_m, top_bit, w_missing,
-              wy_missing, miss_ranks, miss_w)
-        _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd_m, top_bit,
+        _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd_m, fwd_m_med, top_bit,
               w_missing, wy_missing, miss_ranks, miss_w)
+        _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd_m,
+              bwd_m_med, top_bit, w_missing, wy_missing, miss_ranks, miss_w)
+        missing_median, missing_error = _median_abs_error_of(miss_ranks, miss_w, vals, f_tw,
+                                                             f_twy, top_bit)
     best_a = np.inf
     best_a_p = -1
     best_a_w = 0.0
@@ -281,15 +295,15 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
                 and p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
                 and w_left >= min_weight_leaf and w_right >= min_weight_leaf
                 and w_left > 0.0 and w_right > 0.0):
-            valid = True
             if n_miss == 0:
-                right = bwd[n_suffix - 1]
+                right, right_median = bwd[n_suffix - 1], bwd_med[n_suffix - 1]
             elif n_suffix > 0:  # the suffix with the missing rows: bwd_m[j] has j + 1 known
-                right = bwd_m[n_suffix - 1]
+                right, right_median = bwd_m[n_suffix - 1], bwd_m_med[n_suffix - 1]
             else:
-                right = _abs_error_of(miss_ranks, miss_w, vals, f_tw, f_twy, top_bit)
+                right, right_median = missing_error, missing_median
+            valid = cst == 0 or monotonic_ok(cst, lower, upper, fwd_med[p], right_median)
             value = fwd[p] + right
-            if value < best_a:
+            if valid and value < best_a:
                 best_a = value
                 best_a_p = p
                 best_a_w = w_left
@@ -300,7 +314,9 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
                 and p + 1 + n_miss >= min_samples_leaf
                 and n_suffix >= min_samples_leaf
                 and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                and w_left_b > 0.0 and w_right_b > 0.0):
+                and w_left_b > 0.0 and w_right_b > 0.0
+                and (cst == 0 or monotonic_ok(cst, lower, upper, fwd_m_med[p],
+                                              bwd_med[n_suffix - 1]))):
             valid = True
             value = fwd_m[p] + bwd[n_suffix - 1]
             if value < best_b:
@@ -327,8 +343,8 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
 
 
 @njit(cache=True)
-def _abs_error_of(ranks, weights, vals, tw, twy, top_bit):
-    """Absolute error around the weighted median of the given rows alone."""
+def _median_abs_error_of(ranks, weights, vals, tw, twy, top_bit):
+    """Weighted median of the given rows alone and their absolute error around it."""
     tw[:] = 0.0
     twy[:] = 0.0
     w_total = 0.0
@@ -337,4 +353,4 @@ def _abs_error_of(ranks, weights, vals, tw, twy, top_bit):
         _fenwick_add(tw, twy, ranks[j], weights[j], weights[j] * vals[ranks[j]])
         w_total += weights[j]
         wy_total += weights[j] * vals[ranks[j]]
-    return _median_abs_error(tw, twy, w_total, wy_total, vals, top_bit)[1]
+    return _median_abs_error(tw, twy, w_total, wy_total, vals, top_bit)

@@ -24,7 +24,9 @@ from .criteria import (
     weighted_class_impurity,
     weighted_regression_impurity,
 )
+from .monotonic import constraint_of, monotonic_ok
 from .split_search import _same_value, count_missing
+
 
 @njit(cache=True, inline="always")
 def _draw_threshold(xs, n_known, n_miss, u):
@@ -63,6 +65,7 @@ def _store_random_split(f, s, value, node_weighted_impurity, w_node, w_left, t, 
 def find_random_splits_classification(
     sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
     feature_mask, uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
+    monotonic_cst, node_bounds,
     children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
     n_missing, n_candidates, subset_class,
 ):
@@ -81,6 +84,10 @@ feature_mask
         ``CRITERION_GINI`` or ``CRITERION_ENTROPY``.
     min_samples_leaf : int
     min_weight_leaf : float
+    monotonic_cst, node_bounds : ndarray (IN)
+        Monotonicity constraints, as in
+        :func:`~fasttree.kernels.find_best_splits_classification`: a threshold that breaks its
+        feature's constraint leaves the pair without a split.
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
 
     Notes
@@ -134,6 +141,10 @@ feature_mask
                     or w_left < min_weight_leaf or w_right < min_weight_leaf
                     or w_left <= 0.0 or w_right <= 0.0):
                 continue
+            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+            if cst != 0 and not monotonic_ok(cst, lower, upper, left[0] / w_left,
+                                             (seg_class_weight[s, 0] - left[0]) / w_right):
+                continue
             value = two_children_class_impurity(left, seg_class_weight[s], w_left, w_right,
                                                 criterion)
             _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], w_left, t,
@@ -146,6 +157,7 @@ feature_mask
 def find_random_splits_regression(
     sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums, feature_mask,
     uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
+    monotonic_cst, node_bounds,
     children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
     n_missing, n_candidates, subset_class,
 ):
@@ -153,7 +165,8 @@ def find_random_splits_regression(
 
     Same contract as :func:`find_random_splits_classification`, with the statistics and
     criteria of :func:`~fasttree.kernels.find_best_splits_regression` (``seg_sums`` rows
-    ``[sum w, sum w*y, c]``; ``CRITERION_SQUARED_ERROR`` or ``CRITERION_POISSON``).
+    ``[sum w, sum w*y, c]``; ``CRITERION_SQUARED_ERROR`` or ``CRITERION_POISSON``; the
+    constrained value is the mean).
     """
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
@@ -202,6 +215,10 @@ def find_random_splits_regression(
             if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
                     or w_left < min_weight_leaf or w_right < min_weight_leaf
                     or w_left <= 0.0 or w_right <= 0.0):
+                continue
+            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+            if cst != 0 and not monotonic_ok(cst, lower, upper, sum_left / w_left,
+                                             (seg_sums[s, 1] - sum_left) / w_right):
                 continue
             proxy = regression_proxy(w_left, sum_left, w_right, seg_sums[s, 1] - sum_left,
                                      criterion)

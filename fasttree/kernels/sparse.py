@@ -63,6 +63,7 @@ from .criteria import (
 )
 from .absolute_error import _scratch as _ae_scratch
 from .absolute_error import _split_pair as _ae_split_pair
+from .monotonic import constraint_of, monotonic_ok
 from .multi_output import _add_row, _children_impurity, weighted_multi_impurity
 from .random_split import _store_random_split
 from .routing import branch_of
@@ -1331,7 +1332,7 @@ def _virtual_row(rows, zero_rows, n_neg, n_zero, p):
 def find_splits_sparse_generic(
     entry_x, entry_row, feature_ptr, row_pos, node_rows, Y, sample_weight, seg_start, seg_end,
     seg_order, seg_stats, feature_mask, offsets, criterion, min_samples_leaf, min_weight_leaf,
-    uniform, coin, n_chunks,
+    uniform, coin, monotonic_cst, node_bounds, n_chunks,
     children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
     n_missing, n_candidates, subset_class,
 ):
@@ -1364,6 +1365,9 @@ def find_splits_sparse_generic(
         Empty: every threshold; otherwise one random threshold per pair (``coin`` is unused:
         sparse input has no missing values, but it is drawn so that the random state advances
         as in the dense splitter).
+    monotonic_cst, node_bounds : ndarray (IN)
+        Monotonicity constraints (:mod:`fasttree.kernels.monotonic`), one output only: on the
+        fraction of class 0 (classification) or the mean (regression).
     n_chunks : int
         Features are dealt round-robin to this many parallel tasks.
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
@@ -1373,6 +1377,8 @@ def find_splits_sparse_generic(
     n_stats = seg_stats.shape[1]
     unit_weight = sample_weight.shape[0] == 0
     random = uniform.shape[0] > 0
+    # the constrained statistic: class 0's weight, or the sum of w*y
+    at = 0 if criterion < CRITERION_SQUARED_ERROR else 1
     max_n = 1
     for s in range(n_segments):
         max_n = max(max_n, seg_end[s] - seg_start[s])
@@ -1421,6 +1427,7 @@ def find_splits_sparse_generic(
                         stop += 1
                 total = seg_stats[s]
                 w_total = seg_weight[s]
+                cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
                 left[:] = 0.0
                 w_left = 0.0
                 best = np.inf
@@ -1441,6 +1448,9 @@ def find_splits_sparse_generic(
                     if (p + 1 < min_samples_leaf or n_node - p - 1 < min_samples_leaf
                             or w_left < min_weight_leaf or w_right < min_weight_leaf
                             or w_left <= 0.0 or w_right <= 0.0):
+                        continue
+                    if cst != 0 and not monotonic_ok(cst, lower, upper, left[at] / w_left,
+                                                     (total[at] - left[at]) / w_right):
                         continue
                     n_cand += 1
                     value = _children_impurity(left, w_left, w_right, total, offsets, criterion)
@@ -1536,7 +1546,7 @@ def sparse_multi_stats(entry_x, entry_row, feature_ptr, row_pos, node_rows, Y, s
 def find_splits_sparse_absolute_error(
     entry_x, entry_row, feature_ptr, row_pos, node_rows, sample_weight, seg_start, seg_end,
     seg_order, seg_stats, feature_mask, rank_of_row, node_sorted_y, min_samples_leaf,
-    min_weight_leaf, uniform, coin, n_chunks,
+    min_weight_leaf, uniform, coin, monotonic_cst, node_bounds, n_chunks,
     children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
     n_missing, n_candidates, subset_class,
 ):
@@ -1562,6 +1572,8 @@ def find_splits_sparse_absolute_error(
     min_samples_leaf : int
     min_weight_leaf : float
     uniform, coin : ndarray of shape (n_features, n_segments) or (0, 0) (IN)
+    monotonic_cst, node_bounds : ndarray (IN)
+        Monotonicity constraints (:mod:`fasttree.kernels.monotonic`) on the medians.
     n_chunks : int
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
     """
@@ -1572,7 +1584,7 @@ def find_splits_sparse_absolute_error(
     for s in range(n_segments):
         max_n = max(max_n, seg_end[s] - seg_start[s])
     for chunk in prange(n_chunks):
-        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m = _ae_scratch(max_n)
+        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _ae_scratch(max_n)
         vx = np.empty(max_n, dtype=np.float32)
         zero_rows = np.empty(max_n, dtype=np.int32)
         marks = np.zeros(row_pos.shape[0], dtype=np.uint8)
@@ -1606,8 +1618,9 @@ def find_splits_sparse_absolute_error(
                     order_ranks[v] = rank_of_row[rows[k]]
                     order_w[v] = 1.0 if unit_weight else sample_weight[rows[k]]
                     vx[v] = xs[k]
+                cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
                 _ae_split_pair(f, s, vx[:n_node], node_sorted_y[start:end], 0, seg_stats[s],
-                               min_samples_leaf, min_weight_leaf, uniform, coin, tw, twy,
-                               order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, children_impurity,
-                               gain, split_info, threshold, n_left, n_branches, missing_branch,
-                               n_missing, n_candidates)
+                               min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower,
+                               upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
+                               medians, children_impurity, gain, split_info, threshold, n_left,
+                               n_branches, missing_branch, n_missing, n_candidates)

@@ -42,6 +42,7 @@ from .criteria import (
     weighted_regression_impurity,
     xlog2x,
 )
+from .monotonic import constraint_of, monotonic_ok
 
 
 #: scikit-learn's ``FEATURE_THRESHOLD`` (float32, like the values): two sorted values closer than
@@ -295,12 +296,15 @@ def _binary_counts_impurity(n_left, left_1, n_right, right_1, criterion, table):
 
 @njit(cache=True, inline="always")
 def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, criterion,
-                  min_samples_leaf, min_weight_leaf, table):
+                  min_samples_leaf, min_weight_leaf, table, cst, lower, upper):
     """Scan one (feature, node) pair whose last ``n_missing`` rows miss the feature.
 
     Every candidate is evaluated twice, missing rows right (A) and left (B); "all known rows left,
     missing right" is candidate A at the last known row.  ``scratch`` is a (4, n_classes) float
-    array.  Returns (best value, best position, missing go left, weight going left, candidates).
+    array.  With ``n_missing = 0`` this is the general scan (any weights): the one that checks a
+    monotonicity constraint ``cst != 0`` (:mod:`fasttree.kernels.monotonic`; the value is the
+    fraction of class 0).  Returns (best value, best position, missing go left, weight going
+    left, candidates).
     """
     unit_weight = sample_weight.shape[0] == 0
     n_classes = total.shape[0]
@@ -340,7 +344,9 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
         w_right = w_total - w_left
         if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
                 and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                and w_left > 0.0 and w_right > 0.0):
+                and w_left > 0.0 and w_right > 0.0
+                and (cst == 0 or monotonic_ok(cst, lower, upper, left[0] / w_left,
+                                              (total[0] - left[0]) / w_right))):
             valid = True
             for k in range(n_classes):
                 side_l[k] = left[k]
@@ -359,7 +365,10 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
         w_right_b = w_total - w_left_b
         if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
                 and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                and w_left_b > 0.0 and w_right_b > 0.0):
+                and w_left_b > 0.0 and w_right_b > 0.0
+                and (cst == 0 or monotonic_ok(cst, lower, upper,
+                                              (left[0] + missing[0]) / w_left_b,
+                                              (total[0] - left[0] - missing[0]) / w_right_b))):
             valid = True
             for k in range(n_classes):
                 side_l[k] = left[k] + missing[k]
@@ -392,6 +401,8 @@ def find_best_splits_classification(
     xlog2x,
     min_branch_fraction,
     missing_fractional,
+    monotonic_cst,
+    node_bounds,
     children_impurity,
     gain,
     split_info,
@@ -444,6 +455,11 @@ def find_best_splits_classification(
         the gain is scaled by their weighted share and the split information counts the missing
         rows as one more branch (``missing_branch`` is then the heavier branch, for rows that must
         take one).  Needs explicit ``sample_weight``.  False: scikit-learn's learned direction.
+    monotonic_cst : ndarray of shape (n_features,) or (0,), int8 (IN)
+        Monotonicity constraint of each feature (-1, 0, 1; :mod:`fasttree.kernels.monotonic`),
+        on the fraction of class 0 (two classes); empty: none.  Not with ``missing_fractional``.
+    node_bounds : ndarray of shape (n_segments, 2) or (0, 2), float64 (IN)
+        ``[lower, upper]`` range of each node's value; read only with constraints.
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`; only the unmasked pairs are written.
 
@@ -493,7 +509,13 @@ def find_best_splits_classification(
                 seg_min_weight, seg_min_rows = _c45_min_branch(
                     xs_node, sorted_idx[f, start:end], sample_weight, n_miss, w_node, n_classes,
                     min_branch_fraction, min_weight_leaf, min_rows_leaf)
-            if n_miss > 0 and missing_fractional:
+            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+            if cst != 0:  # only the general scan checks constraints
+                best, best_p, missing_left, w_left, n_cand = _scan_missing(
+                    xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
+                    seg_class_weight[s], n_miss, scratch, criterion, min_samples_leaf,
+                    seg_min_weight, table, cst, lower, upper)
+            elif n_miss > 0 and missing_fractional:
                 n_known = end - start - n_miss
                 known = scratch[0]
                 for k in range(n_classes):
@@ -516,7 +538,7 @@ def find_best_splits_classification(
                         split_info, threshold, n_left, n_branches, missing_branch, n_missing,
                         n_candidates)
                 continue
-            if n_miss > 0 and unit_weight and n_classes == 2 and (
+            elif n_miss > 0 and unit_weight and n_classes == 2 and (
                     criterion == CRITERION_GINI or table.shape[0] > 0):
                 best, best_p, missing_left, w_left, n_cand = _scan_missing_unit_weight_binary(
                     xs_node, labels_node, np.int64(seg_class_weight[s, 1]), n_miss, criterion,
@@ -525,7 +547,7 @@ def find_best_splits_classification(
                 best, best_p, missing_left, w_left, n_cand = _scan_missing(
                     xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
                     seg_class_weight[s], n_miss, scratch, criterion, min_samples_leaf,
-                    seg_min_weight, table)
+                    seg_min_weight, table, 0, -np.inf, np.inf)
             elif not unit_weight:
                 best, best_p, w_left, n_cand = _scan_weighted(
                     xs_node, sorted_idx[f, start:end], labels_node, sample_weight,
@@ -693,9 +715,10 @@ def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, mi
 
 @njit(cache=True, inline="always")
 def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_missing,
-                             min_samples_leaf, min_weight_leaf, criterion):
+                             min_samples_leaf, min_weight_leaf, criterion, cst, lower, upper):
     """Missing-aware twin of :func:`_scan_regression_weighted` (rules of :func:`_scan_missing`);
-    with ``n_missing = 0`` the general scan (unit or float weights, any regression criterion).
+    with ``n_missing = 0`` the general scan (unit or float weights, any regression criterion),
+    the one that checks a monotonicity constraint ``cst != 0`` on the children's means.
 
     Returns (best proxy, best position, missing go left, weight going left, candidates).
     """
@@ -741,7 +764,9 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
         if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
                 and w_left >= min_weight_leaf and w_right >= min_weight_leaf
                 and w_left > 0.0 and w_right > 0.0
-                and not (positive and (pos_left == 0 or pos_left == pos_total))):
+                and not (positive and (pos_left == 0 or pos_left == pos_total))
+                and (cst == 0 or monotonic_ok(cst, lower, upper, sum_left / w_left,
+                                              (sum_total - sum_left) / w_right))):
             valid = True
             proxy = regression_proxy(w_left, sum_left, w_right, sum_total - sum_left, criterion)
             if proxy > best_a:
@@ -757,7 +782,10 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
                 and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
                 and w_left_b > 0.0 and w_right_b > 0.0
                 and not (positive and (pos_left + pos_missing == 0
-                                       or pos_left + pos_missing == pos_total))):
+                                       or pos_left + pos_missing == pos_total))
+                and (cst == 0 or monotonic_ok(
+                    cst, lower, upper, (sum_left + sum_missing) / w_left_b,
+                    (sum_total - sum_left - sum_missing) / w_right_b))):
             valid = True
             sum_left_b = sum_left + sum_missing
             proxy = regression_proxy(w_left_b, sum_left_b, w_right_b, sum_total - sum_left_b,
@@ -787,6 +815,8 @@ def find_best_splits_regression(
     min_weight_leaf,
     reciprocal,
     missing_fractional,
+    monotonic_cst,
+    node_bounds,
     children_impurity,
     gain,
     split_info,
@@ -818,6 +848,8 @@ def find_best_splits_regression(
         unused otherwise.
     missing_fractional : bool
         As in the classification kernel.
+    monotonic_cst, node_bounds : ndarray (IN)
+        As in the classification kernel; the constrained value is the mean target.
 
     Notes
     -----
@@ -842,7 +874,8 @@ def find_best_splits_regression(
             ys = sorted_y[f, start:end]
             n_miss = count_missing(xs)
             missing_left = False
-            if n_miss > 0 and missing_fractional:
+            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+            if n_miss > 0 and missing_fractional and cst == 0:
                 n_known = end - start - n_miss
                 w_known = seg_sums[s, 0]
                 sum_known = seg_sums[s, 1]
@@ -866,10 +899,11 @@ def find_best_splits_regression(
                         children_impurity, gain, split_info, threshold, n_left, n_branches,
                         missing_branch, n_missing, n_candidates)
                 continue
-            if n_miss > 0 or criterion != CRITERION_SQUARED_ERROR:
+            if n_miss > 0 or criterion != CRITERION_SQUARED_ERROR or cst != 0:
                 best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
                     xs, ys, sorted_idx[f, start:end], sample_weight, seg_sums[s, 0],
-                    seg_sums[s, 1], n_miss, min_samples_leaf, min_weight_leaf, criterion)
+                    seg_sums[s, 1], n_miss, min_samples_leaf, min_weight_leaf, criterion, cst,
+                    lower, upper)
             elif unit_weight:
                 best, best_p, n_cand = _scan_regression_unit_weight(
                     xs, ys, seg_sums[s, 1], min_rows_leaf, reciprocal)
