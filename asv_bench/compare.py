@@ -1,6 +1,6 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B15), each library on the same data in this one
+Runs the performance cases of the project (B1-B16), each library on the same data in this one
 process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
 warm-up.  Prints a markdown table of times and ratios and writes a PNG chart.
 
@@ -44,9 +44,10 @@ def best_time(fit, repeats):
     return min(times)
 
 
-def fit_case(library, task, X, y, *, max_depth, criterion, n_jobs, repeats, splitter="best"):
+def fit_case(library, task, X, y, *, max_depth, criterion, n_jobs, repeats, splitter="best",
+             tree_params=None):
     est = make_estimator(library, task, max_depth=max_depth, criterion=criterion, n_jobs=n_jobs,
-                         splitter=splitter)
+                         splitter=splitter, tree_params=tree_params)
     est.fit(X[:2000], y[:2000])  # warm-up: compile / load caches, spin up thread pools
     seconds = best_time(lambda: est.fit(X, y), repeats)
     return seconds, est
@@ -183,17 +184,17 @@ def run(args):
         del X, y
 
     def vs_sklearn(case, description, task, X, y, *, max_depth, criterion, target, anchors=(),
-                   splitter="best"):
+                   splitter="best", tree_params=None):
         if not want(case):
             return
         t = {}
         t["fasttree"], est = fit_case("fasttree", task, X, y, max_depth=max_depth,
                                       criterion=criterion, n_jobs=2, repeats=repeats,
-                                      splitter=splitter)
+                                      splitter=splitter, tree_params=tree_params)
         phases[f"{case} ({description})"] = dict(est.fit_timings_)
         t["sklearn"], _ = fit_case("sklearn", task, X, y, max_depth=max_depth,
                                    criterion=criterion, n_jobs=1, repeats=repeats,
-                                   splitter=splitter)
+                                   splitter=splitter, tree_params=tree_params)
         for library in anchors:
             t[library], _ = fit_case(library, task, X, y, max_depth=max_depth,
                                      criterion=criterion, n_jobs=2, repeats=repeats)
@@ -229,6 +230,9 @@ def run(args):
     del X5, y5
     vs_sklearn("B14", f"{n_mid:,} x 20, ExtraTreeRegressor, full depth", "regression", Xr, yr,
                max_depth=None, criterion="squared_error", target=1, splitter="random")
+    vs_sklearn("B16", f"{n_mid:,} x 20, squared_error, depth 10, monotonic_cst on 10 features",
+               "regression", Xr, yr, max_depth=10, criterion="squared_error", target=1,
+               tree_params={"monotonic_cst": [1, -1] * 5 + [0] * 10})
 
     # B15: sparse text-like input, both libraries on the same CSC matrix
     Xs, ys = sparse_text_data(100_000 // scale, 10_000 // scale)

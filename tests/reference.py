@@ -151,14 +151,27 @@ def binary_split_is_valid(left, w, min_samples_leaf, min_weight_leaf):
             and w_left > 0 and w_right > 0)
 
 
+def constrained_value(y, w, criterion):
+    """The value a monotonicity constraint applies to: the weighted fraction of class 0, the
+    weighted median (absolute error) or the weighted mean."""
+    y, w = np.asarray(y), np.asarray(w, dtype=np.float64)
+    if criterion in ("gini", "entropy"):
+        return w[y == 0].sum() / w.sum()
+    if criterion == "absolute_error":
+        return weighted_median(y, w)
+    return (w * y).sum() / w.sum()
+
+
 def missing_aware_numeric_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=1,
-                                min_weight_leaf=0.0):
+                                min_weight_leaf=0.0, monotonic=None):
     """Every numeric split of one node with scikit-learn's missing-value rules, from scratch.
 
     Candidates: the midpoint of every two consecutive distinct known values, with the missing rows
     (NaN) on the left and on the right, and, when some rows are missing, the threshold ``inf``
     (every known value left, the missing rows right).  A candidate counts when it is a real split
-    (both sides non-empty) that honours the leaf minimums.
+    (both sides non-empty) that honours the leaf minimums, and ``monotonic = (c, lower, upper)``
+    when given: both children's :func:`constrained_value` in ``[lower, upper]`` and ordered as
+    ``c`` says (``(v_left - v_right) * c <= 0``).
 
     Returns (best children impurity or inf, list of valid (value, threshold, missing_left),
     number of thresholds that have at least one valid candidate).
@@ -177,6 +190,13 @@ def missing_aware_numeric_split(x, y, w, *, criterion, n_classes=None, min_sampl
             left = (~missing & (x <= t)) | (missing & missing_left)
             if not binary_split_is_valid(left, w, min_samples_leaf, min_weight_leaf):
                 continue
+            if monotonic is not None:
+                c, lower, upper = monotonic
+                v_left = constrained_value(y[left], w[left], criterion)
+                v_right = constrained_value(y[~left], w[~left], criterion)
+                if not (lower <= v_left <= upper and lower <= v_right <= upper
+                        and (v_left - v_right) * c <= 0):
+                    continue
             counted = True
             value = children_impurity_of(left.astype(np.int64), y, w, criterion, n_classes)
             candidates.append((value, t, missing_left))

@@ -34,9 +34,10 @@ from reference import apply_naive, brute_force_split
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY}
 
 
-#: Optional rules of the search kernels (C4.5's minimum branch weight, fractional missing rows),
-#: off unless a test turns them on.
-OPTIONS_OFF = {"min_branch_fraction": 0.0, "missing_fractional": False}
+#: Optional rules of the search kernels (C4.5's minimum branch weight, fractional missing rows,
+#: monotonicity constraints), off unless a test turns them on.
+OPTIONS_OFF = {"min_branch_fraction": 0.0, "missing_fractional": False,
+               "monotonic_cst": unconstrained()[0], "node_bounds": unconstrained()[1]}
 
 
 def search_record(kernel, *args, **options):

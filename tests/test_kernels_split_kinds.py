@@ -49,6 +49,7 @@ from fasttree.kernels import (
     select_best_splits,
     split_information,
     xlog2x_table,
+    unconstrained,
 )
 from fasttree.tree import Tree
 
@@ -191,9 +192,11 @@ def tolerance(P, rows):
     return 1e-9 * (1.0 + scale)
 
 
-#: Optional rules of the search kernels (C4.5's minimum branch weight, fractional missing rows),
-#: off here: these tests are about scikit-learn's learned direction for missing values.
-OPTIONS_OFF = {"min_branch_fraction": 0.0, "missing_fractional": False}
+#: Optional rules of the search kernels (C4.5's minimum branch weight, fractional missing rows,
+#: monotonicity constraints), off here: these tests are about scikit-learn's learned direction
+#: for missing values.
+OPTIONS_OFF = {"min_branch_fraction": 0.0, "missing_fractional": False,
+               "monotonic_cst": unconstrained()[0], "node_bounds": unconstrained()[1]}
 
 
 def run_search(kernel, shape, *args):

@@ -103,9 +103,11 @@ def warm_up():
                                         categorical_split=split).fit(Xc, yc).predict(Xc)
 
 
-def make_estimator(library, task, *, max_depth, criterion, n_jobs, splitter="best"):
+def make_estimator(library, task, *, max_depth, criterion, n_jobs, splitter="best",
+                   tree_params=None):
     """One single-tree estimator of the named library with comparable settings
-    (``splitter="random"``: the extremely randomized trees of fasttree and scikit-learn)."""
+    (``splitter="random"``: the extremely randomized trees of fasttree and scikit-learn;
+    ``tree_params``: more parameters for those two, e.g. ``monotonic_cst``)."""
     if library in ("fasttree", "sklearn"):
         if library == "fasttree":
             import fasttree as tree
@@ -117,7 +119,8 @@ def make_estimator(library, task, *, max_depth, criterion, n_jobs, splitter="bes
             extra = {}
         kind = "Regressor" if task == "regression" else "Classifier"
         name = ("ExtraTree" if splitter == "random" else "DecisionTree") + kind
-        return getattr(tree, name)(criterion=criterion, max_depth=max_depth, **extra)
+        return getattr(tree, name)(criterion=criterion, max_depth=max_depth, **extra,
+                                   **(tree_params or {}))
     if library == "xgboost":
         import xgboost
 
