@@ -217,9 +217,9 @@ class _BaseDecisionTree(BaseEstimator):
             self._check_sparse_fit()
         if np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
-        if self.criterion == "absolute_error" and (n_outputs > 1 or self.is_categorical_.any()
+        if self.criterion == "absolute_error" and (self.is_categorical_.any()
                                                    or self.missing == "fractional"):
-            raise ValueError("criterion='absolute_error' takes one output, numeric features and "
+            raise ValueError("criterion='absolute_error' takes numeric features and "
                              "missing='learn'.")
         multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
@@ -857,7 +857,9 @@ class DecisionTreeRegressor(_BaseDecisionTree):
             y = check_y(y, X_checked.shape[0], regression=True,
                         estimator_name=type(self).__name__, multi_output=True)
         self._set_feature_names(X)
-        offsets = None if y.ndim == 1 else 3 * np.arange(y.shape[1] + 1, dtype=np.int64)
+        # statistics per output: [w, sum w*y, c], or 4 columns for absolute error
+        width = 4 if self.criterion == "absolute_error" else 3
+        offsets = None if y.ndim == 1 else width * np.arange(y.shape[1] + 1, dtype=np.int64)
         return self._fit(X_checked, y, sample_weight, n_classes=None, offsets=offsets)
 
     def predict(self, X):

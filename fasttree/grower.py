@@ -430,10 +430,10 @@ class TreeGrower:
         stats = cat("stats")
         weight = cat("weight")
         safe = np.where(weight > 0.0, weight, 1.0)
-        if self.multi_output is not None:
+        if self.params.criterion_code == CRITERION_ABSOLUTE_ERROR:
+            value = stats[:, 3::4][:, :, None]  # each output's weighted median
+        elif self.multi_output is not None:
             value = _multi_output_values(stats, safe, self.multi_output[1], self.n_classes)
-        elif self.params.criterion_code == CRITERION_ABSOLUTE_ERROR:
-            value = stats[:, 3][:, None, None]  # the weighted median
         elif self.n_classes is None:
             value = (stats[:, 1] / safe)[:, None, None]
         else:

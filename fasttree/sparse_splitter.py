@@ -141,9 +141,10 @@ class SparseSplitter:
         self.exact_zero_block = bool(exact_zero_block)
         self.random_thresholds = random_thresholds
         self.multi_output = multi_output
-        if criterion_code == CRITERION_ABSOLUTE_ERROR:
-            self._rank_of_row = np.zeros(self.n_samples, dtype=np.int64)
-            self._node_sorted_y = np.zeros(self.n_samples)
+        if criterion_code == CRITERION_ABSOLUTE_ERROR:  # per-node ranks of each output's targets
+            n_outputs = 1 if multi_output is None else multi_output[0].shape[1]
+            self._rank_of_row = np.zeros((n_outputs, self.n_samples), dtype=np.int64)
+            self._node_sorted_y = np.zeros((n_outputs, self.n_samples))
         self.monotonic_cst = _constraints(monotonic_cst, self.n_features)
         if self.monotonic_cst.size and multi_output is not None:
             raise ValueError("monotonicity constraints need one output")
@@ -270,9 +271,13 @@ random_thresholds, multi_output
         if self.criterion_code == CRITERION_ABSOLUTE_ERROR:
             # ranks of each node's targets (rows by id), kept until the node splits
             rows = self.node_rows[None, :]
-            return self._timed("node_stats", node_target_ranks, rows, self.row_y[rows],
-                               self.sample_weight, start, end, np.zeros_like(start),
-                               self._rank_of_row, self._node_sorted_y)
+            targets = (self.row_y[:, None] if self.multi_output is None
+                       else self.multi_output[0])
+            return self._timed("node_stats", lambda: np.hstack([
+                node_target_ranks(rows, np.ascontiguousarray(targets[rows, k]),
+                                  self.sample_weight, start, end, np.zeros_like(start),
+                                  self._rank_of_row[k], self._node_sorted_y[k])
+                for k in range(targets.shape[1])]))
         if self.multi_output is not None:
             Y, offsets = self.multi_output
             return self._timed("node_stats", sparse_multi_stats, self.entry_x, self.entry_row,

@@ -159,9 +159,10 @@ class ExactSplitter:
             self._count_table = xlog2x_table(self.n_samples)
         elif unit_weight and criterion_code == CRITERION_SQUARED_ERROR:
             self._count_table = reciprocal_table(self.n_samples)
-        if criterion_code == CRITERION_ABSOLUTE_ERROR:  # per-node ranks of the targets
-            self._rank_of_row = np.zeros(self.n_samples, dtype=np.int64)
-            self._node_sorted_y = np.zeros(self.n_samples)
+        if criterion_code == CRITERION_ABSOLUTE_ERROR:  # per-node ranks of each output's targets
+            n_outputs = 1 if multi_output is None else multi_output[0].shape[1]
+            self._rank_of_row = np.zeros((n_outputs, self.n_samples), dtype=np.int64)
+            self._node_sorted_y = np.zeros((n_outputs, self.n_samples))
         self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
         self._row_branch = np.empty(self.n_samples, dtype=np.int32)
         self._category_maps = []
@@ -195,22 +196,38 @@ class ExactSplitter:
         """Statistics of the nodes ``[start, end)``, read from the row of ``feature`` (which must
         hold each node's rows in that range: any row once a node is partitioned; before that,
         the split feature of its parent)."""
+        if self.criterion_code == CRITERION_ABSOLUTE_ERROR:
+            # the ranks are kept per row id and per node position: valid until the node splits
+            return self._timed("node_stats", self._absolute_error_stats, start, end, feature)
         if self.multi_output is not None:
             Y, offsets = self.multi_output
             return self._timed("node_stats", segment_multi_stats, self.sorted_idx, Y,
                                self.sample_weight, start, end, feature, offsets,
                                self.criterion_code)
-        if self.criterion_code == CRITERION_ABSOLUTE_ERROR:
-            # the ranks are kept per row id and per node position: valid until the node splits
-            return self._timed("node_stats", node_target_ranks, self.sorted_idx, self.sorted_y,
-                               self.sample_weight, start, end, feature, self._rank_of_row,
-                               self._node_sorted_y)
         if self.n_classes is None:
             return self._timed("node_stats", segment_target_sums, self.sorted_idx,
                                self.sorted_y, self.sample_weight, start, end, feature,
                                self.criterion_code)
         return self._timed("node_stats", segment_class_weights, self.sorted_idx, self.sorted_y,
                            self.sample_weight, start, end, feature, self.n_classes)
+
+    def _absolute_error_stats(self, start, end, feature):
+        """[w, sum w*y, absolute error, median] of every node, one block per output."""
+        if self.multi_output is None:
+            return node_target_ranks(self.sorted_idx, self.sorted_y, self.sample_weight, start,
+                                     end, feature, self._rank_of_row[0], self._node_sorted_y[0])
+        # several outputs: the nodes' rows in one row of positions, then each output's targets
+        sizes = end - start
+        within = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        pos = np.repeat(start, sizes) + within
+        rows = np.zeros((1, self.n_samples), dtype=self.sorted_idx.dtype)
+        rows[0, pos] = self.sorted_idx[np.repeat(feature, sizes), pos]
+        Y = self.multi_output[0]
+        row_zero = np.zeros_like(start)
+        return np.hstack([
+            node_target_ranks(rows, np.ascontiguousarray(Y[rows, k]), self.sample_weight, start,
+                              end, row_zero, self._rank_of_row[k], self._node_sorted_y[k])
+            for k in range(Y.shape[1])])
 
     def non_constant(self, start, end):
         """(n_features, n_nodes) mask of the features not constant in each node."""
@@ -225,7 +242,14 @@ class ExactSplitter:
         record = new_split_record(self.n_features, start.shape[0])
         numeric_mask = mask * ~self.is_categorical[:, None]
         constraints = self.monotonic_cst, _node_bounds(self.monotonic_cst, bounds)
-        if self.multi_output is not None:
+        if self.criterion_code == CRITERION_ABSOLUTE_ERROR:  # one output or several
+            random = self.random_thresholds is not None
+            uniform, coin = self._draws((self.n_features, start.shape[0]) if random else (0, 0))
+            self._timed("search", find_splits_absolute_error, self.sorted_x, self.sorted_idx,
+                        self.sample_weight, start, end, stats, numeric_mask, self._rank_of_row,
+                        self._node_sorted_y, self.min_samples_leaf, self.min_weight_leaf,
+                        uniform, coin, *constraints, *record)
+        elif self.multi_output is not None:
             random = self.random_thresholds is not None
             uniform, coin = self._draws((self.n_features, start.shape[0]) if random else (0, 0))
             Y, offsets = self.multi_output
@@ -233,13 +257,6 @@ class ExactSplitter:
                         self.sample_weight, start, end, stats, numeric_mask, offsets,
                         self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
                         uniform, coin, *record)
-        elif self.criterion_code == CRITERION_ABSOLUTE_ERROR:
-            random = self.random_thresholds is not None
-            uniform, coin = self._draws((self.n_features, start.shape[0]) if random else (0, 0))
-            self._timed("search", find_splits_absolute_error, self.sorted_x, self.sorted_idx,
-                        self.sample_weight, start, end, stats, numeric_mask, self._rank_of_row,
-                        self._node_sorted_y, self.min_samples_leaf, self.min_weight_leaf,
-                        uniform, coin, *constraints, *record)
         elif self.random_thresholds is not None:
             self._random_splits(start, end, stats, numeric_mask, constraints, record)
         elif self.n_classes is None:

@@ -71,7 +71,8 @@ def test_regression_criteria_match_exhaustive_search(criterion, missing, weighte
         assert stats[0, 3] == pytest.approx(weighted_median(y, w))
         assert stats[0, 2] == pytest.approx(weighted_node_impurity(y, w, criterion))
         find_splits_absolute_error(sorted_x, sorted_idx, w_kernel, start, end, stats, mask,
-                                   rank_of_row, node_sorted_y, 1, 0.0, np.empty((0, 0)),
+                                   rank_of_row[None], node_sorted_y[None], 1, 0.0,
+                                   np.empty((0, 0)),
                                    np.empty((0, 0), np.uint8), *unconstrained(), *record)
     else:
         stats = segment_target_sums(sorted_idx, sorted_y, w_kernel, start, end, row,
@@ -182,3 +183,34 @@ def test_poisson_refuses_a_child_of_zero_targets_despite_rounding():
                                 np.empty(0), False, *unconstrained(), *record)
     assert record.n_left[0, 0] != 7  # never the last row alone
 
+
+
+@pytest.mark.parametrize("missing", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_absolute_error_of_several_outputs_matches_exhaustive_search(missing, weighted, seed):
+    """The children impurity is the mean over outputs of their absolute errors."""
+    rng, X, w = _data(seed, missing=missing, weighted=weighted)
+    n = X.shape[0]
+    Y = np.column_stack([rng.poisson(2.0, n), rng.normal(size=n), rng.integers(0, 3, n)])
+    Y = Y.astype(np.float64)
+    sorted_x, sorted_idx, start, end, row = _root(X)
+    w_kernel = w if weighted else np.empty(0)
+    rank_of_row = np.zeros((3, n), np.int64)
+    node_sorted_y = np.zeros((3, n))
+    stats = np.hstack([
+        node_target_ranks(sorted_idx[:1], np.ascontiguousarray(Y[sorted_idx[:1], k]), w_kernel,
+                          start, end, row, rank_of_row[k], node_sorted_y[k])
+        for k in range(3)])
+    record = new_split_record(X.shape[1], 1)
+    find_splits_absolute_error(sorted_x, sorted_idx, w_kernel, start, end, stats,
+                               np.ones((X.shape[1], 1), np.uint8), rank_of_row, node_sorted_y,
+                               1, 0.0, np.empty((0, 0)), np.empty((0, 0), np.uint8),
+                               *unconstrained(), *record)
+    for f in range(X.shape[1]):
+        expected, _, _ = missing_aware_numeric_split(X[:, f], Y, w, criterion="absolute_error",
+                                                     n_classes=[None] * 3)
+        assert record.children_impurity[f, 0] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+        node = weighted_node_impurity(Y, w, "absolute_error", [None] * 3)
+        assert record.gain[f, 0] == pytest.approx((node - expected) / w.sum(), rel=1e-9,
+                                                  abs=1e-12)

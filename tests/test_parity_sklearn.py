@@ -107,3 +107,24 @@ def test_class_weight_matches_sklearn(class_weight):
                                                  random_state=0).fit(X, y)
     assert_same_tree(ours, theirs, X)
     np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-12)
+
+
+@pytest.mark.parametrize("rule", [{"max_depth": 4}, {"max_leaf_nodes": 20},
+                                  {"min_samples_leaf": 10}], ids=str)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_absolute_error_of_several_outputs_matches_sklearn(rule, weighted, sparse):
+    rng = np.random.default_rng(11)
+    X = np.round(rng.normal(size=(400, 4)), 3)
+    Y = np.column_stack([3 * X[:, 0] + rng.normal(size=400),
+                         rng.exponential(size=400) + X[:, 1]])
+    w = exact_weights(12, 400) if weighted else None
+    X_fit = X
+    if sparse:
+        X_fit = pytest.importorskip("scipy.sparse").csc_matrix(np.where(X > 0.5, X, 0.0))
+        X = X_fit.toarray()
+    ours = fasttree.DecisionTreeRegressor(criterion="absolute_error", **rule).fit(X_fit, Y, w)
+    theirs = sklearn_tree.DecisionTreeRegressor(criterion="absolute_error", random_state=0,
+                                                **rule).fit(X_fit, Y, w)
+    assert_same_tree(ours, theirs, X)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-12)

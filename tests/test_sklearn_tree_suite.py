@@ -29,25 +29,6 @@ EXCLUDED = {
         "MemoryError); fasttree allocates per level and grows such a tree normally",
 }
 
-# Features not built yet (issue 10 stays open until they are): tests that need them are
-# deselected, each with the reason, by tests/conftest.py; everything else runs.
-PENDING = {}
-PENDING_PARAMETRIZATIONS = {  # (test, substring of the parametrization id) -> reason
-    ("test_multioutput", "absolute_error"):
-        "criterion='absolute_error' with several outputs",
-}
-
-
-def deselect_reason(name, parametrization, params):
-    """Why a collected test is deselected for now, or None (used by tests/conftest.py)."""
-    if name in PENDING:
-        return PENDING[name]
-    for (test, part), reason in PENDING_PARAMETRIZATIONS.items():
-        if test == name and part in parametrization:
-            return reason
-    return None
-
-
 @pytest.fixture
 def global_random_seed():
     """scikit-learn's default global seed (its conftest parametrizes it from the environment)."""
@@ -59,8 +40,6 @@ globals().update(suite_tests(_namespace, EXCLUDED))
 
 
 def test_exclusions_name_existing_tests():
-    """Every exclusion and pending entry names a test of the installed scikit-learn's suite."""
+    """Every exclusion names a test of the installed scikit-learn's suite."""
     names = {n for n in _namespace if n.startswith("test_")}
     assert set(EXCLUDED) <= names
-    assert set(PENDING) <= names
-    assert {test for test, _ in PENDING_PARAMETRIZATIONS} <= names

@@ -65,9 +65,10 @@ def _median_abs_error(tw, twy, w_total, wy_total, sorted_vals, top_bit):
 
 @njit(cache=True)
 def _pass(order_ranks, order_w, vals, first, count, step, tw, twy, out, out_median, top_bit,
-          start_w, start_wy, preload_ranks, preload_w):
+          start_w, start_wy, preload_ranks, preload_w, add):
     """Absolute errors and medians of the growing sets ``preload + rows[first],
-    rows[first + step], ...``: ``out[j]``, ``out_median[j]`` after ``j + 1`` rows."""
+    rows[first + step], ...``: ``out[j]`` (added to it if ``add``: several outputs),
+    ``out_median[j]`` after ``j + 1`` rows."""
     tw[:] = 0.0
     twy[:] = 0.0
     w_total = start_w
@@ -82,7 +83,9 @@ def _pass(order_ranks, order_w, vals, first, count, step, tw, twy, out, out_medi
         _fenwick_add(tw, twy, r, w, w * vals[r])
         w_total += w
         wy_total += w * vals[r]
-        out_median[j], out[j] = _median_abs_error(tw, twy, w_total, wy_total, vals, top_bit)
+        median, error = _median_abs_error(tw, twy, w_total, wy_total, vals, top_bit)
+        out_median[j] = median
+        out[j] = out[j] + error if add else error
         p += step
 
 
@@ -163,9 +166,11 @@ def find_splits_absolute_error(
     ----------
     sorted_x, sorted_idx, sample_weight, seg_start, seg_end, feature_mask
         As in :func:`~fasttree.kernels.find_best_splits_regression`.
-    seg_stats : ndarray of shape (n_segments, 4), float64 (IN)
-        From :func:`node_target_ranks`, whose ``rank_of_row`` and ``node_sorted_y`` are passed
-        too (computed for the same nodes).
+    seg_stats : ndarray of shape (n_segments, 4 * n_outputs), float64 (IN)
+        From :func:`node_target_ranks`, one block of 4 columns per output.
+    rank_of_row, node_sorted_y : ndarray of shape (n_outputs, n_samples) (IN)
+        Each output's ``rank_of_row`` and ``node_sorted_y`` from :func:`node_target_ranks`
+        (computed for the same nodes); one row for one output.
     min_samples_leaf : int
     min_weight_leaf : float
     uniform, coin : ndarray of shape (n_features, n_segments) or (0, 0) (IN)
@@ -174,9 +179,10 @@ def find_splits_absolute_error(
     monotonic_cst, node_bounds : ndarray (IN)
         Monotonicity constraints, as in
         :func:`~fasttree.kernels.find_best_splits_classification`; the constrained value is the
-        weighted median.
+        weighted median (one output only).
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
-        ``children_impurity`` is the children's total absolute error around their medians.
+        ``children_impurity`` is the children's total absolute error around their medians (the
+        mean over outputs, as scikit-learn's multi-output impurity).
 
     Notes
     -----
@@ -188,8 +194,10 @@ def find_splits_absolute_error(
     max_n = 1
     for s in range(n_segments):
         max_n = max(max_n, seg_end[s] - seg_start[s])
+    n_outputs = rank_of_row.shape[0]
     for f in prange(n_features):
-        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _scratch(max_n)
+        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _scratch(max_n,
+                                                                                  n_outputs)
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
@@ -201,10 +209,11 @@ def find_splits_absolute_error(
                 continue
             idx = sorted_idx[f, start:end]
             for p in range(n_node):
-                order_ranks[p] = rank_of_row[idx[p]]
+                for k in range(n_outputs):
+                    order_ranks[k, p] = rank_of_row[k, idx[p]]
                 order_w[p] = 1.0 if unit_weight else sample_weight[idx[p]]
             cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-            _split_pair(f, s, xs, node_sorted_y[start:end], count_missing(xs), seg_stats[s],
+            _split_pair(f, s, xs, node_sorted_y[:, start:end], count_missing(xs), seg_stats[s],
                         min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower, upper,
                         tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians,
                         children_impurity, gain, split_info, threshold, n_left, n_branches,
@@ -212,9 +221,10 @@ def find_splits_absolute_error(
 
 
 @njit(cache=True)
-def _scratch(max_n):
+def _scratch(max_n, n_outputs):
     """Per-thread work arrays of :func:`_split_pair` (``medians``: the four passes' medians)."""
-    return (np.empty(max_n + 1), np.empty(max_n + 1), np.empty(max_n, dtype=np.int64),
+    return (np.empty(max_n + 1), np.empty(max_n + 1),
+            np.empty((n_outputs, max_n), dtype=np.int64),
             np.empty(max_n), np.empty(max_n), np.empty(max_n), np.empty(max_n),
             np.empty(max_n), np.empty((4, max_n)))
 
@@ -225,10 +235,12 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
                 medians, children_impurity, gain, split_info, threshold, n_left, n_branches,
                 missing_branch, n_missing, n_candidates):
     """Best (or random) split of one (feature, node) pair whose rows, in the feature's sorted
-    order (missing last), have ranks ``order_ranks`` and weights ``order_w``; ``xs`` their
-    values, ``vals`` the node's sorted targets; ``cst != 0``: the children's medians must
-    respect that monotonicity constraint and the range ``[lower, upper]``."""
+    order (missing last), have ranks ``order_ranks[k]`` for output ``k`` and weights
+    ``order_w``; ``xs`` their values, ``vals[k]`` the node's sorted targets of output ``k``;
+    ``cst != 0`` (one output): the children's medians must respect that monotonicity constraint
+    and the range ``[lower, upper]``."""
     random = uniform.shape[0] > 0
+    n_outputs = vals.shape[0]
     n_node = xs.shape[0]
     n_known = n_node - n_miss
     w_total = stats[0]
@@ -250,28 +262,35 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
             stop += 1
     f_tw = tw[:n_node + 1]
     f_twy = twy[:n_node + 1]
-    miss_ranks = order_ranks[n_known:n_node]
     miss_w = order_w[n_known:n_node]
     w_missing = 0.0
-    wy_missing = 0.0
     for j in range(n_miss):
         w_missing += miss_w[j]
-        wy_missing += miss_w[j] * vals[miss_ranks[j]]
-    # prefixes (known rows only; then with the missing rows) and suffixes
+    # prefixes (known rows only; then with the missing rows) and suffixes, their absolute errors
+    # summed over the outputs (the medians are the last output's: constraints take one)
     fwd_med, bwd_med, fwd_m_med, bwd_m_med = medians[0], medians[1], medians[2], medians[3]
-    _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd, fwd_med, top_bit, 0.0,
-          0.0, no_rows, no_w)
-    _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd, bwd_med,
-          top_bit, 0.0, 0.0, no_rows, no_w)
     missing_median = 0.0
     missing_error = 0.0
-    if n_miss > 0:
-        _pass(order_ranks, order_w, vals, 0, n_known, 1, f_tw, f_twy, fwd_m, fwd_m_med, top_bit,
-              w_missing, wy_missing, miss_ranks, miss_w)
-        _pass(order_ranks, order_w, vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd_m,
-              bwd_m_med, top_bit, w_missing, wy_missing, miss_ranks, miss_w)
-        missing_median, missing_error = _median_abs_error_of(miss_ranks, miss_w, vals, f_tw,
-                                                             f_twy, top_bit)
+    for k in range(n_outputs):
+        ranks = order_ranks[k]
+        out_vals = vals[k]
+        miss_ranks = ranks[n_known:n_node]
+        wy_missing = 0.0
+        for j in range(n_miss):
+            wy_missing += miss_w[j] * out_vals[miss_ranks[j]]
+        add = k > 0
+        _pass(ranks, order_w, out_vals, 0, n_known, 1, f_tw, f_twy, fwd, fwd_med, top_bit, 0.0,
+              0.0, no_rows, no_w, add)
+        _pass(ranks, order_w, out_vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd, bwd_med,
+              top_bit, 0.0, 0.0, no_rows, no_w, add)
+        if n_miss > 0:
+            _pass(ranks, order_w, out_vals, 0, n_known, 1, f_tw, f_twy, fwd_m, fwd_m_med,
+                  top_bit, w_missing, wy_missing, miss_ranks, miss_w, add)
+            _pass(ranks, order_w, out_vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd_m,
+                  bwd_m_med, top_bit, w_missing, wy_missing, miss_ranks, miss_w, add)
+            missing_median, error = _median_abs_error_of(miss_ranks, miss_w, out_vals, f_tw,
+                                                         f_twy, top_bit)
+            missing_error += error
     best_a = np.inf
     best_a_p = -1
     best_a_w = 0.0
@@ -330,13 +349,19 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
     w_best = best_b_w if missing_left else best_a_w
     if best_p < 0:
         return
+    # several outputs: impurities are means over the outputs
+    node_error = 0.0
+    for k in range(n_outputs):
+        node_error += stats[4 * k + 2]
+    node_error /= n_outputs
+    best /= n_outputs
     if random:
         rows_left = best_p + 1 + (n_miss if missing_left else 0)
-        _store_random_split(f, s, best, stats[2], w_total, w_best, t, rows_left, n_node, n_miss,
-                            missing_left, children_impurity, gain, split_info, threshold, n_left,
-                            n_branches, missing_branch, n_missing, n_candidates)
+        _store_random_split(f, s, best, node_error, w_total, w_best, t, rows_left, n_node,
+                            n_miss, missing_left, children_impurity, gain, split_info, threshold,
+                            n_left, n_branches, missing_branch, n_missing, n_candidates)
     else:
-        _store_binary_split(f, s, best, stats[2], w_total, w_best, xs, best_p, n_miss,
+        _store_binary_split(f, s, best, node_error, w_total, w_best, xs, best_p, n_miss,
                             missing_left, n_cand, np.empty(0), children_impurity, gain,
                             split_info, threshold, n_left, n_branches, missing_branch, n_missing,
                             n_candidates)

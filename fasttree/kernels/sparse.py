@@ -1563,12 +1563,12 @@ def find_splits_sparse_absolute_error(
     entry_x, entry_row, feature_ptr, row_pos, node_rows : the layout (IN)
     sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
     seg_start, seg_end, seg_order : ndarray of shape (n_segments,), int64 (IN)
-    seg_stats : ndarray of shape (n_segments, 4), float64 (IN)
+    seg_stats : ndarray of shape (n_segments, 4 * n_outputs), float64 (IN)
         From :func:`~fasttree.kernels.node_target_ranks` (with ``rank_of_row`` and
-        ``node_sorted_y``, OUT there, IN here).
+        ``node_sorted_y``, OUT there, IN here), one block of 4 columns per output.
     feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
-    rank_of_row : ndarray of shape (n_samples,), int64 (IN)
-    node_sorted_y : ndarray of shape (n_samples,), float64 (IN)
+    rank_of_row : ndarray of shape (n_outputs, n_samples), int64 (IN)
+    node_sorted_y : ndarray of shape (n_outputs, n_samples), float64 (IN)
     min_samples_leaf : int
     min_weight_leaf : float
     uniform, coin : ndarray of shape (n_features, n_segments) or (0, 0) (IN)
@@ -1583,8 +1583,10 @@ def find_splits_sparse_absolute_error(
     max_n = 1
     for s in range(n_segments):
         max_n = max(max_n, seg_end[s] - seg_start[s])
+    n_outputs = rank_of_row.shape[0]
     for chunk in prange(n_chunks):
-        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _ae_scratch(max_n)
+        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _ae_scratch(
+            max_n, n_outputs)
         vx = np.empty(max_n, dtype=np.float32)
         zero_rows = np.empty(max_n, dtype=np.int32)
         marks = np.zeros(row_pos.shape[0], dtype=np.uint8)
@@ -1610,16 +1612,18 @@ def find_splits_sparse_absolute_error(
                 _zero_block_rows(rows, node_rows[start:end], marks, zero_rows)
                 for z in range(n_zero):
                     r = zero_rows[z]
-                    order_ranks[n_neg + z] = rank_of_row[r]
+                    for o in range(n_outputs):
+                        order_ranks[o, n_neg + z] = rank_of_row[o, r]
                     order_w[n_neg + z] = 1.0 if unit_weight else sample_weight[r]
                     vx[n_neg + z] = 0.0
                 for k in range(rows.shape[0]):
                     v = k if k < n_neg else k + n_zero
-                    order_ranks[v] = rank_of_row[rows[k]]
+                    for o in range(n_outputs):
+                        order_ranks[o, v] = rank_of_row[o, rows[k]]
                     order_w[v] = 1.0 if unit_weight else sample_weight[rows[k]]
                     vx[v] = xs[k]
                 cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                _ae_split_pair(f, s, vx[:n_node], node_sorted_y[start:end], 0, seg_stats[s],
+                _ae_split_pair(f, s, vx[:n_node], node_sorted_y[:, start:end], 0, seg_stats[s],
                                min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower,
                                upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
                                medians, children_impurity, gain, split_info, threshold, n_left,
