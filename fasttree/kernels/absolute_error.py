@@ -11,7 +11,9 @@ feature.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .monotonic import constraint_of, monotonic_ok
 from .random_split import _draw_threshold, _store_random_split

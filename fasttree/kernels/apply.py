@@ -1,7 +1,9 @@
 """Send rows down a fitted tree (every kind of split node; see :mod:`fasttree.kernels.routing`)."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .._dtypes import SPLIT_THRESHOLD
 from .routing import branch_of

@@ -18,7 +18,9 @@ tries them on both sides; a multiway split tries them in each branch and keeps t
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .._dtypes import CRITERION_SQUARED_ERROR, SPLIT_MULTIWAY
 from .criteria import (

@@ -18,7 +18,9 @@ for integer counts reads ``c log2 c`` from :func:`xlog2x_table`.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .._dtypes import (
     CRITERION_ABSOLUTE_ERROR,

@@ -22,7 +22,7 @@ empty).
 """
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 
 @njit(cache=True, inline="always")

@@ -11,7 +11,9 @@ first column of output ``k``): weighted class counts per output for classificati
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .._dtypes import CRITERION_SQUARED_ERROR
 from .criteria import (

@@ -1,7 +1,9 @@
 """Per-node target statistics, computed from a node's contiguous rows."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .criteria import regression_target_term
 

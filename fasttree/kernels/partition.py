@@ -1,7 +1,9 @@
 """Route each split node's rows to its two children, in place, keeping every feature sorted."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 
 @njit(parallel=True, cache=True)

@@ -1,7 +1,9 @@
 """Sort every feature once per fit: a parallel LSD radix sort of float32 keys."""
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 _SIGN_BIT = np.uint32(0x80000000)
 _ABS_MASK = np.uint32(0x7FFFFFFF)

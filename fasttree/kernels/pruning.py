@@ -12,7 +12,7 @@ shared :func:`keep_mask` turns it into the set of nodes that remain, and
 import math
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 
 @njit(cache=True)

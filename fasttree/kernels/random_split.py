@@ -15,7 +15,9 @@ the node has some), and a split that leaves a child under ``min_samples_leaf`` o
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .._dtypes import CRITERION_POISSON
 from .criteria import (

@@ -13,7 +13,9 @@ A split is described the same way in the grower's per-level arrays and in a fitt
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .._dtypes import SPLIT_THRESHOLD
 

@@ -45,7 +45,9 @@ parallel: each child's entries stay sorted by ``(value, row id)``.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .._dtypes import (
     CRITERION_ENTROPY,

@@ -13,7 +13,7 @@ numba does not write through arrays held in a tuple inside a parallel loop.
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from .._dtypes import SELECT_GAIN_RATIO
 

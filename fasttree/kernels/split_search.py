@@ -26,7 +26,9 @@ with them on the left and on the right, and "every known value left, missing rig
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from .._dtypes import (
     CRITERION_ENTROPY,
