@@ -1,4 +1,4 @@
-"""fasttree's fit times on the numeric cases B1-B5 of compare.py, as JSON, for before/after runs.
+"""fasttree's fit times on cases of compare.py (B1-B5, B12, B16), as JSON, for before/after runs.
 
 Compare two versions of fasttree on the same machine by running this script alternately with
 each one first on the path, in fresh processes::
@@ -9,7 +9,8 @@ each one first on the path, in fresh processes::
         PYTHONPATH=. python asv_bench/fit_times.py
     done
 
-Each case: warm-up, then best of 3 fits with ``n_jobs=2``.
+Each case: warm-up, then best of 3 fits with ``n_jobs=2``.  Case names as arguments run only
+those (``python asv_bench/fit_times.py B12 B16``); by default B1-B5.
 """
 
 import json
@@ -25,14 +26,18 @@ CASES = {
     "B3": ("classification", 300_000, 20, dict(criterion="gini", max_depth=None)),
     "B4": ("regression", 300_000, 20, dict(max_depth=10)),
     "B5": ("classification", 50_000, 200, dict(criterion="entropy", max_depth=10)),
+    "B12": ("regression", 300_000, 20, dict(criterion="absolute_error", max_depth=10)),
+    "B16": ("regression", 300_000, 20, dict(max_depth=10, monotonic_cst=[1, -1] * 5 + [0] * 10)),
 }
+DEFAULT = ("B1", "B2", "B3", "B4", "B5")
 
 
 def main():
     import fasttree
 
     times = {}
-    for name, (task, n, m, params) in CASES.items():
+    for name in sys.argv[1:] or DEFAULT:
+        task, n, m, params = CASES[name]
         X, y = (classification_data if task == "classification" else regression_data)(n, m)
         Estimator = (fasttree.DecisionTreeClassifier if task == "classification"
                      else fasttree.DecisionTreeRegressor)

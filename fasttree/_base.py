@@ -6,6 +6,7 @@ ever calls it, which keeps ``import fasttree`` free of scikit-learn.
 """
 
 import inspect
+import numbers
 from contextlib import contextmanager
 
 import numba
@@ -94,8 +95,10 @@ def resolve_n_jobs(n_jobs):
     available = numba.config.NUMBA_NUM_THREADS
     if n_jobs is None:
         return available
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+    # any integer type: grids are often built with np.arange
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
         raise ValueError(f"n_jobs must be None or a non-zero integer; got {n_jobs!r}.")
+    n_jobs = int(n_jobs)
     if n_jobs < 0:
         return max(1, available + 1 + n_jobs)
     return min(n_jobs, available)

@@ -74,6 +74,14 @@ def _holdout(n_samples, y_codes, fraction, rng):
     return train, validation
 
 
+def _power_of_two_scale(weight):
+    """The power of two that brings the largest weight into [1, 2) (1 if all are 0)."""
+    largest = float(weight.max()) if weight.size else 0.0
+    if largest <= 0.0:
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(largest)[1]) - 1))
+
+
 def _as_table(X):
     """A DataFrame or anything with a shape as it is (its dtypes decide what is categorical);
     other array-likes (lists, objects with ``__array__``) as a NumPy array."""
@@ -192,15 +200,22 @@ class _BaseDecisionTree(BaseEstimator):
             self._check_multi_output()
         has_sample_weight = sample_weight is not None
         weight = check_sample_weight(sample_weight, n_samples)
+        # Weights scaled by a power of two (exact) so that the largest is in [1, 2): the tree
+        # is the same for any multiple 2**k of the weights, and squared weighted counts cannot
+        # overflow.  C4.5's minimum branch weight (at most 25) is absolute: kept unscaled there.
+        weight_scale = 1.0 if self._min_branch_fraction > 0.0 else _power_of_two_scale(weight)
+        weight = weight / weight_scale
         if class_weights is not None:
             weight = weight * class_weights
+            if not np.isfinite(weight).all():
+                raise ValueError("sample_weight times class_weight overflows float64.")
         pruning = self._check_pruning()
         rng = _check_random_state(self.random_state)
         validation = None
         if pruning == "reduced_error":
             train, held_out = _holdout(n_samples, y if n_classes else None,
                                        self.validation_fraction, rng)
-            validation = (X[held_out], y[held_out], weight[held_out])
+            validation = (X[held_out], y[held_out], weight[held_out] * weight_scale)
             X, y, weight = np.ascontiguousarray(X[train]), y[train], weight[train]
             n_samples = X.shape[0]
         params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
@@ -228,6 +243,7 @@ class _BaseDecisionTree(BaseEstimator):
                                                                     n_classes))
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
+        self.tree_.weighted_n_node_samples *= weight_scale  # the user's scale
         self.fit_timings_ = dict(grower.timings)
         self.missing_in_fit_ = grower.missing_features
         self.n_features_in_ = n_features

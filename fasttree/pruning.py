@@ -73,6 +73,9 @@ def build_pruned_tree(tree, collapse):
         the splits of the remaining internal nodes are copied unchanged.
     """
     collapse = np.ascontiguousarray(collapse, dtype=np.uint8)
+    if collapse.shape != (tree.node_count,):
+        raise ValueError(f"collapse must have one entry per node ({tree.node_count}); got shape "
+                         f"{collapse.shape}")
     keep = keep_mask(tree.children_left, tree.children_right, collapse).astype(bool)
     kept = np.flatnonzero(keep)
     new_id = np.full(tree.node_count, -1, dtype=np.int64)

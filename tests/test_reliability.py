@@ -33,3 +33,143 @@ def test_import_and_kernels_work_without_a_writable_cache():
     """)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+# -- public kernels on hostile trees -----------------------------------------------------------
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import fasttree  # noqa: E402
+from fasttree import kernels  # noqa: E402
+from fasttree.pruning import build_pruned_tree  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    return fasttree.DecisionTreeClassifier(max_depth=3).fit(X, y), X
+
+
+def _routing(tree, **changes):
+    names = ["children_left", "children_right", "feature", "threshold", "split_kind",
+             "missing_branch", "category_offset", "category_n_codes", "category_branch"]
+    arrays = {n: a.copy() for n, a in zip(names, tree._routing())}
+    for name, edit in changes.items():
+        edit(arrays[name])
+    return [arrays[n] for n in names]
+
+
+def _set(index, value):
+    def edit(a):
+        a[index] = value
+    return edit
+
+
+HOSTILE = {
+    "child out of range": {"children_left": _set(0, 10**6), "children_right": _set(0, 10**6 + 1)},
+    "cycle": {"children_left": _set(1, 0), "children_right": _set(1, 1)},
+    "feature out of range": {"feature": _set(0, 7)},
+    "negative feature": {"feature": _set(0, -5)},
+    "missing branch": {"missing_branch": _set(0, 5)},
+    "unknown kind": {"split_kind": _set(0, 9)},
+    "three children of a threshold": {"children_right": _set(0, 3)},
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_walking_kernels_refuse_a_broken_tree(fitted, case):
+    est, X = fitted
+    routing = _routing(est.tree_, **HOSTILE[case])
+    X = np.ascontiguousarray(X)
+    Xs = pytest.importorskip("scipy.sparse").csr_matrix(X)
+    csr = (Xs.data.astype(np.float32), Xs.indices.astype(np.int32),
+           Xs.indptr.astype(np.int64))
+    node_count = routing[0].shape[0]
+    calls = [
+        lambda: kernels.apply_tree(X, *routing),
+        lambda: kernels.decision_paths(X, *routing, 50),
+        lambda: kernels.predict_fractional(X, *routing, np.ones(node_count),
+                                           np.ones((node_count, 2))),
+    ]
+    if case != "feature out of range":  # a CSR row has no width: a column past it reads 0
+        calls += [lambda: kernels.apply_tree_csr(*csr, *routing),
+                  lambda: kernels.decision_paths_csr(*csr, *routing, 50)]
+    for call in calls:
+        with pytest.raises(ValueError):
+            call()
+
+
+def test_walking_kernels_accept_the_fitted_tree_and_check_depth(fitted):
+    est, X = fitted
+    leaves = kernels.apply_tree(np.ascontiguousarray(X), *est.tree_._routing())
+    np.testing.assert_array_equal(leaves, est.apply(X))
+    with pytest.raises(ValueError, match="max_depth"):
+        kernels.decision_paths(np.ascontiguousarray(X), *est.tree_._routing(), 1)
+    with pytest.raises(ValueError, match="feature is out of range"):
+        kernels.apply_tree(np.ascontiguousarray(X[:, :1]), *est.tree_._routing())
+
+
+def test_broken_csr_arrays_are_refused(fitted):
+    est, X = fitted
+    data = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="indptr"):
+        kernels.apply_tree_csr(data, np.zeros(3, np.int32), np.array([0, 5], np.int64),
+                               *est.tree_._routing())
+    with pytest.raises(ValueError, match="negative column"):
+        kernels.apply_tree_csr(data, np.array([0, -4, 1], np.int32),
+                               np.array([0, 3], np.int64), *est.tree_._routing())
+
+
+def test_build_pruned_tree_refuses_a_short_mask(fitted):
+    est, _ = fitted
+    with pytest.raises(ValueError, match="one entry per node"):
+        build_pruned_tree(est.tree_, np.zeros(2, np.uint8))
+
+
+# -- numerics ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("exponent", [-600, -100, 100, 600])
+def test_weights_scaled_by_a_power_of_two_grow_the_same_tree(task, exponent):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    w = rng.uniform(0.5, 2.0, 300)
+    if task == "classification":
+        y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
+        Estimator = fasttree.DecisionTreeClassifier
+    else:
+        y = X[:, 0] + 0.5 * rng.normal(size=300)
+        Estimator = fasttree.DecisionTreeRegressor
+    base = Estimator(max_depth=6, min_weight_fraction_leaf=0.01).fit(X, y, w).tree_
+    scaled = Estimator(max_depth=6, min_weight_fraction_leaf=0.01).fit(
+        X, y, np.ldexp(w, exponent)).tree_
+    for name in ("children_left", "feature", "threshold", "value", "impurity"):
+        np.testing.assert_array_equal(getattr(scaled, name), getattr(base, name))
+    np.testing.assert_array_equal(scaled.weighted_n_node_samples,
+                                  np.ldexp(base.weighted_n_node_samples, exponent))
+
+
+def test_huge_uniform_weights_grow_the_unweighted_tree():
+    """1e200 squared overflows: before scaling, gini saw inf - inf and grew hundreds of nodes."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(500, 3))
+    y = (X[:, 0] > 0.3).astype(int)
+    plain = fasttree.DecisionTreeClassifier().fit(X, y)
+    heavy = fasttree.DecisionTreeClassifier().fit(X, y, np.full(500, 1e200))
+    assert heavy.tree_.node_count == plain.tree_.node_count == 3
+    np.testing.assert_array_equal(heavy.tree_.threshold, plain.tree_.threshold)
+
+
+def test_class_weight_zeroing_every_class_is_refused():
+    X, y = np.arange(20.0)[:, None], np.arange(20) % 2
+    with pytest.raises(ValueError, match="zero"):
+        fasttree.DecisionTreeClassifier(class_weight={0: 0.0, 1: 0.0}).fit(X, y)
+
+
+def test_n_jobs_accepts_numpy_integers():
+    X, y = np.arange(40.0)[:, None], np.arange(40) % 3
+    est = fasttree.DecisionTreeClassifier(n_jobs=np.int64(2)).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), y)
+    with pytest.raises(ValueError, match="n_jobs"):
+        fasttree.DecisionTreeClassifier(n_jobs=np.float64(2.0)).fit(X, y)

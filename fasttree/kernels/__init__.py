@@ -52,7 +52,7 @@ from .partition import (
 )
 from .presort import presort_features
 from .random_split import find_random_splits_classification, find_random_splits_regression
-from .routing import branch_of, route_rows
+from .routing import branch_of, check_tree, route_rows
 from .split_record import SplitRecord, new_split_record, select_best_splits
 from .split_search import (
     find_best_splits_classification,
@@ -74,6 +74,7 @@ __all__ = [
     "apply_tree",
     "branch_of",
     "categorical_split_maps",
+    "check_tree",
     "decision_paths",
     "find_best_splits_categorical",
     "find_splits_absolute_error",

@@ -6,7 +6,7 @@ from numba import prange
 from .._jit import njit
 
 from .._dtypes import SPLIT_THRESHOLD
-from .routing import branch_of
+from .routing import branch_of, check_tree
 
 _BLOCK = 64  # rows walked together: independent chains of loads overlap in the CPU
 _FEATURE_BITS = np.int32((1 << 30) - 1)  # features below 2**30; bit 30: missing goes right
@@ -46,8 +46,11 @@ category_offset, category_n_codes, category_branch : the tree's node arrays (IN)
     level.  For a tree of numeric thresholds only, leaves are turned into nodes that lead to
     themselves, and a block of rows advances one level at a time with a branch-free step, so the
     walks of the block overlap; a block stops as soon as all its rows sit in leaves.  Trees with
-    categorical splits walk each row with the general routing rule.
+    categorical splits walk each row with the general routing rule.  The tree is checked first
+    (:func:`~fasttree.kernels.routing.check_tree`): bad arrays raise ``ValueError``.
     """
+    check_tree(X.shape[1], children_left, children_right, feature, threshold, split_kind,
+               missing_branch, category_offset, category_n_codes, category_branch)
     n_samples = X.shape[0]
     node_count = children_left.shape[0]
     leaf = np.empty(n_samples, dtype=np.int32)
@@ -124,6 +127,11 @@ def decision_paths(X, children_left, children_right, feature, threshold, split_k
         ``path[i, :length[i]]`` are the nodes row ``i`` visits; the rest is ``-1``.
     length : ndarray of shape (n_samples,), int32
     """
+    depth = check_tree(X.shape[1], children_left, children_right, feature, threshold,
+                       split_kind, missing_branch, category_offset, category_n_codes,
+                       category_branch)
+    if depth > max_depth:
+        raise ValueError("max_depth is less than the tree's depth")
     n_samples = X.shape[0]
     path = np.full((n_samples, max_depth + 1), -1, dtype=np.int32)
     length = np.empty(n_samples, dtype=np.int32)
@@ -163,6 +171,10 @@ def predict_fractional(X, children_left, children_right, feature, threshold, spl
     -------
     out : ndarray of shape (n_samples, n_values), float64
     """
+    check_tree(X.shape[1], children_left, children_right, feature, threshold, split_kind,
+               missing_branch, category_offset, category_n_codes, category_branch)
+    if node_weight.shape[0] != children_left.shape[0] or value.shape[0] != node_weight.shape[0]:
+        raise ValueError("node_weight and value need one row per node")
     n_samples = X.shape[0]
     node_count = children_left.shape[0]
     n_values = value.shape[1]

@@ -17,7 +17,7 @@ from numba import prange
 
 from .._jit import njit
 
-from .._dtypes import SPLIT_THRESHOLD
+from .._dtypes import SPLIT_MULTIWAY, SPLIT_SUBSET, SPLIT_THRESHOLD
 
 
 @njit(cache=True, inline="always")
@@ -36,6 +36,70 @@ def branch_of(x, kind, threshold, missing_branch, category_offset, n_codes, cate
         code = np.int64(x)
     b = np.int64(category_branch[category_offset + code])
     return b if b >= 0 else -1 - b
+
+
+@njit(cache=True)
+def check_tree(n_features, children_left, children_right, feature, threshold, split_kind,
+               missing_branch, category_offset, category_n_codes, category_branch):
+    """Check, in O(nodes), everything a walk down the tree indexes; raise ``ValueError``.
+
+    The contract of :class:`fasttree.tree.Tree`: equal lengths, at least the root; a split node's
+    children ``children_left[i] .. children_right[i]`` are consecutive ids after ``i`` (two for
+    a threshold; so no walk can loop), its feature is below ``n_features`` (``-1``: not checked),
+    its kind is known, its missing branch and every branch of its category map name one of its
+    children, and its map lies inside ``category_branch``.  Every public kernel that walks a
+    tree calls this first, so arrays from anywhere cannot crash the process.
+
+    Returns
+    -------
+    depth : int
+        The tree's depth (edges on its longest root-to-leaf path).
+    """
+    n = children_left.shape[0]
+    if n == 0:
+        raise ValueError("the tree has no node")
+    if (children_right.shape[0] != n or feature.shape[0] != n or threshold.shape[0] != n
+            or split_kind.shape[0] != n or missing_branch.shape[0] != n
+            or category_offset.shape[0] != n or category_n_codes.shape[0] != n):
+        raise ValueError("the tree's node arrays differ in length")
+    n_map = category_branch.shape[0]
+    depth = np.zeros(n, dtype=np.int64)
+    max_depth = 0
+    for node in range(n):
+        left = children_left[node]
+        right = children_right[node]
+        if left == -1:
+            if right != -1:
+                raise ValueError("a leaf (children_left -1) has a right child")
+            continue
+        if not (node < left <= right < n):
+            raise ValueError("a split node's children must be consecutive ids after it and "
+                             "below node_count (the tree is numbered parents first)")
+        if feature[node] < 0 or (n_features >= 0 and feature[node] >= n_features):
+            raise ValueError("a split node's feature is out of range for the input")
+        n_branches = right - left + 1
+        kind = split_kind[node]
+        if kind == SPLIT_THRESHOLD:
+            if n_branches != 2:
+                raise ValueError("a threshold split needs exactly two children")
+        elif kind == SPLIT_SUBSET or kind == SPLIT_MULTIWAY:
+            start = category_offset[node]
+            length = category_n_codes[node]
+            if start < 0 or length < 1 or start + length > n_map:
+                raise ValueError("a categorical split's map is outside category_branch")
+            for j in range(start, start + length):
+                b = category_branch[j]
+                b = b if b >= 0 else -1 - b
+                if b >= n_branches:
+                    raise ValueError("a categorical split's map names a missing child")
+        else:
+            raise ValueError("unknown split_kind")
+        if missing_branch[node] < 0 or missing_branch[node] >= n_branches:
+            raise ValueError("a split node's missing_branch names a missing child")
+        for c in range(left, right + 1):
+            depth[c] = depth[node] + 1
+        max_depth = max(max_depth, depth[node] + 1)
+    return max_depth
 
 
 @njit(parallel=True, cache=True)

@@ -68,7 +68,7 @@ from .absolute_error import _split_pair as _ae_split_pair
 from .monotonic import constraint_of, monotonic_ok
 from .multi_output import _add_row, _children_impurity, weighted_multi_impurity
 from .random_split import _store_random_split
-from .routing import branch_of
+from .routing import branch_of, check_tree
 
 # The dense scans' own rules, imported rather than copied so that there is one of each: two
 # sorted values within FEATURE_THRESHOLD are one value, and the float64 midpoint threshold.
@@ -1189,6 +1189,21 @@ def _used_features(feature):
     return n_used
 
 
+@njit(cache=True)
+def _check_csr(data, indices, indptr):
+    """A CSR matrix's arrays index only themselves (``ValueError`` otherwise)."""
+    if indptr.shape[0] < 1 or indptr[0] != 0:
+        raise ValueError("indptr must start at 0")
+    if data.shape[0] != indices.shape[0] or indptr[indptr.shape[0] - 1] > data.shape[0]:
+        raise ValueError("indptr, indices and data of the CSR matrix disagree in length")
+    for i in range(indptr.shape[0] - 1):
+        if indptr[i + 1] < indptr[i]:
+            raise ValueError("indptr must be non-decreasing")
+    for k in range(indices.shape[0]):
+        if indices[k] < 0:
+            raise ValueError("the CSR matrix has a negative column index")
+
+
 @njit(parallel=True, cache=True)
 def apply_tree_csr(data, indices, indptr, children_left, children_right, feature, threshold,
                    split_kind, missing_branch, category_offset, category_n_codes,
@@ -1216,6 +1231,9 @@ def apply_tree_csr(data, indices, indptr, children_left, children_right, feature
     with :func:`~fasttree.kernels.branch_of` (every kind of split node), then clears only what it
     wrote: O(stored values + depth) per row.
     """
+    _check_csr(data, indices, indptr)
+    check_tree(-1, children_left, children_right, feature, threshold, split_kind,
+               missing_branch, category_offset, category_n_codes, category_branch)
     n_samples = indptr.shape[0] - 1
     n_used = _used_features(feature)
     leaf = np.empty(n_samples, dtype=np.int32)
@@ -1258,6 +1276,11 @@ def decision_paths_csr(data, indices, indptr, children_left, children_right, fea
         ``path[i, :length[i]]`` are the nodes row ``i`` visits; the rest is ``-1``.
     length : ndarray of shape (n_samples,), int32
     """
+    _check_csr(data, indices, indptr)
+    depth = check_tree(-1, children_left, children_right, feature, threshold, split_kind,
+                       missing_branch, category_offset, category_n_codes, category_branch)
+    if depth > max_depth:
+        raise ValueError("max_depth is less than the tree's depth")
     n_samples = indptr.shape[0] - 1
     n_used = _used_features(feature)
     path = np.full((n_samples, max_depth + 1), -1, dtype=np.int32)
