@@ -104,12 +104,20 @@ def build_pruned_tree(tree, collapse):
     )
 
 
-def _with_tree(estimator, tree):
-    """A shallow copy of a fitted estimator carrying a new tree (the input is left as it was)."""
+def _with_tree(estimator, tree, **params):
+    """A shallow copy of a fitted estimator carrying a new tree (the input is left as it was).
+
+    ``params`` are the parameters under which ``fit`` grows this pruned tree; they are set on the
+    copy where its class has them, so that ``clone()`` and refits prune the same way.
+    """
     estimator._check_is_fitted()
     pruned = copy.copy(estimator)
     pruned.__dict__ = dict(estimator.__dict__)
     pruned.tree_ = tree
+    names = pruned.get_params()
+    for name, value in params.items():
+        if name in names:
+            setattr(pruned, name, value)
     return pruned
 
 
@@ -157,10 +165,12 @@ def cost_complexity(estimator, alpha):
 
     Returns
     -------
-    A new fitted estimator of the same class.
+    A new fitted estimator of the same class, whose ``ccp_alpha`` is ``alpha`` (or the
+    estimator's own, if larger: the pruned trees are nested), so that ``clone()`` refits it.
     """
     estimator._check_is_fitted()
-    return _with_tree(estimator, cost_complexity_tree(estimator.tree_, alpha))
+    return _with_tree(estimator, cost_complexity_tree(estimator.tree_, alpha),
+                      ccp_alpha=max(estimator.ccp_alpha, alpha))
 
 
 def reduced_error(estimator, X_val, y_val, sample_weight=None):
@@ -180,16 +190,21 @@ def reduced_error(estimator, X_val, y_val, sample_weight=None):
 
     Returns
     -------
-    A new fitted estimator of the same class.
+    A new fitted estimator of the same class, with ``pruning="reduced_error"``: ``clone()``
+    refits it with reduced-error pruning on a held-out ``validation_fraction`` of its training
+    rows (``X_val`` is data, not a parameter).
     """
     X = estimator._validate_X_predict(X_val)
-    return _with_tree(estimator, reduced_error_tree(estimator, X, y_val, sample_weight))
+    return _with_tree(estimator, reduced_error_tree(estimator, X, y_val, sample_weight),
+                      pruning="reduced_error")
 
 
 def reduced_error_tree(estimator, X, y_val, sample_weight=None):
     """The tree :func:`reduced_error` keeps, from an already validated and encoded ``X``
     (the kernels' float32 matrix, as the estimator's ``fit`` holds it)."""
     tree = estimator.tree_
+    if getattr(estimator, "n_outputs_", 1) > 1:
+        raise ValueError("reduced-error pruning takes a tree of one output.")
     regression = estimator._estimator_type == "regressor"
     y = check_y(y_val, X.shape[0], regression=regression)
     w = check_sample_weight(sample_weight, X.shape[0])
@@ -197,11 +212,7 @@ def reduced_error_tree(estimator, X, y_val, sample_weight=None):
         y_code = y
         prediction = tree.value[:, 0, 0]
     else:
-        # encode labels as class indices; a label never seen in training is always an error
-        classes = estimator.classes_
-        position = np.searchsorted(classes, y)
-        position = np.minimum(position, classes.shape[0] - 1)
-        y_code = np.where(classes[position] == y, position, -1).astype(np.float64)
+        y_code = _class_codes(estimator.classes_, y)
         prediction = np.argmax(tree.value[:, 0, :], axis=1).astype(np.float64)
     with numba_threads(estimator.n_jobs):
         path, length = decision_paths(X, *tree._routing(), tree.max_depth)
@@ -209,6 +220,24 @@ def reduced_error_tree(estimator, X, y_val, sample_weight=None):
                                         prediction, regression)
     collapse = subtree_replacement_collapse(tree.children_left, tree.children_right, leaf_error)
     return build_pruned_tree(tree, collapse)
+
+
+def _class_codes(classes, y):
+    """Validation labels as class indices; labels of another type than ``classes`` or never seen
+    in training are refused (every row would be an error at every node, which prunes to the
+    root without saying why)."""
+    y = np.asarray(y)
+    numeric = np.issubdtype(classes.dtype, np.number) or classes.dtype == bool
+    if numeric != (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+        raise ValueError(f"y_val holds {y.dtype} labels but the estimator's classes_ are "
+                         f"{classes.dtype} ({classes[:5].tolist()}...); pass labels of the same "
+                         "type as in fit.")
+    position = np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)
+    seen = classes[position] == y
+    if not seen.all():
+        raise ValueError(f"y_val has labels never seen in fit: {np.unique(y[~seen])[:10].tolist()}"
+                         f"; classes_ are {classes[:10].tolist()}.")
+    return position.astype(np.float64)
 
 
 def error_based(estimator, confidence=0.25):
@@ -226,7 +255,8 @@ def error_based(estimator, confidence=0.25):
 
     Returns
     -------
-    A new fitted DecisionTreeClassifier.
+    A new fitted DecisionTreeClassifier whose ``pruning`` parameter names this rule, so that
+    ``clone()`` and refits prune the same way (when the input was grown unpruned).
     """
     if not (isinstance(confidence, (int, float, np.floating)) and 0.0 < confidence < 1.0):
         raise ValueError(f"confidence must be a float in (0, 1); got {confidence!r}.")
@@ -234,7 +264,8 @@ def error_based(estimator, confidence=0.25):
     tree = estimator.tree_
     leaf_cost = error_based_leaf_cost(n_rows, n_rows - n_majority, float(confidence))
     collapse = subtree_replacement_collapse(tree.children_left, tree.children_right, leaf_cost)
-    return _with_tree(estimator, build_pruned_tree(tree, collapse))
+    return _with_tree(estimator, build_pruned_tree(tree, collapse), pruning="error_based",
+                      pruning_confidence=confidence)
 
 
 def minimum_error(estimator):
@@ -250,13 +281,14 @@ def minimum_error(estimator):
 
     Returns
     -------
-    A new fitted DecisionTreeClassifier.
+    A new fitted DecisionTreeClassifier whose ``pruning`` parameter names this rule, so that
+    ``clone()`` and refits prune the same way (when the input was grown unpruned).
     """
     n_rows, n_majority = _classification_counts(estimator, "minimum-error")
     tree = estimator.tree_
     collapse = minimum_error_collapse(tree.children_left, tree.children_right, n_rows,
                                       n_majority, estimator.n_classes_)
-    return _with_tree(estimator, build_pruned_tree(tree, collapse))
+    return _with_tree(estimator, build_pruned_tree(tree, collapse), pruning="minimum_error")
 
 
 def pessimistic(estimator):
@@ -272,10 +304,11 @@ def pessimistic(estimator):
 
     Returns
     -------
-    A new fitted DecisionTreeClassifier.
+    A new fitted DecisionTreeClassifier whose ``pruning`` parameter names this rule, so that
+    ``clone()`` and refits prune the same way (when the input was grown unpruned).
     """
     n_rows, n_majority = _classification_counts(estimator, "pessimistic")
     tree = estimator.tree_
     collapse = pessimistic_collapse(tree.children_left, tree.children_right, n_rows,
                                     n_rows - n_majority)
-    return _with_tree(estimator, build_pruned_tree(tree, collapse))
+    return _with_tree(estimator, build_pruned_tree(tree, collapse), pruning="pessimistic")

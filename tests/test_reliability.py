@@ -173,3 +173,45 @@ def test_n_jobs_accepts_numpy_integers():
     np.testing.assert_array_equal(est.predict(X), y)
     with pytest.raises(ValueError, match="n_jobs"):
         fasttree.DecisionTreeClassifier(n_jobs=np.float64(2.0)).fit(X, y)
+
+
+# -- pruning results -----------------------------------------------------------------------------
+def _noisy(seed=3, n=400):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = ((X[:, 0] + rng.normal(0, 1.0, n)) > 0).astype(int)
+    return X, y
+
+
+def test_reduced_error_refuses_labels_it_cannot_match():
+    from fasttree import pruning
+
+    X, y = _noisy()
+    est = fasttree.DecisionTreeClassifier(random_state=0).fit(X[:300], y[:300])
+    with pytest.raises(ValueError, match="same type"):
+        pruning.reduced_error(est, X[300:], y[300:].astype(str))
+    with pytest.raises(ValueError, match="never seen"):
+        pruning.reduced_error(est, X[300:], np.where(y[300:] == 1, 7, 0))
+    kept = pruning.reduced_error(est, X[300:], y[300:])  # matching labels: a real pruning
+    assert 1 < kept.tree_.node_count < est.tree_.node_count
+
+
+@pytest.mark.parametrize("rule,kwargs,params", [
+    ("cost_complexity", {"alpha": 0.01}, {"ccp_alpha": 0.01}),
+    ("error_based", {"confidence": 0.1}, {"pruning": "error_based", "pruning_confidence": 0.1}),
+    ("minimum_error", {}, {"pruning": "minimum_error"}),
+    ("pessimistic", {}, {"pruning": "pessimistic"}),
+])
+def test_clone_of_a_pruning_result_refits_the_pruned_tree(rule, kwargs, params):
+    from sklearn.base import clone
+
+    from fasttree import pruning
+
+    X, y = _noisy()
+    est = fasttree.DecisionTreeClassifier().fit(X, y)
+    pruned = getattr(pruning, rule)(est, **kwargs)
+    assert {k: pruned.get_params()[k] for k in params} == params
+    assert est.get_params()["pruning"] is None and est.ccp_alpha == 0.0  # input unchanged
+    refit = clone(pruned).fit(X, y)
+    assert refit.tree_.node_count == pruned.tree_.node_count < est.tree_.node_count
+    np.testing.assert_array_equal(refit.tree_.threshold, pruned.tree_.threshold)
