@@ -54,6 +54,10 @@ def run(args):
             data = read_csv(args.file, args.target)
         except FileNotFoundError:
             return _fail(f"no such file: {args.file}")
+        except IsADirectoryError:
+            return _fail(f"{args.file} is a directory; pass a CSV file")
+        except OSError as exc:
+            return _fail(f"{args.file}: {exc.strerror or exc}")
         except (DatasetError, UnicodeDecodeError) as exc:
             return _fail(f"{args.file}: {exc}")
         source = args.file
@@ -84,6 +88,9 @@ def run(args):
                          ccp_alpha=args.ccp_alpha, random_state=0, **common)
 
     try:
+        # the whole data first: a problem with it is reported as such, not as one fold's (this
+        # fit also compiles or loads the kernels, which the timed fit below leaves out)
+        make().fit(data.X, data.y)
         score = cross_val_score(make, data.X, data.y, n_splits=args.cv)
         start = time.perf_counter()
         est = make().fit(data.X, data.y)

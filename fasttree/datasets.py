@@ -1,6 +1,7 @@
 """Reading CSV files and the dataset bundled with the package (numpy only, no pandas)."""
 
 import csv
+import io
 from dataclasses import dataclass
 from importlib import resources
 
@@ -41,7 +42,9 @@ def read_csv(source, target=None):
     Dataset
 
     A feature column whose non-empty cells are all numbers is numeric; any other is categorical.
-    An empty cell is a missing value.
+    An empty cell is a missing value.  The delimiter is the one of ``, ; TAB |`` that the header
+    line holds most often (``,`` if none); a UTF-8 byte-order mark is ignored; blank lines are
+    skipped (line numbers in messages are the file's).
 
     Raises
     ------
@@ -49,16 +52,20 @@ def read_csv(source, target=None):
         Unknown target column, an empty target cell, a ragged row, or no data rows.
     """
     if hasattr(source, "read"):
-        rows = list(csv.reader(source))
+        text = source.read()
     else:
-        with open(source, newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
-    if not rows:
+        with open(source, newline="", encoding="utf-8-sig") as handle:
+            text = handle.read()
+    text = text.removeprefix("\ufeff")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
+    numbered = [(reader.line_num, row) for row in reader if row]
+    if not numbered:
         raise DatasetError("the file is empty")
-    header, body = rows[0], [r for r in rows[1:] if r]
+    header = numbered[0][1]
+    body = [row for _, row in numbered[1:]]
     if not body:
         raise DatasetError("the file has a header but no data rows")
-    for line_no, row in enumerate(body, start=2):
+    for line_no, row in numbered[1:]:
         if len(row) != len(header):
             raise DatasetError(
                 f"line {line_no} has {len(row)} fields; the header has {len(header)}")
@@ -87,6 +94,16 @@ def read_csv(source, target=None):
         X = np.column_stack(numeric) if numeric else np.empty((len(body), 0))
     return Dataset(X=X, y=_as_numbers_if_possible(y), feature_names=feature_names,
                    target_name=target, categorical=categorical)
+
+
+DELIMITERS = (",", ";", "\t", "|")
+
+
+def _delimiter(text):
+    """The candidate delimiter the header line holds most often (``,`` on a tie or none)."""
+    header = text.split("\n", 1)[0]
+    counts = [header.count(d) for d in DELIMITERS]
+    return DELIMITERS[counts.index(max(counts))] if max(counts) > 0 else ","
 
 
 def _parse_numbers(values):

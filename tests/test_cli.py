@@ -92,3 +92,36 @@ def test_one_line_errors(tmp_path, content, args, message):
     assert out.returncode == 2
     assert message in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_directory_is_a_one_line_error(tmp_path):
+    out = run_cli("fit", str(tmp_path))
+    assert out.returncode == 2
+    assert "is a directory" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_byte_order_mark_and_semicolons_are_read(tmp_path):
+    rows = "\n".join(f"{i};{(i * 7) % 10};{'hi' if i > 20 else 'lo'}" for i in range(40))
+    path = tmp_path / "excel.csv"
+    path.write_bytes(("a;b;label\n" + rows + "\n").encode("utf-8-sig"))  # as Excel saves it
+    out = run_cli("fit", str(path), "--target", "label", "--cv", "4")
+    assert out.returncode == 0, out.stderr
+    assert "40 rows x 2 features, target 'label'" in out.stdout
+    assert "|--- a <= 20.50" in out.stdout
+
+
+def test_line_numbers_count_blank_lines(tmp_path):
+    from fasttree.datasets import DatasetError, read_csv
+
+    path = write(tmp_path, "a,b,y\n1,2,0\n\n\n3,4,1\n5,6\n")
+    with pytest.raises(DatasetError, match="line 6 has 2 fields"):
+        read_csv(path)
+    out = run_cli("fit", path)
+    assert out.returncode == 2 and "line 6 has 2 fields" in out.stderr
+
+
+def test_a_problem_with_the_data_is_reported_for_the_whole_data(tmp_path):
+    path = write(tmp_path, "y\n" + "\n".join(str(i % 2) for i in range(30)) + "\n")
+    out = run_cli("fit", path, "--cv", "3")
+    assert out.returncode == 2
+    assert "30" in out.stderr and "20" not in out.stderr  # not a fold's 20 rows
