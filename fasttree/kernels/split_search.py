@@ -98,7 +98,7 @@ def _binary_split_info(w_left, w_right, w_missing, table):
     return max(s / total, 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_samples_leaf,
                    min_weight_leaf):
     """Scan one (feature, node) pair with float weights and no missing values.
@@ -138,7 +138,7 @@ def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_s
     return best, best_p, best_w_left, n_candidates
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, table):
     """Two classes, every weight 1, no missing values: one integer counter per row."""
     n_node = xs.shape[0]
@@ -170,7 +170,7 @@ def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, tabl
     return best, best_p, n_candidates
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
     """Any number of classes, every weight 1, no missing values: integer counts, no weight reads.
 
@@ -234,7 +234,7 @@ def _side_impurity(counts, w, criterion, table):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_missing_unit_weight_binary(xs, labels, total_1, n_missing, criterion, min_rows_leaf,
                                      table):
     """:func:`_scan_missing` for two classes and unit weights: integer counters, and for entropy
@@ -296,7 +296,7 @@ def _binary_counts_impurity(n_left, left_1, n_right, right_1, criterion, table):
             - (table[left_0] + table[left_1]) - (table[right_0] + table[right_1]))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, criterion,
                   min_samples_leaf, min_weight_leaf, table, cst, lower, upper):
     """Scan one (feature, node) pair whose last ``n_missing`` rows miss the feature.
@@ -473,7 +473,6 @@ def find_best_splits_classification(
     """
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
-    n_classes = seg_class_weight.shape[1]
     unit_weight = sample_weight.shape[0] == 0
     # with unit weights a child of n rows weighs n, so both minimums are one row count
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
@@ -487,109 +486,114 @@ def find_best_splits_classification(
         seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
 
     for f in prange(n_features):
-        left = np.empty(n_classes)
-        scratch = np.empty((4, n_classes))
-        left_count = np.empty(n_classes, dtype=np.int64)
-        total_count = np.empty(n_classes, dtype=np.int64)
-        xs = sorted_x[f]
-        for s in range(n_segments):
-            if feature_mask[f, s] == 0:
-                continue
-            start = seg_start[s]
-            end = seg_end[s]
-            if end - start < 2 * min_samples_leaf or _same_value(xs[start], xs[end - 1]):
-                continue
-            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-            _classification_pair(
-                f, s, xs[start:end], sorted_idx[f, start:end], sorted_y[f, start:end],
-                sample_weight, seg_class_weight[s], seg_weight[s], seg_weighted_impurity[s],
-                criterion, min_samples_leaf, min_weight_leaf, min_rows_leaf, table, count_table,
-                xlog2x, min_branch_fraction, missing_fractional, cst, lower, upper, left,
-                scratch, left_count, total_count, children_impurity, gain, split_info,
-                threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+        _classification_feature(
+            np.int64(f), sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+            seg_class_weight, seg_weight, seg_weighted_impurity, feature_mask, criterion,
+            min_samples_leaf, min_weight_leaf, min_rows_leaf, table, count_table, xlog2x,
+            min_branch_fraction, missing_fractional, monotonic_cst, node_bounds,
+            children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+            n_missing, n_candidates)
 
 
 @njit(cache=True)
-def _classification_pair(f, s, xs_node, idx_node, labels_node, sample_weight, counts, w_node,
-                         node_weighted_impurity, criterion, min_samples_leaf, min_weight_leaf,
-                         min_rows_leaf, table, count_table, xlog2x, min_branch_fraction,
-                         missing_fractional, cst, lower, upper, left, scratch, left_count,
-                         total_count, children_impurity, gain, split_info, threshold, n_left,
-                         n_branches, missing_branch, n_missing, n_candidates):
-    """One (feature, node) pair of :func:`find_best_splits_classification`: pick the scan for
-    its weights, classes and missing rows, and write the best split to the record.
-
-    A function of its own, called once per pair (not inlined): the parallel kernel's loop body
-    stays small, which keeps numba's compile time low.
-    """
+def _classification_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                            seg_class_weight, seg_weight, seg_weighted_impurity, feature_mask,
+                            criterion, min_samples_leaf, min_weight_leaf, min_rows_leaf, table,
+                            count_table, xlog2x, min_branch_fraction, missing_fractional,
+                            monotonic_cst, node_bounds, children_impurity, gain, split_info,
+                            threshold, n_left, n_branches, missing_branch, n_missing,
+                            n_candidates):
+    """Every node of one feature for :func:`find_best_splits_classification`: the parallel
+    loop's whole body, a function of its own so that numba's parallel passes see a small loop
+    (compile time), called once per feature (no per-node call overhead)."""
     unit_weight = sample_weight.shape[0] == 0
-    n_classes = counts.shape[0]
-    n_miss = count_missing(xs_node)
-    n_node = xs_node.shape[0]
-    missing_left = False
-    seg_min_weight = min_weight_leaf
-    seg_min_rows = min_rows_leaf
-    if min_branch_fraction > 0.0:
-        seg_min_weight, seg_min_rows = _c45_min_branch(
-            xs_node, idx_node, sample_weight, n_miss, w_node, n_classes, min_branch_fraction,
-            min_weight_leaf, min_rows_leaf)
-    if cst != 0 or (n_miss > 0 and not missing_fractional and not (
-            unit_weight and n_classes == 2
-            and (criterion == CRITERION_GINI or table.shape[0] > 0))):
-        # the general scan: missing rows on either side; the only one checking constraints
-        best, best_p, missing_left, w_left, n_cand = _scan_missing(
-            xs_node, idx_node, labels_node, sample_weight, counts, n_miss, scratch, criterion,
-            min_samples_leaf, seg_min_weight, table, cst, lower, upper)
-    elif n_miss > 0 and missing_fractional:
-        n_known = n_node - n_miss
-        known = scratch[0]
-        for k in range(n_classes):
-            known[k] = counts[k]
-        for p in range(n_known, n_node):
-            known[labels_node[p]] -= sample_weight[idx_node[p]]
-        w_known = 0.0
-        for k in range(n_classes):
-            known[k] = max(known[k], 0.0)
-            w_known += known[k]
-        best, best_p, w_left, n_cand = _scan_weighted(
-            xs_node[:n_known], idx_node[:n_known], labels_node[:n_known], sample_weight, known,
-            left, criterion, min_samples_leaf, seg_min_weight)
-        if best_p >= 0:
-            _store_fractional_split(
-                f, s, best, weighted_class_impurity(known, criterion), node_weighted_impurity,
-                w_node, w_known, w_left, xs_node, best_p, n_miss, n_cand, children_impurity,
-                gain, split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                n_candidates)
-        return
-    elif n_miss > 0:
-        best, best_p, missing_left, w_left, n_cand = _scan_missing_unit_weight_binary(
-            xs_node, labels_node, np.int64(counts[1]), n_miss, criterion, seg_min_rows, table)
-    elif not unit_weight:
-        best, best_p, w_left, n_cand = _scan_weighted(
-            xs_node, idx_node, labels_node, sample_weight, counts, left, criterion,
-            min_samples_leaf, seg_min_weight)
-    elif n_classes == 2:
-        best, best_p, n_cand = _scan_unit_weight_binary(
-            xs_node, labels_node, np.int64(counts[1]), criterion, seg_min_rows, xlog2x)
-        w_left = best_p + 1.0
-    else:
-        for k in range(n_classes):
-            total_count[k] = np.int64(counts[k])
-        best, best_p, n_cand = _scan_unit_weight(
-            xs_node, labels_node, total_count, left_count, criterion, seg_min_rows, xlog2x)
-        w_left = best_p + 1.0
-    if best_p < 0:
-        return
-    _store_binary_split(
-        f, s, best, node_weighted_impurity, w_node, w_left, xs_node, best_p, n_miss,
-        missing_left, n_cand, count_table, children_impurity, gain, split_info, threshold,
-        n_left, n_branches, missing_branch, n_missing, n_candidates)
+    n_classes = seg_class_weight.shape[1]
+    left = np.empty(n_classes)
+    scratch = np.empty((4, n_classes))
+    left_count = np.empty(n_classes, dtype=np.int64)
+    total_count = np.empty(n_classes, dtype=np.int64)
+    xs = sorted_x[f]
+    for s in range(seg_start.shape[0]):
+        if feature_mask[f, s] == 0:
+            continue
+        start = seg_start[s]
+        end = seg_end[s]
+        if end - start < 2 * min_samples_leaf or _same_value(xs[start], xs[end - 1]):
+            continue
+        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+        xs_node = xs[start:end]
+        idx_node = sorted_idx[f, start:end]
+        labels_node = sorted_y[f, start:end]
+        counts = seg_class_weight[s]
+        w_node = seg_weight[s]
+        node_weighted_impurity = seg_weighted_impurity[s]
+        n_miss = count_missing(xs_node)
+        n_node = xs_node.shape[0]
+        missing_left = False
+        seg_min_weight = min_weight_leaf
+        seg_min_rows = min_rows_leaf
+        if min_branch_fraction > 0.0:
+            seg_min_weight, seg_min_rows = _c45_min_branch(
+                xs_node, idx_node, sample_weight, n_miss, w_node, n_classes, min_branch_fraction,
+                min_weight_leaf, min_rows_leaf)
+        if cst != 0 or (n_miss > 0 and not missing_fractional and not (
+                unit_weight and n_classes == 2
+                and (criterion == CRITERION_GINI or table.shape[0] > 0))):
+            # the general scan: missing rows on either side; the only one checking constraints
+            best, best_p, missing_left, w_left, n_cand = _scan_missing(
+                xs_node, idx_node, labels_node, sample_weight, counts, n_miss, scratch, criterion,
+                min_samples_leaf, seg_min_weight, table, cst, lower, upper)
+        elif n_miss > 0 and missing_fractional:
+            n_known = n_node - n_miss
+            known = scratch[0]
+            for k in range(n_classes):
+                known[k] = counts[k]
+            for p in range(n_known, n_node):
+                known[labels_node[p]] -= sample_weight[idx_node[p]]
+            w_known = 0.0
+            for k in range(n_classes):
+                known[k] = max(known[k], 0.0)
+                w_known += known[k]
+            best, best_p, w_left, n_cand = _scan_weighted(
+                xs_node[:n_known], idx_node[:n_known], labels_node[:n_known], sample_weight, known,
+                left, criterion, min_samples_leaf, seg_min_weight)
+            if best_p >= 0:
+                _store_fractional_split(
+                    f, s, best, weighted_class_impurity(known, criterion), node_weighted_impurity,
+                    w_node, w_known, w_left, xs_node, best_p, n_miss, n_cand, children_impurity,
+                    gain, split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                    n_candidates)
+            continue
+        elif n_miss > 0:
+            best, best_p, missing_left, w_left, n_cand = _scan_missing_unit_weight_binary(
+                xs_node, labels_node, np.int64(counts[1]), n_miss, criterion, seg_min_rows, table)
+        elif not unit_weight:
+            best, best_p, w_left, n_cand = _scan_weighted(
+                xs_node, idx_node, labels_node, sample_weight, counts, left, criterion,
+                min_samples_leaf, seg_min_weight)
+        elif n_classes == 2:
+            best, best_p, n_cand = _scan_unit_weight_binary(
+                xs_node, labels_node, np.int64(counts[1]), criterion, seg_min_rows, xlog2x)
+            w_left = best_p + 1.0
+        else:
+            for k in range(n_classes):
+                total_count[k] = np.int64(counts[k])
+            best, best_p, n_cand = _scan_unit_weight(
+                xs_node, labels_node, total_count, left_count, criterion, seg_min_rows, xlog2x)
+            w_left = best_p + 1.0
+        if best_p < 0:
+            continue
+        _store_binary_split(
+            f, s, best, node_weighted_impurity, w_node, w_left, xs_node, best_p, n_miss,
+            missing_left, n_cand, count_table, children_impurity, gain, split_info, threshold,
+            n_left, n_branches, missing_branch, n_missing, n_candidates)
+
 
 #: C4.5's cap on its minimum branch weight for thresholds.
 C45_MAX_MIN_BRANCH = 25.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _c45_min_branch(xs, idx, sample_weight, n_miss, w_node, n_classes, fraction, min_weight_leaf,
                     min_rows_leaf):
     """C4.5's minimum weight (and, for unit weights, rows) on each side of a threshold:
@@ -603,7 +607,7 @@ def _c45_min_branch(xs, idx, sample_weight, n_miss, w_node, n_classes, fraction,
     return min_weight, max(min_rows_leaf, np.int64(np.ceil(min_weight)))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _store_fractional_split(f, s, best, known_weighted_impurity, node_weighted_impurity, w_node,
                             w_known, w_left, xs, best_p, n_miss, n_cand, children_impurity, gain,
                             split_info, threshold, n_left, n_branches, missing_branch, n_missing,
@@ -623,7 +627,7 @@ def _store_fractional_split(f, s, best, known_weighted_impurity, node_weighted_i
     n_candidates[f, s] = n_cand
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, best_p, n_miss,
                         missing_left, n_cand, table, children_impurity, gain, split_info,
                         threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
@@ -668,7 +672,7 @@ def gather_targets(sorted_idx, y):
     return sorted_y
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
     """Every weight 1, no missing values: maximise sum_left**2 / n_left + sum_right**2 / n_right,
     the reciprocals of the counts read from a table.  Returns (best proxy, best position,
@@ -695,7 +699,7 @@ def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
     return best, best_p, n_candidates
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, min_samples_leaf,
                               min_weight_leaf, criterion):
     """Float weights, no missing values: maximise :func:`regression_proxy`."""
@@ -725,7 +729,7 @@ def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, mi
     return best, best_p, best_w_left, n_candidates
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_missing,
                              min_samples_leaf, min_weight_leaf, criterion, cst, lower, upper):
     """Missing-aware twin of :func:`_scan_regression_weighted` (rules of :func:`_scan_missing`);
@@ -869,76 +873,78 @@ def find_best_splits_regression(
     on a tie): for squared error the children's total squared error.
     """
     n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
 
     for f in prange(n_features):
-        for s in range(n_segments):
-            if feature_mask[f, s] == 0:
-                continue
-            start = seg_start[s]
-            end = seg_end[s]
-            # node slices: indices from 0, so numba emits no wrap-around checks
-            xs = sorted_x[f, start:end]
-            if end - start < 2 * min_samples_leaf or _same_value(xs[0], xs[end - start - 1]):
-                continue
-            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-            _regression_pair(
-                f, s, xs, sorted_idx[f, start:end], sorted_y[f, start:end], sample_weight,
-                seg_sums[s], criterion, min_samples_leaf, min_weight_leaf, min_rows_leaf,
-                reciprocal, missing_fractional, cst, lower, upper, children_impurity, gain,
-                split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                n_candidates)
+        _regression_feature(
+            np.int64(f), sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+            seg_sums, feature_mask, criterion, min_samples_leaf, min_weight_leaf, min_rows_leaf,
+            reciprocal, missing_fractional, monotonic_cst, node_bounds, children_impurity, gain,
+            split_info, threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
 
 
 @njit(cache=True)
-def _regression_pair(f, s, xs, idx, ys, sample_weight, sums, criterion, min_samples_leaf,
-                     min_weight_leaf, min_rows_leaf, reciprocal, missing_fractional, cst, lower,
-                     upper, children_impurity, gain, split_info, threshold, n_left, n_branches,
-                     missing_branch, n_missing, n_candidates):
-    """One (feature, node) pair of :func:`find_best_splits_regression` (a function of its own,
-    like :func:`_classification_pair`, for compile time)."""
+def _regression_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                        seg_sums, feature_mask, criterion, min_samples_leaf, min_weight_leaf,
+                        min_rows_leaf, reciprocal, missing_fractional, monotonic_cst,
+                        node_bounds, children_impurity, gain, split_info, threshold, n_left,
+                        n_branches, missing_branch, n_missing, n_candidates):
+    """Every node of one feature for :func:`find_best_splits_regression` (a function of its own,
+    like :func:`_classification_feature`, for compile time)."""
     unit_weight = sample_weight.shape[0] == 0
-    n_node = xs.shape[0]
-    n_miss = count_missing(xs)
-    missing_left = False
-    node_impurity = weighted_regression_impurity(sums[0], sums[1], sums[2], criterion)
-    if n_miss > 0 and missing_fractional and cst == 0:
-        n_known = n_node - n_miss
-        w_known = sums[0]
-        sum_known = sums[1]
-        sq_known = sums[2]
-        for p in range(n_known, n_node):
-            w = sample_weight[idx[p]]
-            w_known -= w
-            sum_known -= w * ys[p]
-            sq_known -= w * regression_target_term(ys[p], criterion)
-        best, best_p, w_left, n_cand = _scan_regression_weighted(
-            xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known,
-            min_samples_leaf, min_weight_leaf, criterion)
-        if best_p >= 0:
-            _store_fractional_split(
-                f, s, max(sq_known - best, 0.0),
-                weighted_regression_impurity(w_known, sum_known, sq_known, criterion),
-                node_impurity, sums[0], w_known, w_left, xs, best_p, n_miss, n_cand,
-                children_impurity, gain, split_info, threshold, n_left, n_branches,
-                missing_branch, n_missing, n_candidates)
-        return
-    if n_miss > 0 or criterion != CRITERION_SQUARED_ERROR or cst != 0:
-        best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
-            xs, ys, idx, sample_weight, sums[0], sums[1], n_miss, min_samples_leaf,
-            min_weight_leaf, criterion, cst, lower, upper)
-    elif unit_weight:
-        best, best_p, n_cand = _scan_regression_unit_weight(xs, ys, sums[1], min_rows_leaf,
-                                                            reciprocal)
-        w_left = best_p + 1.0
-    else:
-        best, best_p, w_left, n_cand = _scan_regression_weighted(
-            xs, ys, idx, sample_weight, sums[0], sums[1], min_samples_leaf, min_weight_leaf,
-            criterion)
-    if best_p < 0:
-        return
-    _store_binary_split(
-        f, s, max(sums[2] - best, 0.0), node_impurity, sums[0], w_left, xs, best_p, n_miss,
-        missing_left, n_cand, np.empty(0), children_impurity, gain, split_info, threshold,
-        n_left, n_branches, missing_branch, n_missing, n_candidates)
+    for s in range(seg_start.shape[0]):
+        if feature_mask[f, s] == 0:
+            continue
+        start = seg_start[s]
+        end = seg_end[s]
+        # node slices: indices from 0, so numba emits no wrap-around checks
+        xs = sorted_x[f, start:end]
+        if end - start < 2 * min_samples_leaf or _same_value(xs[0], xs[end - start - 1]):
+            continue
+        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+        idx = sorted_idx[f, start:end]
+        ys = sorted_y[f, start:end]
+        sums = seg_sums[s]
+        n_node = xs.shape[0]
+        n_miss = count_missing(xs)
+        missing_left = False
+        node_impurity = weighted_regression_impurity(sums[0], sums[1], sums[2], criterion)
+        if n_miss > 0 and missing_fractional and cst == 0:
+            n_known = n_node - n_miss
+            w_known = sums[0]
+            sum_known = sums[1]
+            sq_known = sums[2]
+            for p in range(n_known, n_node):
+                w = sample_weight[idx[p]]
+                w_known -= w
+                sum_known -= w * ys[p]
+                sq_known -= w * regression_target_term(ys[p], criterion)
+            best, best_p, w_left, n_cand = _scan_regression_weighted(
+                xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known,
+                min_samples_leaf, min_weight_leaf, criterion)
+            if best_p >= 0:
+                _store_fractional_split(
+                    f, s, max(sq_known - best, 0.0),
+                    weighted_regression_impurity(w_known, sum_known, sq_known, criterion),
+                    node_impurity, sums[0], w_known, w_left, xs, best_p, n_miss, n_cand,
+                    children_impurity, gain, split_info, threshold, n_left, n_branches,
+                    missing_branch, n_missing, n_candidates)
+            continue
+        if n_miss > 0 or criterion != CRITERION_SQUARED_ERROR or cst != 0:
+            best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
+                xs, ys, idx, sample_weight, sums[0], sums[1], n_miss, min_samples_leaf,
+                min_weight_leaf, criterion, cst, lower, upper)
+        elif unit_weight:
+            best, best_p, n_cand = _scan_regression_unit_weight(xs, ys, sums[1], min_rows_leaf,
+                                                                reciprocal)
+            w_left = best_p + 1.0
+        else:
+            best, best_p, w_left, n_cand = _scan_regression_weighted(
+                xs, ys, idx, sample_weight, sums[0], sums[1], min_samples_leaf, min_weight_leaf,
+                criterion)
+        if best_p < 0:
+            continue
+        _store_binary_split(
+            f, s, max(sums[2] - best, 0.0), node_impurity, sums[0], w_left, xs, best_p, n_miss,
+            missing_left, n_cand, np.empty(0), children_impurity, gain, split_info, threshold,
+            n_left, n_branches, missing_branch, n_missing, n_candidates)
