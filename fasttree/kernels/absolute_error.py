@@ -215,7 +215,9 @@ def find_splits_absolute_error(
                     order_ranks[k, p] = rank_of_row[k, idx[p]]
                 order_w[p] = 1.0 if unit_weight else sample_weight[idx[p]]
             cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-            _split_pair(f, s, xs, node_sorted_y[:, start:end], count_missing(xs), seg_stats[s],
+            # int64 index: one compiled specialization (prange's index type differs)
+            _split_pair(np.int64(f), s, xs, node_sorted_y[:, start:end], count_missing(xs),
+                        seg_stats[s],
                         min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower, upper,
                         tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians,
                         children_impurity, gain, split_info, threshold, n_left, n_branches,

@@ -1648,7 +1648,8 @@ def find_splits_sparse_absolute_error(
                     order_w[v] = 1.0 if unit_weight else sample_weight[rows[k]]
                     vx[v] = xs[k]
                 cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                _ae_split_pair(f, s, vx[:n_node], node_sorted_y[:, start:end], 0, seg_stats[s],
+                _ae_split_pair(np.int64(f), np.int64(s), vx[:n_node],
+                               node_sorted_y[:, start:end], 0, seg_stats[s],
                                min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower,
                                upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
                                medians, children_impurity, gain, split_info, threshold, n_left,
