@@ -215,3 +215,17 @@ def test_clone_of_a_pruning_result_refits_the_pruned_tree(rule, kwargs, params):
     refit = clone(pruned).fit(X, y)
     assert refit.tree_.node_count == pruned.tree_.node_count < est.tree_.node_count
     np.testing.assert_array_equal(refit.tree_.threshold, pruned.tree_.threshold)
+
+
+# -- fuzz ----------------------------------------------------------------------------------------
+def test_fuzzed_estimators_raise_clearly_or_return_sound_trees():
+    """tests/fuzz_estimators.py (hypothesis, 150 derandomized examples: NaN, infinities, -0.0,
+    float32 extremes and denormals, colliding values, zero and extreme weights, random
+    parameters) in a child process: a crash fails here instead of ending the test run."""
+    from pathlib import Path
+
+    script = Path(__file__).with_name("fuzz_estimators.py")
+    proc = subprocess.run([sys.executable, str(script), "150"], capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    assert proc.stdout.strip().endswith("ok")
