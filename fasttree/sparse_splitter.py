@@ -36,8 +36,14 @@ from ._dtypes import (
     SPLIT_THRESHOLD,
     label_dtype,
 )
-from .kernels import node_target_ranks, new_split_record, reciprocal_table, xlog2x_table
-from .splitter import _constraints, _node_bounds, random_draws
+from .kernels import new_split_record
+from .splitter import (
+    _constraints,
+    _node_bounds,
+    absolute_error_stats,
+    random_draws,
+    weight_tables,
+)
 from .kernels.sparse import (
     build_sparse_layout,
     find_best_splits_sparse_classification,
@@ -160,15 +166,8 @@ class SparseSplitter:
         self.timings = {} if timings is None else timings
         self.missing_features = np.zeros(self.n_features, dtype=bool)
         self.category_map = np.zeros(0, dtype=np.int32)
-        # the kernels' convention for "every weight is 1" is an empty weight array
-        self.sample_weight = np.empty(0) if sample_weight is None else sample_weight
-        unit_weight = self.sample_weight.shape[0] == 0
-        self.root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
-        self._count_table = np.empty(0)
-        if unit_weight and n_classes is not None:
-            self._count_table = xlog2x_table(self.n_samples)
-        elif unit_weight and criterion_code == CRITERION_SQUARED_ERROR:
-            self._count_table = reciprocal_table(self.n_samples)
+        self.sample_weight, self.root_weight, self._count_table = weight_tables(
+            sample_weight, self.n_samples, n_classes, criterion_code)
         # every node a range of positions of node_rows, its rows by ascending id (the dense
         # order of a zero block); row_pos is the inverse
         self.node_rows = np.arange(self.n_samples, dtype=np.int32)
@@ -270,14 +269,11 @@ random_thresholds, multi_output
         feature = _int64(feature)
         if self.criterion_code == CRITERION_ABSOLUTE_ERROR:
             # ranks of each node's targets (rows by id), kept until the node splits
-            rows = self.node_rows[None, :]
             targets = (self.row_y[:, None] if self.multi_output is None
                        else self.multi_output[0])
-            return self._timed("node_stats", lambda: np.hstack([
-                node_target_ranks(rows, np.ascontiguousarray(targets[rows, k]),
-                                  self.sample_weight, start, end, np.zeros_like(start),
-                                  self._rank_of_row[k], self._node_sorted_y[k])
-                for k in range(targets.shape[1])]))
+            return self._timed("node_stats", absolute_error_stats, self.node_rows[None, :],
+                               targets, self.sample_weight, start, end, self._rank_of_row,
+                               self._node_sorted_y)
         if self.multi_output is not None:
             Y, offsets = self.multi_output
             return self._timed("node_stats", sparse_multi_stats, self.entry_x, self.entry_row,

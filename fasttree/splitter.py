@@ -81,6 +81,32 @@ def _node_bounds(monotonic_cst, bounds):
     return np.ascontiguousarray(bounds, dtype=np.float64)
 
 
+def weight_tables(sample_weight, n_samples, n_classes, criterion_code):
+    """The kernels' weights (an empty array when every weight is 1), the root's weight, and with
+    unit weights the count table the scans read (``c log2 c`` for classification, ``1 / c`` for
+    squared error; empty otherwise)."""
+    weights = np.empty(0) if sample_weight is None else sample_weight
+    unit_weight = weights.shape[0] == 0
+    root_weight = float(n_samples if unit_weight else weights.sum())
+    table = np.empty(0)
+    if unit_weight and n_classes is not None:
+        table = xlog2x_table(n_samples)
+    elif unit_weight and criterion_code == CRITERION_SQUARED_ERROR:
+        table = reciprocal_table(n_samples)
+    return weights, root_weight, table
+
+
+def absolute_error_stats(rows, targets, sample_weight, start, end, rank_of_row, node_sorted_y):
+    """``[w, sum w*y, absolute error, median]`` of every node, one block per output, from one row
+    of positions holding each node's row ids (``rows``, shape (1, n_samples)) and the targets by
+    row id (``targets``, (n_samples, n_outputs)); fills each output's ranks."""
+    row_zero = np.zeros_like(start)
+    return np.hstack([
+        node_target_ranks(rows, np.ascontiguousarray(targets[rows, k]), sample_weight, start,
+                          end, row_zero, rank_of_row[k], node_sorted_y[k])
+        for k in range(targets.shape[1])])
+
+
 class ExactSplitter:
     """Every feature sorted once; every node a contiguous, sorted range of every feature row.
 
@@ -149,16 +175,8 @@ class ExactSplitter:
         if missing_fractional and sample_weight is None:
             # rows sent down several branches carry fractional weights: no unit-weight path
             sample_weight = np.ones(self.n_samples)
-        # the kernels' convention for "every weight is 1" is an empty weight array
-        self.sample_weight = np.empty(0) if sample_weight is None else sample_weight
-        unit_weight = self.sample_weight.shape[0] == 0
-        self.root_weight = float(self.n_samples if unit_weight else self.sample_weight.sum())
-        # unit weights make counts integers: entropy reads c log2 c, regression 1 / c from a table
-        self._count_table = np.empty(0)
-        if unit_weight and n_classes is not None:
-            self._count_table = xlog2x_table(self.n_samples)
-        elif unit_weight and criterion_code == CRITERION_SQUARED_ERROR:
-            self._count_table = reciprocal_table(self.n_samples)
+        self.sample_weight, self.root_weight, self._count_table = weight_tables(
+            sample_weight, self.n_samples, n_classes, criterion_code)
         if criterion_code == CRITERION_ABSOLUTE_ERROR:  # per-node ranks of each output's targets
             n_outputs = 1 if multi_output is None else multi_output[0].shape[1]
             self._rank_of_row = np.zeros((n_outputs, self.n_samples), dtype=np.int64)
@@ -222,12 +240,8 @@ class ExactSplitter:
         pos = np.repeat(start, sizes) + within
         rows = np.zeros((1, self.n_samples), dtype=self.sorted_idx.dtype)
         rows[0, pos] = self.sorted_idx[np.repeat(feature, sizes), pos]
-        Y = self.multi_output[0]
-        row_zero = np.zeros_like(start)
-        return np.hstack([
-            node_target_ranks(rows, np.ascontiguousarray(Y[rows, k]), self.sample_weight, start,
-                              end, row_zero, self._rank_of_row[k], self._node_sorted_y[k])
-            for k in range(Y.shape[1])])
+        return absolute_error_stats(rows, self.multi_output[0], self.sample_weight, start, end,
+                                    self._rank_of_row, self._node_sorted_y)
 
     def non_constant(self, start, end):
         """(n_features, n_nodes) mask of the features not constant in each node."""
