@@ -20,6 +20,7 @@ from ._validation import (
     is_sparse,
 )
 from .grower import (
+    BINNINGS,
     CATEGORICAL_SPLITS,
     CLASSIFICATION_CRITERIA,
     MISSING_MODES,
@@ -175,7 +176,10 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError(f"categorical_split must be one of {list(CATEGORICAL_SPLITS)}; got "
                              f"{self.categorical_split!r}.")
 
+        max_bins, binning = self._check_binning()
         return GrowerParams(
+            max_bins=max_bins,
+            binning=binning,
             min_branch_fraction=self._min_branch_fraction,
             categorical_split=self.categorical_split,
             missing=self.missing,
@@ -237,10 +241,12 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError("criterion='absolute_error' takes numeric features and "
                              "missing='learn'.")
         multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
+        monotonic_cst = self._check_monotonic_cst(n_features, n_outputs, n_classes)
+        if params.splitter == "hist":
+            self._check_hist_fit(X, n_outputs, monotonic_cst)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
                             n_categories=self._n_categories(), multi_output=multi_output,
-                            monotonic_cst=self._check_monotonic_cst(n_features, n_outputs,
-                                                                    n_classes))
+                            monotonic_cst=monotonic_cst)
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
         self.tree_.weighted_n_node_samples *= weight_scale  # the user's scale
@@ -251,6 +257,31 @@ class _BaseDecisionTree(BaseEstimator):
         self.n_outputs_ = n_outputs
         self._prune(pruning, validation)
         return self
+
+    def _check_binning(self):
+        """``max_bins`` and ``binning`` (read by ``splitter="hist"`` only, checked always)."""
+        max_bins = getattr(self, "max_bins", 255)
+        binning = getattr(self, "binning", "quantile")
+        if not (_is_int(max_bins) and 2 <= max_bins <= 255):
+            raise self._param_error("max_bins", "an int in the range [2, 255]")
+        allowed = BINNINGS if self._estimator_type == "classifier" else ("quantile",)
+        if binning not in allowed:
+            raise self._param_error("binning", f"a str among {list(allowed)}")
+        return int(max_bins), binning
+
+    def _check_hist_fit(self, X, n_outputs, monotonic_cst):
+        """What the binned splitter does not do: refuse it clearly."""
+        unsupported = [
+            (is_sparse(X), "sparse X (pass X.toarray())"),
+            (self.is_categorical_.any(), "categorical features"),
+            (n_outputs > 1, "several outputs"),
+            (self.missing == "fractional" or self._min_branch_fraction > 0, "C4.5's rules"),
+            (self.criterion in ("poisson", "absolute_error"), f"criterion={self.criterion!r}"),
+            (monotonic_cst is not None, "monotonic_cst"),
+        ]
+        for refused, what in unsupported:
+            if refused:
+                raise ValueError(f"splitter='hist' does not take {what}; use splitter='best'.")
 
     def _check_monotonic_cst(self, n_features, n_outputs, n_classes):
         """The kernels' constraints (int8, on the fraction of class 0 for a classifier) from
@@ -483,12 +514,17 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         "gain_ratio" is C4.5's rule: information gain divided by split information, among the
         features whose gain reaches the average gain at the node; a numeric feature's gain is
         first charged ``log2(candidate thresholds) / node weight`` (C4.5's correction).
-    splitter : {"best", "random"}, default="best"
+    splitter : {"best", "random", "hist"}, default="best"
         "best": every midpoint between two consecutive distinct values (more than 1e-7 apart)
         is a candidate.  "random": one threshold per feature and node, drawn uniformly between
         the node's smallest and largest value (extremely randomized trees); the draws come from
         ``random_state`` and do not depend on ``n_jobs``.  Categorical features are always
-        searched exactly.
+        searched exactly.  "hist": every column is first cut into at most ``max_bins`` bins
+        and the candidates are the bin boundaries (LightGBM's and XGBoost's ``hist``; see
+        ``max_bins`` and ``binning``); a column with at most ``max_bins`` distinct values gets
+        one bin per value, so such data grow exactly the tree of "best".  Thresholds are in the
+        original units.  It takes numeric features (with missing values, scikit-learn's rules),
+        one output, the gini, entropy, log_loss, gain_ratio and squared_error criteria.
     max_depth : int or None, default=None
         Maximum depth; None grows until the other rules stop it.
     min_samples_split : int or float, default=2
@@ -553,6 +589,16 @@ default="from_dtype"
         positive class (binary classification only), the mean, or the median
         (``absolute_error``).  Not with several outputs, on categorical features, or with
         ``missing='fractional'``.
+    max_bins : int, default=255
+        ``splitter="hist"``: value bins per feature, 2 to 255 (missing values get a bin of
+        their own).  Bins are chosen from 200,000 sampled rows (every row when there are fewer,
+        and for every column with at most ``max_bins`` distinct values).
+    binning : {"quantile", "entropy"}, default="quantile"
+        ``splitter="hist"``: "quantile" cuts each column at the quantiles of its values (one bin
+        per distinct value when there are at most ``max_bins``); "entropy" (classification)
+        cuts it where the class entropy drops most, recursively, until Fayyad and Irani's MDL
+        criterion stops (:class:`fasttree.preprocessing.EntropyDiscretizer`), at most
+        ``max_bins`` bins.
 
     Attributes
     ----------
@@ -611,6 +657,8 @@ default="from_dtype"
         categorical_split="binary",
         missing="learn",
         monotonic_cst=None,
+        max_bins=255,
+        binning="quantile",
     ):
         self.criterion = criterion
         self.splitter = splitter
@@ -632,6 +680,8 @@ default="from_dtype"
         self.categorical_split = categorical_split
         self.missing = missing
         self.monotonic_cst = monotonic_cst
+        self.max_bins = max_bins
+        self.binning = binning
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.
@@ -781,12 +831,14 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         median.  "poisson": half the Poisson deviance (y must be non-negative with a positive
         sum; no child may have a zero target sum).  "friedman_mse" is accepted with a
         FutureWarning and means "squared_error" (as in scikit-learn 1.9).
-    splitter : {"best", "random"}, default="best"
+    splitter : {"best", "random", "hist"}, default="best"
         As in :class:`DecisionTreeClassifier`.
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features,
     random_state, max_leaf_nodes, min_impurity_decrease, n_jobs, ccp_alpha, validation_fraction,
-    categorical_features, categorical_split, missing, monotonic_cst
+    categorical_features, categorical_split, missing, monotonic_cst, max_bins
         As in :class:`DecisionTreeClassifier`.
+    binning : {"quantile"}, default="quantile"
+        As in :class:`DecisionTreeClassifier` (entropy binning needs classes).
     pruning : {None, "cost_complexity", "reduced_error"}, default=None
         Post-pruning rule applied in ``fit``; reduced-error pruning uses squared error on a
         random ``validation_fraction`` of the rows.
@@ -817,6 +869,8 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         categorical_split="binary",
         missing="learn",
         monotonic_cst=None,
+        max_bins=255,
+        binning="quantile",
     ):
         if isinstance(criterion, str) and criterion == "friedman_mse":
             # scikit-learn 1.9 deprecates it the same way: it always chose the same splits
@@ -844,6 +898,8 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self.categorical_split = categorical_split
         self.missing = missing
         self.monotonic_cst = monotonic_cst
+        self.max_bins = max_bins
+        self.binning = binning
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree from training data.

@@ -31,6 +31,7 @@ from .kernels import node_impurity, select_best_splits
 from .kernels.monotonic import child_bounds
 from ._validation import is_sparse
 from .sparse_splitter import SparseSplitter
+from .hist_splitter import HistSplitter, bounds_from_cut_points
 from .splitter import ExactSplitter
 from .tree import TREE_UNDEFINED, Tree
 
@@ -42,7 +43,8 @@ CLASSIFICATION_CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
                            "log_loss": CRITERION_ENTROPY, "gain_ratio": CRITERION_ENTROPY}
 REGRESSION_CRITERIA = {"squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON,
                        "absolute_error": CRITERION_ABSOLUTE_ERROR}
-SPLITTERS = ("best", "random")
+SPLITTERS = ("best", "random", "hist")
+BINNINGS = ("quantile", "entropy")
 CATEGORICAL_SPLITS = {"binary": SPLIT_SUBSET, "multiway": SPLIT_MULTIWAY}
 MISSING_MODES = ("learn", "fractional")
 
@@ -62,7 +64,9 @@ class GrowerParams:
     categorical_split: str = "binary"
     missing: str = "learn"
     min_branch_fraction: float = 0.0  # C4.5's minimum branch weight for thresholds (0.1), or 0
-    splitter: str = "best"  # "random": one random threshold per feature and node
+    splitter: str = "best"  # "random": one random threshold per feature and node; "hist": bins
+    max_bins: int = 255  # splitter="hist": value bins per feature
+    binning: str = "quantile"  # splitter="hist": "quantile" or "entropy" (MDL cut points)
 
     @property
     def criterion_code(self):
@@ -163,6 +167,12 @@ class TreeGrower:
                 min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf,
                 random_thresholds=self.rng if p.splitter == "random" else None,
                 multi_output=self.multi_output, monotonic_cst=self.monotonic_cst)
+        if p.splitter == "hist":
+            return HistSplitter.from_data(
+                self.X, self.y, self.sample_weight, max_bins=p.max_bins,
+                upper=self._entropy_bins() if p.binning == "entropy" else None,
+                n_classes=self.n_classes, criterion_code=p.criterion_code,
+                min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf)
         return ExactSplitter.from_data(
             self.X, self.y, self.sample_weight, n_classes=self.n_classes,
             n_categories=self.n_categories, criterion_code=p.criterion_code,
@@ -172,6 +182,15 @@ class TreeGrower:
             min_branch_fraction=p.min_branch_fraction,
             random_thresholds=self.rng if p.splitter == "random" else None,
             multi_output=self.multi_output, monotonic_cst=self.monotonic_cst)
+
+    def _entropy_bins(self):
+        """``binning="entropy"``: bins cut where the class entropy drops most (MDL stop)."""
+        from .preprocessing import EntropyDiscretizer
+
+        p = self.params
+        cut_points = EntropyDiscretizer(max_bins=p.max_bins).fit(
+            self.X, self.y, sample_weight=self.sample_weight).cut_points_
+        return bounds_from_cut_points(cut_points, p.max_bins)
 
     # -- phases ------------------------------------------------------------------------------
     def _feature_mask(self, start, end, banned):

@@ -1,0 +1,299 @@
+"""The binned splitter (``splitter="hist"``): histograms of bin codes instead of sorted values.
+
+Every column is binned once (:func:`bin_features`) to uint8 codes, features as rows, all in one
+row order that the splits partition (:mod:`fasttree.kernels.histogram`).  A node's split search
+reads its histograms: per feature and bin, the statistics of the node's rows.  Of two sibling
+nodes only the smaller one's histograms are built; the larger one's are its parent's minus the
+smaller's.  Thresholds are stored in the original units, so the ``tree_`` arrays, prediction,
+pruning and export are those of the exact splitter.
+
+The splitter implements the phases of :class:`fasttree.splitter.ExactSplitter` for the grower.
+"""
+
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
+
+import numpy as np
+
+from ._dtypes import SPLIT_THRESHOLD, label_dtype
+from .kernels import (
+    new_split_record,
+    segment_class_weights,
+    segment_target_sums,
+)
+from .kernels.histogram import (
+    HIST_BINS,
+    MISSING_BIN,
+    bin_bounds,
+    bin_codes,
+    build_histograms,
+    find_best_splits_hist,
+    partition_hist_segments,
+    segment_code_range,
+)
+from .splitter import weight_tables
+
+#: Rows sampled to choose the bins of a column (LightGBM samples as many).
+BIN_SAMPLE_ROWS = 200_000
+#: Histograms kept for the subtraction trick, at most (bytes).
+HIST_CACHE_BYTES = 256 * 2**20
+
+
+def bin_features(X, max_bins, *, upper=None, n_threads=1, seed=0):
+    """Bin every column of ``X``.
+
+    Bins come from :data:`BIN_SAMPLE_ROWS` sampled rows (all rows if fewer), or from ``upper``
+    bounds given per column (e.g. cut points of :class:`fasttree.preprocessing.
+    EntropyDiscretizer`, through :func:`bounds_from_cut_points`).  A column binned one
+    value per bin whose full data hold a value the sample missed is binned again from all its
+    rows, so that a column with at most ``max_bins`` distinct values always has one bin per value
+    (the exactness guarantee of the binned splitter).
+
+    Returns
+    -------
+    codes, (bin_min, bin_max, n_bins, one_value), has_missing
+        See :func:`~fasttree.kernels.histogram.bin_bounds` and
+        :func:`~fasttree.kernels.histogram.bin_codes`.
+    """
+    n_samples = X.shape[0]
+    if upper is None:
+        sample = X
+        if n_samples > BIN_SAMPLE_ROWS:
+            rng = np.random.default_rng(seed)
+            # with replacement: as good for quantiles, and much cheaper to draw
+            sample = X[np.sort(rng.integers(0, n_samples, BIN_SAMPLE_ROWS))]
+        upper, bin_min, bin_max, n_bins, one_value = bin_bounds(
+            _sorted_columns(sample, n_threads), max_bins)
+    else:
+        upper, bin_min, bin_max, n_bins, one_value = upper
+    codes, mixed, has_missing = bin_codes(X, upper, bin_min, one_value)
+    mixed = np.flatnonzero(mixed)
+    if mixed.size:  # the sample missed a value of a column with few values: use every row
+        column = np.ascontiguousarray(X[:, mixed])
+        bounds = bin_bounds(_sorted_columns(column, n_threads), max_bins)
+        c, _, _ = bin_codes(column, bounds[0], bounds[1], bounds[4])
+        codes[mixed] = c
+        for full, part in zip((upper, bin_min, bin_max, n_bins, one_value), bounds):
+            full[mixed] = part
+    return codes, (bin_min, bin_max, n_bins, one_value), has_missing
+
+
+def _sorted_columns(X, n_threads):
+    """Each column of ``X`` sorted (NaN last), features as rows: numpy's vectorized sort, the
+    columns shared among threads."""
+    columns = np.ascontiguousarray(X.T)
+    parts = np.array_split(np.arange(columns.shape[0]), max(min(n_threads, columns.shape[0]), 1))
+    if len(parts) == 1:
+        columns.sort(axis=1)
+        return columns
+
+    def sort_part(rows):
+        block = columns[rows[0]:rows[-1] + 1]
+        block.sort(axis=1)
+
+    with ThreadPoolExecutor(len(parts)) as pool:
+        list(pool.map(sort_part, [p for p in parts if p.size]))
+    return columns
+
+
+def bounds_from_cut_points(cut_points, max_bins):
+    """The bins of :func:`bin_features` from increasing cut points per column (a value ``v``
+    falls in bin ``b`` when ``cut[b - 1] < v <= cut[b]``); at most ``max_bins - 1`` cuts each."""
+    n_features = len(cut_points)
+    upper = np.full((n_features, MISSING_BIN), np.inf, dtype=np.float32)
+    bin_min = np.full((n_features, HIST_BINS), -np.inf, dtype=np.float32)
+    bin_max = np.full((n_features, HIST_BINS), np.inf, dtype=np.float32)
+    n_bins = np.ones(n_features, dtype=np.int64)
+    for f, cuts in enumerate(cut_points):
+        cuts = np.unique(np.asarray(cuts, dtype=np.float32))
+        if cuts.size > max_bins - 1:
+            raise ValueError(f"column {f} has {cuts.size} cut points; at most {max_bins - 1} "
+                             f"make {max_bins} bins")
+        k = cuts.size
+        upper[f, :k] = cuts
+        bin_max[f, :k] = cuts  # a bin's values lie in (cut[b - 1], cut[b]]
+        bin_min[f, 1:k + 1] = cuts
+        n_bins[f] = k + 1
+    return upper, bin_min, bin_max, n_bins, np.zeros(n_features, dtype=bool)
+
+
+class HistSplitter:
+    """Binned layout: one row order for every feature; nodes are position ranges in it.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_features, n_samples), uint8
+    bins : tuple (bin_min, bin_max, n_bins, one_value)
+    has_missing : ndarray of shape (n_features,), bool
+        From :func:`bin_features`.
+    y : ndarray of shape (n_samples,)
+        Encoded classes (int) or float64 targets (``n_classes`` None).
+    sample_weight : ndarray of shape (n_samples,) or None
+    n_classes : int or None
+    criterion_code : int
+        Gini, entropy or squared error.
+    min_samples_leaf : int
+    min_weight_leaf : float
+    timings : dict, optional
+
+    Attributes
+    ----------
+    missing_features : ndarray of shape (n_features,), bool
+    timings : dict of str to float
+        Seconds per phase: ``binning`` (when built by :meth:`from_data`), ``histograms``,
+        ``search``, ``partition``, ``node_stats``.
+    """
+
+    def __init__(self, codes, bins, has_missing, y, sample_weight, *, n_classes,
+                 criterion_code, min_samples_leaf, min_weight_leaf, timings=None):
+        self.codes = codes
+        self.bin_min, self.bin_max, self.n_bins, self.one_value = bins
+        self.n_features, self.n_samples = codes.shape
+        self.n_classes = n_classes
+        self.criterion_code = criterion_code
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_leaf = min_weight_leaf
+        self.timings = {} if timings is None else timings
+        self.regression = n_classes is None
+        targets = y if self.regression else y.astype(label_dtype(n_classes))
+        self.labels = np.ascontiguousarray(targets).reshape(1, -1)
+        self.rows = np.arange(self.n_samples, dtype=np.int32).reshape(1, -1)
+        self.sample_weight, self.root_weight, self._table = weight_tables(
+            sample_weight, self.n_samples, n_classes, criterion_code)
+        unit = self.sample_weight.shape[0] == 0
+        self.n_channels = (2 if self.regression else n_classes) + (0 if unit else 1)
+        self.missing_features = has_missing
+        self._buffers = (np.empty_like(self.codes), np.empty_like(self.rows),
+                         np.empty_like(self.labels))  # where the partition scatters rows
+        self._cache = OrderedDict()  # (start, end) -> histograms of a searched node
+        self._cache_bytes = 0
+        self._pending = {}  # (start, end) of a child -> (parent histograms, sibling range)
+        self.category_map = np.zeros(0, dtype=np.int32)
+
+    @classmethod
+    def from_data(cls, X, y, sample_weight, *, max_bins, upper=None, **kwargs):
+        """Bin a validated float32 ``X`` (C-contiguous) and build the splitter."""
+        t0 = time.perf_counter()
+        codes, bins, has_missing = bin_features(X, max_bins, upper=upper,
+                                                n_threads=numba.get_num_threads())
+        timings = {"binning": time.perf_counter() - t0}
+        return cls(codes, bins, has_missing, y, sample_weight, timings=timings, **kwargs)
+
+    def _timed(self, phase, func, *args):
+        t0 = time.perf_counter()
+        result = func(*args)
+        self.timings[phase] = self.timings.get(phase, 0.0) + time.perf_counter() - t0
+        return result
+
+    # -- phases ------------------------------------------------------------------------------
+    def node_stats(self, start, end, feature):
+        """Statistics of the nodes ``[start, end)`` (``feature`` is unused: every feature shares
+        the row order)."""
+        row = np.zeros_like(start)
+        if self.regression:
+            return self._timed("node_stats", segment_target_sums, self.rows, self.labels,
+                               self.sample_weight, start, end, row, self.criterion_code)
+        return self._timed("node_stats", segment_class_weights, self.rows, self.labels,
+                           self.sample_weight, start, end, row, self.n_classes)
+
+    def non_constant(self, start, end):
+        """(n_features, n_nodes) mask of the features not constant in each node."""
+        return self._timed("search", segment_code_range, self.codes, self.bin_min, self.bin_max,
+                           self.one_value, start, end)
+
+    def find_splits(self, start, end, stats, mask, bounds=None):
+        """Best split of every unmasked (feature, node) pair, from the nodes' histograms."""
+        if bounds is not None:
+            raise ValueError("the binned splitter does not take monotonicity constraints")
+        hist = self._histograms(start, end)
+        record = new_split_record(self.n_features, start.shape[0])
+        self._timed("search", find_best_splits_hist, hist, self.bin_min, self.bin_max,
+                    self.n_bins, self.one_value, stats, end - start, mask, self.criterion_code,
+                    self.sample_weight.shape[0] == 0, self.min_samples_leaf,
+                    self.min_weight_leaf, self._table, *record)
+        for j in range(start.shape[0]):
+            self._remember((int(start[j]), int(end[j])), hist[j])
+        return record
+
+    def _histograms(self, start, end):
+        """Histograms of the nodes: the smaller of two siblings built from its rows, the larger
+        one its parent's minus the smaller's; nodes without a known parent built directly."""
+        keys = list(zip(start.tolist(), end.tolist()))
+        build = []  # ranges whose histograms come from their rows
+        plan = []  # per node: ("built", range) or ("subtract", parent histograms, sibling range)
+        for key in keys:
+            pending = self._pending.pop(key, None)
+            if pending is None:
+                build.append(key)
+                plan.append(("built", key))
+                continue
+            parent, sibling = pending
+            if (key[1] - key[0], key[0]) <= (sibling[1] - sibling[0], sibling[0]):
+                build.append(key)
+                plan.append(("built", key))
+                self._pending[sibling] = (parent, key)  # the sibling, if it comes, subtracts
+            else:
+                build.append(sibling)
+                plan.append(("subtract", parent, sibling))
+        unique = list(dict.fromkeys(build))
+        index = {key: i for i, key in enumerate(unique)}
+        built = self._timed(
+            "histograms", build_histograms, self.codes, self.rows, self.labels,
+            self.sample_weight, np.array([k[0] for k in unique], dtype=np.int64),
+            np.array([k[1] for k in unique], dtype=np.int64), self.n_channels, self.regression)
+        hist = np.empty((len(keys),) + built.shape[1:])
+        for j, item in enumerate(plan):
+            if item[0] == "built":
+                hist[j] = built[index[item[1]]]
+            else:
+                np.subtract(item[1], built[index[item[2]]], out=hist[j])
+        self._pending = {}  # the children of the last split() are searched once, together
+        return hist
+
+    def _remember(self, key, hist):
+        """Keep a searched node's histograms until its children are searched (bounded)."""
+        self._cache[key] = hist
+        self._cache_bytes += hist.nbytes
+        while self._cache_bytes > HIST_CACHE_BYTES and self._cache:
+            _, old = self._cache.popitem(last=False)
+            self._cache_bytes -= old.nbytes
+
+    def describe_categorical(self, *args):
+        raise ValueError("the binned splitter has no categorical splits")
+
+    def is_prefix(self, kind, n_missing, missing_branch):
+        """No split is a prefix of a sorted row here: :meth:`split` moves every split node."""
+        return np.zeros(kind.shape[0], dtype=bool)
+
+    def split(self, start, end, feature, kind, threshold, missing_branch, n_branches, n_left,
+              n_missing, category_offset, category_n_codes):
+        """Move the rows of every split node (left child first); returns the nodes' ranges and
+        the rows of each branch."""
+        if np.any(kind != SPLIT_THRESHOLD):
+            raise ValueError("the binned splitter has threshold splits only")
+        # the last bin whose values are all <= threshold (bins between the two sides of the
+        # chosen candidate are empty in the node, so any of them routes the same rows)
+        cut = np.array([np.searchsorted(np.maximum.accumulate(self.bin_max[f, :self.n_bins[f]]),
+                                        t, side="right") - 1
+                        for f, t in zip(feature.tolist(), threshold.tolist())], dtype=np.int64)
+        moved = self._timed("partition", partition_hist_segments, self.codes, self.rows,
+                            self.labels, start, end, feature, cut,
+                            (missing_branch == 0).astype(np.uint8), *self._buffers)
+        if not np.array_equal(moved, n_left):
+            raise RuntimeError("binned splitter: rows routed differ from the split record")
+        self._pending = {}
+        for s, e, nl in zip(start.tolist(), end.tolist(), n_left.tolist()):
+            parent = self._cache.pop((s, e), None)
+            if parent is not None:
+                self._cache_bytes -= parent.nbytes
+                self._pending[(s, s + nl)] = (parent, (s + nl, e))
+                self._pending[(s + nl, e)] = (parent, (s, s + nl))
+        branch_rows = np.column_stack([n_left, end - start - n_left]).ravel()
+        return start, end, branch_rows
+
+    def partition_prefix(self, start, end, feature, n_left):
+        """Never called (:meth:`is_prefix` is always False)."""
+        raise RuntimeError("the binned splitter moves rows in split()")

@@ -1,0 +1,746 @@
+"""Binned (histogram) split search: features cut into at most 255 bins, one histogram per node.
+
+Layout (:class:`fasttree.hist_splitter.HistSplitter`)::
+
+    codes[f]  | node a: bin codes of feature f | node b: ...     | ... | finished leaves |
+    rows[0]   | the row ids at those positions (one order for every feature)            |
+    labels[0] | their targets (class labels or regression values)                      |
+
+Unlike the exact layout (:mod:`fasttree.kernels.split_search`), every feature shares one row
+order: a node is a position range ``[seg_start, seg_end)``, unsorted inside, and a split moves the
+same rows in every array, so a node's histograms are built from contiguous bytes.  A node's
+histogram holds, per feature and bin, the statistics of its rows: weighted class counts
+(classification) or ``[sum w, sum w*y]`` (regression), plus the row count when rows are
+weighted.  Bin ``MISSING_BIN`` (255) holds the rows whose value is missing.
+
+Bins are ordered ranges of values: bin ``b`` of feature ``f`` holds the values ``v`` with
+``upper[f, b - 1] < v <= upper[f, b]``; ``bin_min`` / ``bin_max`` are the smallest and largest
+training values it received.  A candidate lies between two consecutive bins that are non-empty in
+the node; its threshold is the midpoint of the left bin's largest and the right bin's smallest
+value, in the original units, so that the tree is the tree of the original values.  When a feature
+has at most ``max_bins`` distinct values every bin holds one value, the candidates and thresholds
+are exactly those of the exact scan, and the value of each candidate is computed by the same
+formula for the same counts: the binned tree is the exact tree.
+"""
+
+import numpy as np
+from numba import prange
+
+from .._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_SQUARED_ERROR,
+)
+from .._jit import njit
+from .criteria import (
+    regression_proxy,
+    two_children_class_impurity,
+    weighted_class_impurity,
+    weighted_regression_impurity,
+)
+from .split_search import (
+    _binary_counts_impurity,
+    _binary_split_info,
+    _midpoint,
+    _same_value,
+    _side_impurity,
+)
+
+#: Code of a missing value; value bins are ``0 .. max_bins - 1`` (``max_bins <= 255``).
+MISSING_BIN = 255
+#: Bins per feature in a histogram (value bins, then the missing bin last).
+HIST_BINS = 256
+#: Rows binned by one task (its block of X stays in cache).
+_BIN_CHUNK_ROWS = 4096
+
+
+@njit(parallel=True, cache=True)
+def bin_bounds(sorted_values, max_bins):
+    """Bins of each feature from its sorted values.
+
+    Parameters
+    ----------
+    sorted_values : ndarray of shape (n_features, n_rows), float32 (IN)
+        Each feature's values in a sample of rows (or all of them), sorted, NaN last
+        (``np.sort(axis=1)``).
+    max_bins : int
+        At most this many value bins per feature, 2 .. 255.
+
+    Returns
+    -------
+    upper : ndarray of shape (n_features, MISSING_BIN), float32
+        Bin ``b`` takes ``upper[f, b - 1] < v <= upper[f, b]``; the last bin (``n_bins - 1``)
+        everything above ``upper[f, n_bins - 2]``; unused slots are ``+inf``.
+    bin_min, bin_max : ndarray of shape (n_features, HIST_BINS), float32
+        The values of each bin, where ``one_value``; otherwise its bounds (``bin_min`` of bin
+        ``b > 0`` is ``upper[b - 1]``, exclusive): thresholds are midpoints of these.
+    n_bins : ndarray of shape (n_features,), int64
+    one_value : ndarray of shape (n_features,), bool
+        Whether each distinct value got its own bin (at most ``max_bins`` distinct values);
+        otherwise the bounds are the quantiles ``k / max_bins`` (repeated values merged).
+    """
+    n_features, n_rows = sorted_values.shape
+    upper = np.full((n_features, MISSING_BIN), np.inf, dtype=np.float32)
+    bin_min = np.full((n_features, HIST_BINS), np.inf, dtype=np.float32)
+    bin_max = np.full((n_features, HIST_BINS), -np.inf, dtype=np.float32)
+    n_bins = np.ones(n_features, dtype=np.int64)
+    one_value = np.zeros(n_features, dtype=np.bool_)
+    for f in prange(n_features):
+        values = sorted_values[f]
+        n = n_rows
+        while n > 0 and values[n - 1] != values[n - 1]:
+            n -= 1  # NaN sorts last
+        n_bins[f], one_value[f] = _feature_bounds(values[:n], max_bins, upper[f], bin_min[f],
+                                                  bin_max[f])
+    return upper, bin_min, bin_max, n_bins, one_value
+
+
+@njit(cache=True)
+def _feature_bounds(values, max_bins, upper, lo, hi):
+    """Bins of one feature from its sorted known values; returns (bins, one value per bin)."""
+    n = values.shape[0]
+    if n == 0:
+        return 1, True
+    n_distinct = 1
+    for i in range(1, n):
+        n_distinct += values[i] != values[i - 1]
+    if n_distinct <= max_bins:
+        k = 0
+        lo[0] = hi[0] = values[0]
+        for i in range(1, n):
+            if values[i] != values[i - 1]:
+                upper[k] = values[i - 1]
+                k += 1
+                lo[k] = hi[k] = values[i]
+        return k + 1, True
+    k = 0
+    for j in range(1, max_bins):
+        v = values[(j * n) // max_bins - 1]
+        if (k == 0 or v > upper[k - 1]) and v < values[n - 1]:
+            upper[k] = v
+            k += 1
+    lo[0] = values[0]
+    for b in range(k):
+        hi[b] = upper[b]
+        lo[b + 1] = upper[b]
+    hi[k] = values[n - 1]
+    return k + 1, False
+
+
+@njit(parallel=True, cache=True)
+def bin_codes(X, upper, bin_min, one_value):
+    """Bin code of every value, features as rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32, C-contiguous (IN)
+    upper, bin_min, one_value : from :func:`bin_bounds` (IN)
+
+    Returns
+    -------
+    codes : ndarray of shape (n_features, n_samples), uint8
+        ``MISSING_BIN`` for NaN.
+    mixed : ndarray of shape (n_features,), bool
+        Features binned one value per bin that met a value of no bin (the sample missed it).
+    has_missing : ndarray of shape (n_features,), bool
+    """
+    n_samples, n_features = X.shape
+    codes = np.empty((n_features, n_samples), dtype=np.uint8)
+    n_chunks = max((n_samples + _BIN_CHUNK_ROWS - 1) // _BIN_CHUNK_ROWS, 1)
+    chunk_mixed = np.zeros((n_chunks, n_features), dtype=np.bool_)
+    chunk_missing = np.zeros((n_chunks, n_features), dtype=np.bool_)
+    for c in prange(n_chunks):
+        _bin_chunk(np.int64(c), X, upper, bin_min, one_value, codes, chunk_mixed[c],
+                   chunk_missing[c])
+    mixed = np.zeros(n_features, dtype=np.bool_)
+    has_missing = np.zeros(n_features, dtype=np.bool_)
+    for c in range(n_chunks):
+        for f in range(n_features):
+            mixed[f] |= chunk_mixed[c, f]
+            has_missing[f] |= chunk_missing[c, f]
+    return codes, mixed, has_missing
+
+
+@njit(cache=True)
+def _bin_chunk(c, X, upper, bin_min, one_value, codes, mixed, missing):
+    """Codes of one chunk of rows, every feature (the chunk's block of X is read from cache).
+    Four binary searches run side by side: each is a chain of dependent loads, so interleaving
+    them lets the processor overlap their latencies."""
+    n_samples, n_features = X.shape
+    first = c * _BIN_CHUNK_ROWS
+    last = min(first + _BIN_CHUNK_ROWS, n_samples)
+    for f in range(n_features):
+        bounds = upper[f]
+        values = bin_min[f]
+        check = one_value[f]
+        other = False
+        nan = False
+        i = first
+        while i + 4 <= last:
+            v0 = X[i, f]
+            v1 = X[i + 1, f]
+            v2 = X[i + 2, f]
+            v3 = X[i + 3, f]
+            b0 = b1 = b2 = b3 = 0
+            step = 128
+            while step > 0:
+                b0 += step if bounds[b0 + step - 1] < v0 else 0
+                b1 += step if bounds[b1 + step - 1] < v1 else 0
+                b2 += step if bounds[b2 + step - 1] < v2 else 0
+                b3 += step if bounds[b3 + step - 1] < v3 else 0
+                step >>= 1
+            # NaN compares false everywhere (bin 0): mark it missing
+            codes[f, i] = b0 if v0 == v0 else MISSING_BIN
+            codes[f, i + 1] = b1 if v1 == v1 else MISSING_BIN
+            codes[f, i + 2] = b2 if v2 == v2 else MISSING_BIN
+            codes[f, i + 3] = b3 if v3 == v3 else MISSING_BIN
+            nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3)
+            if check:
+                other |= ((v0 == v0) & (v0 != values[b0])) | ((v1 == v1) & (v1 != values[b1])) \
+                    | ((v2 == v2) & (v2 != values[b2])) | ((v3 == v3) & (v3 != values[b3]))
+            i += 4
+        for j in range(i, last):
+            v = X[j, f]
+            if v != v:
+                codes[f, j] = MISSING_BIN
+                nan = True
+            else:
+                b = _lower_bound(bounds, v)
+                codes[f, j] = b
+                other |= check and v != values[b]
+        mixed[f] = other
+        missing[f] = nan
+
+
+@njit(cache=True, inline="always")
+def _lower_bound(bounds, v):
+    """Index of the first bound ``>= v`` in ``bounds`` (255 values, padded with ``+inf``): eight
+    fixed halvings whose comparisons compile to conditional moves, not branches."""
+    base = 0
+    step = 128
+    while step > 0:
+        base += step if bounds[base + step - 1] < v else 0
+        step >>= 1
+    return base
+
+
+@njit(parallel=True, cache=True)
+def build_histograms(codes, rows, labels, sample_weight, seg_start, seg_end, n_channels,
+                     regression):
+    """Histogram of every feature for every segment (node).
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_features, n_samples), uint8 (IN)
+    rows : ndarray of shape (1, n_samples), int32 (IN)
+        Row id at each position (read only for a weighted fit).
+    labels : ndarray of shape (1, n_samples), uint8/uint16 classes or float64 targets (IN)
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+        Indexed by row id; empty: every weight is 1.
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    n_channels : int
+        Statistics per bin: the classes (classification) or 2 (``sum w``, ``sum w*y``), plus one
+        for the row count when rows are weighted.
+    regression : bool
+
+    Returns
+    -------
+    hist : ndarray of shape (n_segments, n_features, HIST_BINS, n_channels), float64
+    """
+    n_features = codes.shape[0]
+    n_segments = seg_start.shape[0]
+    hist = np.zeros((n_segments, n_features, HIST_BINS, n_channels))
+    for f in prange(n_features):
+        _feature_histograms(np.int64(f), codes, rows, labels, sample_weight, seg_start, seg_end,
+                            regression, hist)
+    return hist
+
+
+@njit(cache=True)
+def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_end, regression,
+                        hist):
+    """Every segment's histogram of one feature (the parallel loop's body)."""
+    unit_weight = sample_weight.shape[0] == 0
+    count_channel = hist.shape[3] - 1
+    feature_codes = codes[f]
+    ys = labels[0]
+    ids = rows[0]
+    for s in range(seg_start.shape[0]):
+        h = hist[s, f]
+        for p in range(seg_start[s], seg_end[s]):
+            b = feature_codes[p]
+            if regression:
+                w = 1.0 if unit_weight else sample_weight[ids[p]]
+                h[b, 0] += w
+                h[b, 1] += w * ys[p]
+                if not unit_weight:
+                    h[b, count_channel] += 1.0
+            elif unit_weight:
+                h[b, np.int64(ys[p])] += 1.0
+            else:
+                h[b, np.int64(ys[p])] += sample_weight[ids[p]]
+                h[b, count_channel] += 1.0
+
+
+@njit(parallel=True, cache=True)
+def find_best_splits_hist(
+    hist,
+    bin_min,
+    bin_max,
+    n_bins,
+    one_value,
+    seg_stats,
+    seg_rows,
+    feature_mask,
+    criterion,
+    unit_weight,
+    min_samples_leaf,
+    min_weight_leaf,
+    table,
+    children_impurity,
+    gain,
+    split_info,
+    threshold,
+    n_left,
+    n_branches,
+    missing_branch,
+    n_missing,
+    n_candidates,
+    subset_class,
+):
+    """Best threshold of every (feature, node) pair from the nodes' histograms.
+
+    Parameters
+    ----------
+    hist : ndarray of shape (n_segments, n_features, HIST_BINS, n_channels), float64 (IN)
+        From :func:`build_histograms`.
+    bin_min, bin_max, n_bins, one_value : (IN)
+        From :func:`bin_bounds`.  Where a feature has one value per bin, two consecutive bins
+        whose values are at most ``FEATURE_THRESHOLD`` apart count as one value.
+    seg_stats : ndarray of shape (n_segments, n_stats), float64 (IN)
+        Weighted class counts, or ``[sum w, sum w*y, sum w*y**2]`` (regression), per node.
+    seg_rows : ndarray of shape (n_segments,), int64 (IN)
+        Rows of each node.
+    feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
+    criterion : int
+        ``CRITERION_GINI``, ``CRITERION_ENTROPY`` or ``CRITERION_SQUARED_ERROR``.
+    unit_weight : bool
+        Every weight is 1 (the histograms then have no row-count channel).
+    min_samples_leaf : int
+    min_weight_leaf : float
+    table : ndarray of shape (n_samples + 1,), float64 (IN)
+        With unit weights: ``c log2 c`` (classification, :func:`~fasttree.kernels.xlog2x_table`)
+        or ``1 / c`` (squared error, :func:`~fasttree.kernels.reciprocal_table`); else empty.
+    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+        As written by :func:`~fasttree.kernels.find_best_splits_classification`;
+        ``n_left`` counts the rows going left.
+
+    Notes
+    -----
+    The candidates, their order, the validity rules, the handling of missing rows (tried on both
+    sides, scikit-learn's rules) and the formula of each candidate's value are those of the
+    exact scans, case by case, so that equal counts give bit-identical values.
+    """
+    n_features = hist.shape[1]
+    regression = criterion >= CRITERION_SQUARED_ERROR
+    for f in prange(n_features):
+        _hist_feature(np.int64(f), hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows,
+                      feature_mask, criterion, regression, unit_weight, min_samples_leaf,
+                      min_weight_leaf, table, children_impurity, gain, split_info, threshold,
+                      n_left, n_branches, missing_branch, n_missing, n_candidates)
+
+
+@njit(cache=True)
+def _hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows, feature_mask,
+                  criterion, regression, unit_weight, min_samples_leaf, min_weight_leaf, table,
+                  children_impurity, gain, split_info, threshold, n_left, n_branches,
+                  missing_branch, n_missing, n_candidates):
+    """Every node of one feature for :func:`find_best_splits_hist`."""
+    n_channels = hist.shape[3]
+    n_stats = n_channels if unit_weight else n_channels - 1
+    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+    left = np.empty(n_stats)
+    missing = np.empty(n_stats)
+    side_l = np.empty(n_stats)
+    side_r = np.empty(n_stats)
+    count_table = table if unit_weight and not regression else np.empty(0)
+    entropy_table = (table if unit_weight and criterion == CRITERION_ENTROPY
+                     else np.empty(0))
+    lo = bin_min[f]
+    hi = bin_max[f]
+    nb = n_bins[f]
+    check_same = one_value[f]
+    for s in range(hist.shape[0]):
+        if feature_mask[f, s] == 0:
+            continue
+        n_node = seg_rows[s]
+        if n_node < 2 * min_samples_leaf:
+            continue
+        h = hist[s, f]
+        total = seg_stats[s]
+        n_miss = _bin_rows(h, MISSING_BIN, unit_weight, regression, n_stats)
+        n_known = n_node - n_miss
+        if regression:
+            w_node = total[0]
+            node_impurity = weighted_regression_impurity(total[0], total[1], total[2], criterion)
+        else:
+            w_node = 0.0
+            for k in range(n_stats):
+                w_node += total[k]
+            node_impurity = weighted_class_impurity(total, criterion)
+        for k in range(n_stats):
+            missing[k] = h[MISSING_BIN, k]
+            left[k] = 0.0
+        w_missing = missing[0] if regression else _sum(missing)
+        # which of the exact scans this node's (feature, node) pair would run
+        if regression:
+            fast = unit_weight and n_miss == 0 and criterion == CRITERION_SQUARED_ERROR
+            weighted_plain = (not unit_weight) and n_miss == 0 and (
+                criterion == CRITERION_SQUARED_ERROR)
+        else:
+            fast = unit_weight and n_miss == 0
+            weighted_plain = (not unit_weight) and n_miss == 0
+        binary_missing = (not regression and unit_weight and n_miss > 0 and n_stats == 2
+                          and (criterion == CRITERION_GINI or entropy_table.shape[0] > 0))
+        best_a = np.inf
+        best_b = np.inf
+        a_bin = -1
+        b_bin = -1
+        a_next = -1
+        b_next = -1
+        a_w = 0.0
+        b_w = 0.0
+        a_rows = 0
+        b_rows = 0
+        n_cand = 0
+        rows_left = 0
+        prev = -1
+        r = 0
+        s_l = 0.0
+        # the candidate after the last known bin ("every known row left") exists with missing rows
+        for b in range(nb + 1):
+            last = b == nb
+            if last:
+                if n_miss == 0 or prev < 0:
+                    break
+            else:
+                r = _bin_rows(h, b, unit_weight, regression, n_stats)
+                if r == 0:
+                    continue
+                if prev < 0 or (check_same and _same_value(hi[prev], lo[b])):
+                    _add_bin(h, b, left)
+                    rows_left += r
+                    prev = b
+                    continue
+            # candidate: the known rows of bins <= prev left
+            n_l = rows_left
+            w_l = left[0] if regression else _sum(left)
+            if regression:
+                s_l = left[1]
+            valid = False
+            # A: missing rows right (all rows when there are none)
+            w_r = w_node - w_l
+            n_r = n_node - n_l
+            value = np.inf
+            if fast:
+                if n_l >= min_rows_leaf and n_r >= min_rows_leaf:
+                    valid = True
+                    if regression:
+                        s_r = total[1] - s_l
+                        value = -(s_l * s_l * table[n_l] + s_r * s_r * table[n_r])
+                    elif n_stats == 2:
+                        value = _binary_counts_impurity(n_l, np.int64(left[1]), n_r,
+                                                        np.int64(total[1] - left[1]), criterion,
+                                                        table)
+                    else:
+                        value = _unit_multiclass(left, total, n_l, n_r, criterion, table)
+            elif (n_l >= min_samples_leaf and n_r >= min_samples_leaf and w_l >= min_weight_leaf
+                  and w_r >= min_weight_leaf and w_l > 0.0 and w_r > 0.0):
+                valid = True
+                if regression:
+                    value = -regression_proxy(w_l, s_l, w_r, total[1] - s_l, criterion)
+                elif binary_missing:
+                    value = _binary_counts_impurity(n_l, np.int64(left[1]), n_r,
+                                                    np.int64(total[1] - left[1]), criterion,
+                                                    entropy_table)
+                elif weighted_plain:
+                    value = two_children_class_impurity(left, total, w_l, w_r, criterion)
+                else:
+                    for k in range(n_stats):
+                        side_l[k] = left[k]
+                        side_r[k] = total[k] - left[k]
+                    value = (_side_impurity(side_l, w_l, criterion, entropy_table)
+                             + _side_impurity(side_r, w_r, criterion, entropy_table))
+            if value < best_a:
+                best_a = value
+                a_bin = prev
+                a_next = b
+                a_w = w_l
+                a_rows = n_l
+            if n_miss > 0 and not last:
+                # B: missing rows left
+                n_lb = n_l + n_miss
+                n_rb = n_known - n_l
+                w_lb = w_l + w_missing
+                w_rb = w_node - w_lb
+                if (n_lb >= min_samples_leaf and n_rb >= min_samples_leaf
+                        and w_lb >= min_weight_leaf and w_rb >= min_weight_leaf
+                        and w_lb > 0.0 and w_rb > 0.0):
+                    valid = True
+                    if regression:
+                        s_lb = s_l + missing[1]
+                        value = -regression_proxy(w_lb, s_lb, w_rb, total[1] - s_lb, criterion)
+                    elif binary_missing:
+                        m_1 = np.int64(missing[1])
+                        value = _binary_counts_impurity(
+                            n_lb, np.int64(left[1]) + m_1, n_rb,
+                            np.int64(total[1] - missing[1]) - np.int64(left[1]), criterion,
+                            entropy_table)
+                    else:
+                        for k in range(n_stats):
+                            side_l[k] = left[k] + missing[k]
+                            side_r[k] = total[k] - side_l[k]
+                        value = (_side_impurity(side_l, w_lb, criterion, entropy_table)
+                                 + _side_impurity(side_r, w_rb, criterion, entropy_table))
+                    if value < best_b:
+                        best_b = value
+                        b_bin = prev
+                        b_next = b
+                        b_w = w_lb
+                        b_rows = n_lb
+            n_cand += valid
+            if last:
+                break
+            _add_bin(h, b, left)
+            rows_left += r
+            prev = b
+        missing_left = best_b < best_a
+        if missing_left:
+            best, cut, nxt, best_w, best_rows = best_b, b_bin, b_next, b_w, b_rows
+        else:
+            best, cut, nxt, best_w, best_rows = best_a, a_bin, a_next, a_w, a_rows
+        if cut < 0:
+            continue
+        if regression:
+            best = max(total[2] + best, 0.0)  # c - proxy
+        children_impurity[f, s] = best
+        gain[f, s] = (node_impurity - best) / w_node
+        split_info[f, s] = _binary_split_info(best_w, w_node - best_w, 0.0, count_table)
+        threshold[f, s] = np.inf if nxt == nb else _midpoint(hi[cut], lo[nxt])
+        n_left[f, s] = best_rows
+        n_branches[f, s] = 2
+        if n_miss > 0:
+            missing_branch[f, s] = 0 if missing_left else 1
+        else:
+            missing_branch[f, s] = 0 if best_rows > n_node - best_rows else 1
+        n_missing[f, s] = n_miss
+        n_candidates[f, s] = n_cand
+
+
+@njit(cache=True, inline="always")
+def _sum(values):
+    s = 0.0
+    for k in range(values.shape[0]):
+        s += values[k]
+    return s
+
+
+@njit(cache=True, inline="always")
+def _bin_rows(h, b, unit_weight, regression, n_stats):
+    """Rows in bin ``b`` of one histogram (exact: counts are integers in float64)."""
+    if not unit_weight:
+        return np.int64(h[b, n_stats])
+    if regression:
+        return np.int64(h[b, 0])
+    r = 0.0
+    for k in range(n_stats):
+        r += h[b, k]
+    return np.int64(r)
+
+
+@njit(cache=True, inline="always")
+def _add_bin(h, b, left):
+    """Move bin ``b``'s statistics to the left side."""
+    for k in range(left.shape[0]):
+        left[k] += h[b, k]
+
+
+@njit(cache=True, inline="always")
+def _unit_multiclass(left, total, n_l, n_r, criterion, table):
+    """The exact multiclass unit-weight scan's value of one candidate (same formula, same order:
+    integer sums of squares for gini, ``c log2 c`` from ``table`` for entropy)."""
+    n_classes = total.shape[0]
+    if criterion == CRITERION_GINI:
+        sq_left = 0
+        sq_right = 0
+        for k in range(n_classes):
+            a = np.int64(left[k])
+            c = np.int64(total[k]) - a
+            sq_left += a * a
+            sq_right += c * c
+        return (n_l - sq_left / n_l) + (n_r - sq_right / n_r)
+    value = table[n_l] + table[n_r]
+    for k in range(n_classes):
+        a = np.int64(left[k])
+        value -= table[a] + table[np.int64(total[k]) - a]
+    return value
+
+
+@njit(parallel=True, cache=True)
+def partition_hist_segments(codes, rows, labels, seg_start, seg_end, split_feature, cut_bin,
+                            missing_left, codes_buffer, rows_buffer, labels_buffer):
+    """Move the rows of split nodes, left child first (both keep their order), in every array of
+    the binned layout.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_features, n_samples), uint8 (IN/OUT)
+    rows : ndarray of shape (1, n_samples), int32 (IN/OUT)
+    labels : ndarray of shape (1, n_samples) (IN/OUT)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        The split nodes, in increasing order.
+    split_feature, cut_bin : ndarray of shape (n_segments,), int64 (IN)
+        Rows whose code of the split feature is at most ``cut_bin`` go left ...
+    missing_left : ndarray of shape (n_segments,), uint8 (IN)
+        ... and the missing ones (``MISSING_BIN``) go left where this is 1.
+    codes_buffer, rows_buffer, labels_buffer : ndarrays shaped like the three above (scratch)
+
+    Returns
+    -------
+    n_left : ndarray of shape (n_segments,), int64
+        Rows of each left child.
+
+    Notes
+    -----
+    Per chunk of positions (in parallel): where each row goes, then every array's values of the
+    chunk scattered there in the buffers (the chunk's destinations stay in cache); then the
+    segments are copied back.  No branch, and no dependency from one row to the next.
+    """
+    n_features = codes.shape[0]
+    n_segments = seg_start.shape[0]
+    chunk_start, chunk_segment = _position_chunks(seg_start, seg_end)
+    n_chunks = chunk_segment.shape[0]
+    chunk_left = np.zeros(n_chunks, dtype=np.int64)
+    for c in prange(n_chunks):
+        s = chunk_segment[c]
+        chunk_left[c] = _count_left(codes[split_feature[s]], chunk_start[c],
+                                    min(chunk_start[c] + _ROUTE_CHUNK, seg_end[s]), cut_bin[s],
+                                    missing_left[s])
+    n_left = np.zeros(n_segments, dtype=np.int64)
+    for c in range(n_chunks):
+        n_left[chunk_segment[c]] += chunk_left[c]
+    # where each chunk's left rows and right rows start
+    left_at = np.empty(n_chunks, dtype=np.int64)
+    right_at = np.empty(n_chunks, dtype=np.int64)
+    for c in range(n_chunks):
+        s = chunk_segment[c]
+        if c == 0 or chunk_segment[c - 1] != s:
+            left_at[c] = seg_start[s]
+            right_at[c] = seg_start[s] + n_left[s]
+        else:
+            left_at[c] = left_at[c - 1] + chunk_left[c - 1]
+            right_at[c] = right_at[c - 1] + (chunk_start[c] - chunk_start[c - 1]
+                                             - chunk_left[c - 1])
+    for c in prange(n_chunks):
+        s = chunk_segment[c]
+        first = chunk_start[c]
+        last = min(first + _ROUTE_CHUNK, seg_end[s])
+        destination = np.empty(last - first, dtype=np.int64)
+        _destinations(codes[split_feature[s]], first, last, cut_bin[s], missing_left[s],
+                      left_at[c], right_at[c], destination)
+        for a in range(n_features):
+            _scatter(codes[a], codes_buffer[a], first, destination)
+        _scatter(rows[0], rows_buffer[0], first, destination)
+        _scatter(labels[0], labels_buffer[0], first, destination)
+    for s in prange(n_segments):
+        start = seg_start[s]
+        end = seg_end[s]
+        for a in range(n_features):
+            codes[a, start:end] = codes_buffer[a, start:end]
+        rows[0, start:end] = rows_buffer[0, start:end]
+        labels[0, start:end] = labels_buffer[0, start:end]
+    return n_left
+
+
+#: Positions routed by one task.
+_ROUTE_CHUNK = 1 << 14
+
+
+@njit(cache=True)
+def _position_chunks(seg_start, seg_end):
+    """Chunks of at most ``_ROUTE_CHUNK`` positions covering the segments: (first position,
+    segment) of each."""
+    n = 0
+    for s in range(seg_start.shape[0]):
+        n += (seg_end[s] - seg_start[s] + _ROUTE_CHUNK - 1) // _ROUTE_CHUNK
+    chunk_start = np.empty(n, dtype=np.int64)
+    chunk_segment = np.empty(n, dtype=np.int64)
+    c = 0
+    for s in range(seg_start.shape[0]):
+        for p in range(seg_start[s], seg_end[s], _ROUTE_CHUNK):
+            chunk_start[c] = p
+            chunk_segment[c] = s
+            c += 1
+    return chunk_start, chunk_segment
+
+
+@njit(cache=True, inline="always")
+def _goes_left(b, cut, missing_left):
+    """1 if a row of bin code ``b`` goes left, else 0."""
+    return np.int64(missing_left) if b == MISSING_BIN else np.int64(b <= cut)
+
+
+@njit(cache=True)
+def _count_left(feature_codes, first, last, cut, missing_left):
+    """Rows at positions ``first .. last - 1`` that go left."""
+    count = 0
+    for p in range(first, last):
+        count += _goes_left(feature_codes[p], cut, missing_left)
+    return count
+
+
+@njit(cache=True)
+def _destinations(feature_codes, first, last, cut, missing_left, to_left, to_right, destination):
+    """New position of each row of positions ``first .. last - 1``."""
+    for p in range(first, last):
+        g = _goes_left(feature_codes[p], cut, missing_left)
+        destination[p - first] = to_left if g else to_right
+        to_left += g
+        to_right += 1 - g
+
+
+@njit(cache=True)
+def _scatter(values, buffer, first, destination):
+    """``buffer[destination[j]] = values[first + j]``."""
+    for j in range(destination.shape[0]):
+        buffer[destination[j]] = values[first + j]
+
+
+@njit(parallel=True, cache=True)
+def segment_code_range(codes, bin_min, bin_max, one_value, seg_start, seg_end):
+    """Features that are not constant in each segment (scikit-learn's rule on the values: the
+    span of the node's values exceeds ``FEATURE_THRESHOLD``, or a value is missing).
+
+    Returns
+    -------
+    non_constant : ndarray of shape (n_features, n_segments), bool
+    """
+    n_features = codes.shape[0]
+    n_segments = seg_start.shape[0]
+    out = np.zeros((n_features, n_segments), dtype=np.bool_)
+    for f in prange(n_features):
+        feature_codes = codes[f]
+        for s in range(n_segments):
+            lowest = MISSING_BIN
+            highest = 0
+            has_missing = False
+            for p in range(seg_start[s], seg_end[s]):
+                b = feature_codes[p]
+                if b == MISSING_BIN:
+                    has_missing = True
+                else:
+                    lowest = min(lowest, b)
+                    highest = max(highest, b)
+            out[f, s] = has_missing or (lowest < highest and not (
+                one_value[f] and _same_value(bin_min[f, lowest], bin_max[f, highest])))
+    return out
