@@ -42,6 +42,7 @@ from .absolute_error import find_splits_absolute_error, node_target_ranks
 from .apply import apply_tree, decision_paths, predict_fractional
 from .categorical import categorical_split_maps, find_best_splits_categorical
 from .criteria import node_impurity, reciprocal_table, split_information, xlog2x_table
+from .discretize import entropy_cut_level
 from .monotonic import unconstrained
 from .multi_output import find_splits_multioutput, segment_multi_stats
 from .node_stats import segment_class_weights, segment_target_sums
@@ -76,6 +77,7 @@ __all__ = [
     "categorical_split_maps",
     "check_tree",
     "decision_paths",
+    "entropy_cut_level",
     "find_best_splits_categorical",
     "find_splits_absolute_error",
     "find_best_splits_classification",
