@@ -32,6 +32,7 @@ from .kernels.histogram import (
     build_histograms,
     find_best_splits_hist,
     partition_hist_segments,
+    routed_child_stats,
     segment_code_range,
 )
 from .splitter import weight_tables
@@ -172,6 +173,9 @@ class HistSplitter:
         self._cache_bytes = 0
         self._pending = {}  # (start, end) of a child -> (parent histograms, sibling range)
         self.category_map = np.zeros(0, dtype=np.int32)
+        # the last split() call's nodes, not moved yet: (start, end, feature, cut, missing
+        # left, rows left) arrays; moved when one of their children is searched
+        self._unmoved = None
 
     @classmethod
     def from_data(cls, X, y, sample_weight, *, max_bins, upper=None, **kwargs):
@@ -191,7 +195,14 @@ class HistSplitter:
     # -- phases ------------------------------------------------------------------------------
     def node_stats(self, start, end, feature):
         """Statistics of the nodes ``[start, end)`` (``feature`` is unused: every feature shares
-        the row order)."""
+        the row order).  The children of the last :meth:`split`, not moved yet, are read
+        through the routing."""
+        if self._unmoved is not None and self._are_children(start):
+            s, e, f, cut, missing_left, _ = self._unmoved
+            n_stats = 3 if self.regression else self.n_classes
+            return self._timed("node_stats", routed_child_stats, self.codes, self.rows,
+                               self.labels, self.sample_weight, s, e, f, cut, missing_left,
+                               n_stats, self.criterion_code)
         row = np.zeros_like(start)
         if self.regression:
             return self._timed("node_stats", segment_target_sums, self.rows, self.labels,
@@ -199,8 +210,31 @@ class HistSplitter:
         return self._timed("node_stats", segment_class_weights, self.rows, self.labels,
                            self.sample_weight, start, end, row, self.n_classes)
 
+    def _are_children(self, start):
+        """Whether ``start`` are the children of the last split, left and right of each."""
+        s, e, _, _, _, n_left = self._unmoved
+        return start.shape[0] == 2 * s.shape[0] and np.array_equal(
+            start, np.column_stack([s, s + n_left]).ravel())
+
+    def _move(self, start):
+        """Move the rows of the last split's nodes one of whose children is among ``start``."""
+        if self._unmoved is None:
+            return
+        s, e, f, cut, missing_left, n_left = self._unmoved
+        self._unmoved = None
+        wanted = np.isin(s, start) | np.isin(s + n_left, start)
+        if not wanted.any():
+            return
+        take = lambda a: np.ascontiguousarray(a[wanted])  # noqa: E731
+        moved = self._timed("partition", partition_hist_segments, self.codes, self.rows,
+                            self.labels, take(s), take(e), take(f), take(cut),
+                            take(missing_left), *self._buffers)
+        if not np.array_equal(moved, n_left[wanted]):
+            raise RuntimeError("binned splitter: rows routed differ from the split record")
+
     def non_constant(self, start, end):
         """(n_features, n_nodes) mask of the features not constant in each node."""
+        self._move(start)
         return self._timed("search", segment_code_range, self.codes, self.bin_min, self.bin_max,
                            self.one_value, start, end)
 
@@ -208,6 +242,7 @@ class HistSplitter:
         """Best split of every unmasked (feature, node) pair, from the nodes' histograms."""
         if bounds is not None:
             raise ValueError("the binned splitter does not take monotonicity constraints")
+        self._move(start)
         hist = self._histograms(start, end)
         record = new_split_record(self.n_features, start.shape[0])
         self._timed("search", find_best_splits_hist, hist, self.bin_min, self.bin_max,
@@ -265,13 +300,13 @@ class HistSplitter:
         raise ValueError("the binned splitter has no categorical splits")
 
     def is_prefix(self, kind, n_missing, missing_branch):
-        """No split is a prefix of a sorted row here: :meth:`split` moves every split node."""
+        """No split is a prefix of a sorted row here: :meth:`split` handles every split node."""
         return np.zeros(kind.shape[0], dtype=bool)
 
     def split(self, start, end, feature, kind, threshold, missing_branch, n_branches, n_left,
               n_missing, category_offset, category_n_codes):
-        """Move the rows of every split node (left child first); returns the nodes' ranges and
-        the rows of each branch."""
+        """Record the splits (their rows move when a child is searched: see :meth:`_move`);
+        returns the nodes' ranges and the rows of each branch, left child first."""
         if np.any(kind != SPLIT_THRESHOLD):
             raise ValueError("the binned splitter has threshold splits only")
         # the last bin whose values are all <= threshold (bins between the two sides of the
@@ -279,11 +314,9 @@ class HistSplitter:
         cut = np.array([np.searchsorted(np.maximum.accumulate(self.bin_max[f, :self.n_bins[f]]),
                                         t, side="right") - 1
                         for f, t in zip(feature.tolist(), threshold.tolist())], dtype=np.int64)
-        moved = self._timed("partition", partition_hist_segments, self.codes, self.rows,
-                            self.labels, start, end, feature, cut,
-                            (missing_branch == 0).astype(np.uint8), *self._buffers)
-        if not np.array_equal(moved, n_left):
-            raise RuntimeError("binned splitter: rows routed differ from the split record")
+        self._move(np.zeros(0, dtype=np.int64))  # an earlier split's nodes stay where they are
+        self._unmoved = (start, end, np.ascontiguousarray(feature), cut,
+                         (missing_branch == 0).astype(np.uint8), n_left)
         self._pending = {}
         for s, e, nl in zip(start.tolist(), end.tolist(), n_left.tolist()):
             parent = self._cache.pop((s, e), None)

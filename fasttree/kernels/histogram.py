@@ -34,6 +34,7 @@ from .._dtypes import (
 from .._jit import njit
 from .criteria import (
     regression_proxy,
+    regression_target_term,
     two_children_class_impurity,
     weighted_class_impurity,
     weighted_regression_impurity,
@@ -714,6 +715,48 @@ def _scatter(values, buffer, first, destination):
     """``buffer[destination[j]] = values[first + j]``."""
     for j in range(destination.shape[0]):
         buffer[destination[j]] = values[first + j]
+
+
+@njit(parallel=True, cache=True)
+def routed_child_stats(codes, rows, labels, sample_weight, seg_start, seg_end, split_feature,
+                       cut_bin, missing_left, n_stats, criterion):
+    """Statistics of both children of split nodes, read through the routing without moving any
+    row (children never searched need not be moved at all).
+
+    Parameters
+    ----------
+    codes, rows, labels, sample_weight : the binned layout (IN)
+    seg_start, seg_end, split_feature, cut_bin, missing_left : the split nodes (IN)
+        As in :func:`partition_hist_segments`.
+    n_stats : int
+        Classes (classification), or 3 (regression).
+    criterion : int
+
+    Returns
+    -------
+    stats : ndarray of shape (2 * n_segments, n_stats), float64
+        Left then right child of each node: weighted class counts, or
+        ``[sum w, sum w*y, c]`` as :func:`~fasttree.kernels.segment_target_sums` gives them.
+    """
+    n_segments = seg_start.shape[0]
+    unit_weight = sample_weight.shape[0] == 0
+    regression = criterion >= CRITERION_SQUARED_ERROR
+    out = np.zeros((2 * n_segments, n_stats))
+    ids = rows[0]
+    ys = labels[0]
+    for s in prange(n_segments):
+        feature_codes = codes[split_feature[s]]
+        for p in range(seg_start[s], seg_end[s]):
+            child = 2 * s + 1 - _goes_left(feature_codes[p], cut_bin[s], missing_left[s])
+            w = 1.0 if unit_weight else sample_weight[ids[p]]
+            if regression:
+                y = ys[p]
+                out[child, 0] += w
+                out[child, 1] += w * y
+                out[child, 2] += w * regression_target_term(y, criterion)
+            else:
+                out[child, np.int64(ys[p])] += w
+    return out
 
 
 @njit(parallel=True, cache=True)
