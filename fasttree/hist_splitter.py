@@ -1,7 +1,8 @@
 """The binned splitter (``splitter="hist"``): histograms of bin codes instead of sorted values.
 
-Every column is binned once (:func:`bin_features`) to uint8 codes, features as rows, all in one
-row order that the splits partition (:mod:`fasttree.kernels.histogram`).  A node's split search
+Every column is binned once (:func:`bin_features`) to uint8 codes, features as rows, by row id;
+the nodes are ranges of one row order that the splits partition (:mod:`fasttree.kernels.
+histogram`).  A node's split search
 reads its histograms: per feature and bin, the statistics of the node's rows.  Of two sibling
 nodes only the smaller one's histograms are built; the larger one's are its parent's minus the
 smaller's.  Thresholds are stored in the original units, so the ``tree_`` arrays, prediction,
@@ -122,7 +123,7 @@ def bounds_from_cut_points(cut_points, max_bins):
 
 
 class HistSplitter:
-    """Binned layout: one row order for every feature; nodes are position ranges in it.
+    """Binned layout: codes by row id; nodes are position ranges of one row order.
 
     Parameters
     ----------
@@ -167,8 +168,8 @@ class HistSplitter:
         unit = self.sample_weight.shape[0] == 0
         self.n_channels = (2 if self.regression else n_classes) + (0 if unit else 1)
         self.missing_features = has_missing
-        self._buffers = (np.empty_like(self.codes), np.empty_like(self.rows),
-                         np.empty_like(self.labels))  # where the partition scatters rows
+        # where the partition scatters rows
+        self._buffers = (np.empty_like(self.rows), np.empty_like(self.labels))
         self._cache = OrderedDict()  # (start, end) -> histograms of a searched node
         self._cache_bytes = 0
         self._pending = {}  # (start, end) of a child -> (parent histograms, sibling range)
@@ -176,6 +177,7 @@ class HistSplitter:
         # the last split() call's nodes, not moved yet: (start, end, feature, cut, missing
         # left, rows left) arrays; moved when one of their children is searched
         self._unmoved = None
+        self._child_stats = None  # the children's class weights, from their parents' histograms
 
     @classmethod
     def from_data(cls, X, y, sample_weight, *, max_bins, upper=None, **kwargs):
@@ -198,6 +200,8 @@ class HistSplitter:
         the row order).  The children of the last :meth:`split`, not moved yet, are read
         through the routing."""
         if self._unmoved is not None and self._are_children(start):
+            if self._child_stats is not None:
+                return self._child_stats
             s, e, f, cut, missing_left, _ = self._unmoved
             n_stats = 3 if self.regression else self.n_classes
             return self._timed("node_stats", routed_child_stats, self.codes, self.rows,
@@ -235,8 +239,8 @@ class HistSplitter:
     def non_constant(self, start, end):
         """(n_features, n_nodes) mask of the features not constant in each node."""
         self._move(start)
-        return self._timed("search", segment_code_range, self.codes, self.bin_min, self.bin_max,
-                           self.one_value, start, end)
+        return self._timed("search", segment_code_range, self.codes, self.rows, self.bin_min,
+                           self.bin_max, self.one_value, start, end)
 
     def find_splits(self, start, end, stats, mask, bounds=None):
         """Best split of every unmasked (feature, node) pair, from the nodes' histograms."""
@@ -315,18 +319,38 @@ class HistSplitter:
                                         t, side="right") - 1
                         for f, t in zip(feature.tolist(), threshold.tolist())], dtype=np.int64)
         self._move(np.zeros(0, dtype=np.int64))  # an earlier split's nodes stay where they are
-        self._unmoved = (start, end, np.ascontiguousarray(feature), cut,
-                         (missing_branch == 0).astype(np.uint8), n_left)
+        missing_left = (missing_branch == 0).astype(np.uint8)
+        self._unmoved = (start, end, np.ascontiguousarray(feature), cut, missing_left, n_left)
         self._pending = {}
+        parents = []
         for s, e, nl in zip(start.tolist(), end.tolist(), n_left.tolist()):
             parent = self._cache.pop((s, e), None)
+            parents.append(parent)
             if parent is not None:
                 self._cache_bytes -= parent.nbytes
                 self._pending[(s, s + nl)] = (parent, (s + nl, e))
                 self._pending[(s + nl, e)] = (parent, (s, s + nl))
+        self._child_stats = None
+        if not self.regression and all(p is not None for p in parents):
+            self._child_stats = self._timed("node_stats", _children_class_weights, parents,
+                                            feature, cut, missing_left, self.n_classes)
         branch_rows = np.column_stack([n_left, end - start - n_left]).ravel()
         return start, end, branch_rows
 
     def partition_prefix(self, start, end, feature, n_left):
         """Never called (:meth:`is_prefix` is always False)."""
         raise RuntimeError("the binned splitter moves rows in split()")
+
+
+def _children_class_weights(parents, feature, cut, missing_left, n_classes):
+    """Class weights of both children of split nodes from the parents' histograms of their split
+    features: the bins up to the cut (and the missing bin, where missing rows go left) on the
+    left, the others on the right; (2 * n_nodes, n_classes), left then right of each node."""
+    hist = np.stack([p[f, :, :n_classes] for p, f in zip(parents, feature.tolist())])
+    bins = np.arange(HIST_BINS)
+    left = (bins[None, :] <= cut[:, None]) & (bins[None, :] != MISSING_BIN)
+    left[:, MISSING_BIN] = missing_left == 1
+    stats = np.empty((2 * len(parents), n_classes))
+    stats[0::2] = np.einsum("kbc,kb->kc", hist, left.astype(np.float64))
+    stats[1::2] = np.einsum("kbc,kb->kc", hist, (~left).astype(np.float64))
+    return stats

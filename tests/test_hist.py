@@ -194,7 +194,7 @@ def test_histograms_against_bincount(weighted, regression):
         pos = np.arange(start[s], end[s])
         weight = w[rows[0, pos]] if weighted else np.ones(pos.size)
         for f in range(m):
-            b = codes[f, pos]
+            b = codes[f, rows[0, pos]]  # codes by row id
             if regression:
                 expected = [np.bincount(b, weight, HIST_BINS),
                             np.bincount(b, weight * labels[0, pos], HIST_BINS)]
@@ -206,7 +206,7 @@ def test_histograms_against_bincount(weighted, regression):
             np.testing.assert_allclose(hist[s, f], np.column_stack(expected), atol=1e-12)
 
 
-def test_partition_is_a_stable_partition_of_every_array():
+def test_partition_is_a_stable_partition_of_the_rows():
     rng = np.random.default_rng(6)
     n, m = 70000, 4  # more rows than one routing chunk
     codes = rng.integers(0, 10, size=(m, n)).astype(np.uint8)
@@ -218,19 +218,61 @@ def test_partition_is_a_stable_partition_of_every_array():
     missing_left = np.array([1, 0, 1], dtype=np.uint8)
     before = codes.copy(), rows.copy(), labels.copy()
     n_left = partition_hist_segments(codes, rows, labels, start, end, feature, cut, missing_left,
-                                     np.empty_like(codes), np.empty_like(rows),
-                                     np.empty_like(labels))
-    expected = [a.copy() for a in before]
+                                     np.empty_like(rows), np.empty_like(labels))
+    expected_rows, expected_labels = rows.copy(), labels.copy()
     for s in range(3):
         pos = np.arange(start[s], end[s])
-        b = before[0][feature[s], pos]
+        b = codes[feature[s], before[1][0, pos]]  # codes by row id
         left = np.where(b == MISSING_BIN, missing_left[s] == 1, b <= cut[s])
         order = np.concatenate([pos[left], pos[~left]])
         assert n_left[s] == left.sum()
-        for e, original in zip(expected, before):
-            e[:, pos] = original[:, order]
-    for got, e in zip((codes, rows, labels), expected):
-        np.testing.assert_array_equal(got, e)
+        expected_rows[0, pos] = before[1][0, order]
+        expected_labels[0, pos] = before[2][0, order]
+    untouched = np.r_[30000:40000]
+    expected_rows[0, untouched] = before[1][0, untouched]
+    np.testing.assert_array_equal(codes, before[0])  # the codes never move
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(labels, expected_labels)
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_childrens_statistics_read_through_the_routing(regression):
+    """Routed statistics (no row moved) against a numpy sum over each child's rows; for classes,
+    the same from the parents' histograms."""
+    from fasttree._dtypes import CRITERION_GINI, CRITERION_SQUARED_ERROR
+    from fasttree.hist_splitter import _children_class_weights
+    from fasttree.kernels.histogram import routed_child_stats
+
+    rng = np.random.default_rng(9)
+    n, m = 3000, 3
+    codes = rng.integers(0, 8, size=(m, n)).astype(np.uint8)
+    codes[rng.random((m, n)) < 0.1] = MISSING_BIN
+    rows = rng.permutation(n).astype(np.int32).reshape(1, -1)
+    labels = (rng.normal(size=(1, n)) if regression
+              else rng.integers(0, 3, size=(1, n)).astype(np.uint8))
+    w = rng.integers(1, 4, n).astype(float)
+    start, end = np.array([0, 1000]), np.array([1000, 3000])
+    feature, cut = np.array([2, 0]), np.array([3, 6])
+    missing_left = np.array([0, 1], dtype=np.uint8)
+    criterion = CRITERION_SQUARED_ERROR if regression else CRITERION_GINI
+    stats = routed_child_stats(codes, rows, labels, w, start, end, feature, cut, missing_left,
+                               3, criterion)
+    for s in range(2):
+        ids = rows[0, start[s]:end[s]]
+        ys = labels[0, start[s]:end[s]]
+        b = codes[feature[s], ids]
+        left = np.where(b == MISSING_BIN, missing_left[s] == 1, b <= cut[s])
+        for child, side in ((2 * s, left), (2 * s + 1, ~left)):
+            if regression:
+                expected = [w[ids][side].sum(), (w[ids] * ys)[side].sum(),
+                            (w[ids] * ys ** 2)[side].sum()]
+            else:
+                expected = np.bincount(ys[side], w[ids][side], 3)
+            np.testing.assert_allclose(stats[child], expected)
+    if not regression:
+        hist = build_histograms(codes, rows, labels, w, start, end, 4, False)
+        from_hist = _children_class_weights(list(hist), feature, cut, missing_left, 3)
+        np.testing.assert_array_equal(from_hist, stats)
 
 
 # --- refusals ---------------------------------------------------------------------------------

@@ -2,14 +2,15 @@
 
 Layout (:class:`fasttree.hist_splitter.HistSplitter`)::
 
-    codes[f]  | node a: bin codes of feature f | node b: ...     | ... | finished leaves |
-    rows[0]   | the row ids at those positions (one order for every feature)            |
-    labels[0] | their targets (class labels or regression values)                      |
+    codes[f]  | bin code of feature f of every row, by row id (never moved)                |
+    rows[0]   | node a: its row ids | node b: ...          | ... | finished leaves           |
+    labels[0] | their targets (class labels or regression values), same positions            |
 
-Unlike the exact layout (:mod:`fasttree.kernels.split_search`), every feature shares one row
-order: a node is a position range ``[seg_start, seg_end)``, unsorted inside, and a split moves the
-same rows in every array, so a node's histograms are built from contiguous bytes.  A node's
-histogram holds, per feature and bin, the statistics of its rows: weighted class counts
+A node is a position range ``[seg_start, seg_end)`` of ``rows``; a split moves only the row ids
+and their targets (5 bytes a row for classes), never the codes.  A task builds one feature's
+histograms by reading that feature's codes through the row ids: one byte per row, from an array
+of ``n_samples`` bytes that stays in cache far longer than the exact layout's moving rows.  A
+node's histogram holds, per feature and bin, the statistics of its rows: weighted class counts
 (classification) or ``[sum w, sum w*y]`` (regression), plus the row count when rows are
 weighted.  Bin ``MISSING_BIN`` (255) holds the rows whose value is missing.
 
@@ -233,8 +234,9 @@ def build_histograms(codes, rows, labels, sample_weight, seg_start, seg_end, n_c
     Parameters
     ----------
     codes : ndarray of shape (n_features, n_samples), uint8 (IN)
+        Bin codes by row id.
     rows : ndarray of shape (1, n_samples), int32 (IN)
-        Row id at each position (read only for a weighted fit).
+        Row id at each position.
     labels : ndarray of shape (1, n_samples), uint8/uint16 classes or float64 targets (IN)
     sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
         Indexed by row id; empty: every weight is 1.
@@ -269,7 +271,7 @@ def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_en
     for s in range(seg_start.shape[0]):
         h = hist[s, f]
         for p in range(seg_start[s], seg_end[s]):
-            b = feature_codes[p]
+            b = feature_codes[ids[p]]
             if regression:
                 w = 1.0 if unit_weight else sample_weight[ids[p]]
                 h[b, 0] += w
@@ -589,13 +591,13 @@ def _unit_multiclass(left, total, n_l, n_r, criterion, table):
 
 @njit(parallel=True, cache=True)
 def partition_hist_segments(codes, rows, labels, seg_start, seg_end, split_feature, cut_bin,
-                            missing_left, codes_buffer, rows_buffer, labels_buffer):
-    """Move the rows of split nodes, left child first (both keep their order), in every array of
-    the binned layout.
+                            missing_left, rows_buffer, labels_buffer):
+    """Move the rows of split nodes, left child first (both keep their order): their ids and
+    targets (the codes, by row id, stay).
 
     Parameters
     ----------
-    codes : ndarray of shape (n_features, n_samples), uint8 (IN/OUT)
+    codes : ndarray of shape (n_features, n_samples), uint8 (IN)
     rows : ndarray of shape (1, n_samples), int32 (IN/OUT)
     labels : ndarray of shape (1, n_samples) (IN/OUT)
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
@@ -604,7 +606,7 @@ def partition_hist_segments(codes, rows, labels, seg_start, seg_end, split_featu
         Rows whose code of the split feature is at most ``cut_bin`` go left ...
     missing_left : ndarray of shape (n_segments,), uint8 (IN)
         ... and the missing ones (``MISSING_BIN``) go left where this is 1.
-    codes_buffer, rows_buffer, labels_buffer : ndarrays shaped like the three above (scratch)
+    rows_buffer, labels_buffer : ndarrays shaped like ``rows`` and ``labels`` (scratch)
 
     Returns
     -------
@@ -613,18 +615,18 @@ def partition_hist_segments(codes, rows, labels, seg_start, seg_end, split_featu
 
     Notes
     -----
-    Per chunk of positions (in parallel): where each row goes, then every array's values of the
-    chunk scattered there in the buffers (the chunk's destinations stay in cache); then the
-    segments are copied back.  No branch, and no dependency from one row to the next.
+    In parallel over chunks of positions: count the rows going left; then (knowing where each
+    chunk's rows go) scatter the chunk's ids and targets to the buffers; then copy back.  No
+    branch, and no dependency from one row to the next.
     """
-    n_features = codes.shape[0]
     n_segments = seg_start.shape[0]
     chunk_start, chunk_segment = _position_chunks(seg_start, seg_end)
     n_chunks = chunk_segment.shape[0]
     chunk_left = np.zeros(n_chunks, dtype=np.int64)
+    ids = rows[0]
     for c in prange(n_chunks):
         s = chunk_segment[c]
-        chunk_left[c] = _count_left(codes[split_feature[s]], chunk_start[c],
+        chunk_left[c] = _count_left(codes[split_feature[s]], ids, chunk_start[c],
                                     min(chunk_start[c] + _ROUTE_CHUNK, seg_end[s]), cut_bin[s],
                                     missing_left[s])
     n_left = np.zeros(n_segments, dtype=np.int64)
@@ -644,22 +646,15 @@ def partition_hist_segments(codes, rows, labels, seg_start, seg_end, split_featu
                                              - chunk_left[c - 1])
     for c in prange(n_chunks):
         s = chunk_segment[c]
+        _scatter_chunk(codes[split_feature[s]], ids, labels[0], rows_buffer[0],
+                       labels_buffer[0], chunk_start[c],
+                       min(chunk_start[c] + _ROUTE_CHUNK, seg_end[s]), cut_bin[s],
+                       missing_left[s], left_at[c], right_at[c])
+    for c in prange(n_chunks):  # copy back, chunk by chunk: a level's first nodes are large
         first = chunk_start[c]
-        last = min(first + _ROUTE_CHUNK, seg_end[s])
-        destination = np.empty(last - first, dtype=np.int64)
-        _destinations(codes[split_feature[s]], first, last, cut_bin[s], missing_left[s],
-                      left_at[c], right_at[c], destination)
-        for a in range(n_features):
-            _scatter(codes[a], codes_buffer[a], first, destination)
-        _scatter(rows[0], rows_buffer[0], first, destination)
-        _scatter(labels[0], labels_buffer[0], first, destination)
-    for s in prange(n_segments):
-        start = seg_start[s]
-        end = seg_end[s]
-        for a in range(n_features):
-            codes[a, start:end] = codes_buffer[a, start:end]
-        rows[0, start:end] = rows_buffer[0, start:end]
-        labels[0, start:end] = labels_buffer[0, start:end]
+        last = min(first + _ROUTE_CHUNK, seg_end[chunk_segment[c]])
+        rows[0, first:last] = rows_buffer[0, first:last]
+        labels[0, first:last] = labels_buffer[0, first:last]
     return n_left
 
 
@@ -692,29 +687,28 @@ def _goes_left(b, cut, missing_left):
 
 
 @njit(cache=True)
-def _count_left(feature_codes, first, last, cut, missing_left):
+def _count_left(feature_codes, ids, first, last, cut, missing_left):
     """Rows at positions ``first .. last - 1`` that go left."""
     count = 0
     for p in range(first, last):
-        count += _goes_left(feature_codes[p], cut, missing_left)
+        count += _goes_left(feature_codes[ids[p]], cut, missing_left)
     return count
 
 
 @njit(cache=True)
-def _destinations(feature_codes, first, last, cut, missing_left, to_left, to_right, destination):
-    """New position of each row of positions ``first .. last - 1``."""
+def _scatter_chunk(feature_codes, ids, ys, ids_out, ys_out, first, last, cut, missing_left,
+                   to_left, to_right):
+    """Write the rows of positions ``first .. last - 1`` to their new positions in the buffers
+    (the slot is selected, not branched to; chunks write disjoint slots, so they run in
+    parallel)."""
     for p in range(first, last):
-        g = _goes_left(feature_codes[p], cut, missing_left)
-        destination[p - first] = to_left if g else to_right
+        r = ids[p]
+        g = _goes_left(feature_codes[r], cut, missing_left)
+        slot = to_left if g else to_right
+        ids_out[slot] = r
+        ys_out[slot] = ys[p]
         to_left += g
         to_right += 1 - g
-
-
-@njit(cache=True)
-def _scatter(values, buffer, first, destination):
-    """``buffer[destination[j]] = values[first + j]``."""
-    for j in range(destination.shape[0]):
-        buffer[destination[j]] = values[first + j]
 
 
 @njit(parallel=True, cache=True)
@@ -747,7 +741,7 @@ def routed_child_stats(codes, rows, labels, sample_weight, seg_start, seg_end, s
     for s in prange(n_segments):
         feature_codes = codes[split_feature[s]]
         for p in range(seg_start[s], seg_end[s]):
-            child = 2 * s + 1 - _goes_left(feature_codes[p], cut_bin[s], missing_left[s])
+            child = 2 * s + 1 - _goes_left(feature_codes[ids[p]], cut_bin[s], missing_left[s])
             w = 1.0 if unit_weight else sample_weight[ids[p]]
             if regression:
                 y = ys[p]
@@ -760,7 +754,7 @@ def routed_child_stats(codes, rows, labels, sample_weight, seg_start, seg_end, s
 
 
 @njit(parallel=True, cache=True)
-def segment_code_range(codes, bin_min, bin_max, one_value, seg_start, seg_end):
+def segment_code_range(codes, rows, bin_min, bin_max, one_value, seg_start, seg_end):
     """Features that are not constant in each segment (scikit-learn's rule on the values: the
     span of the node's values exceeds ``FEATURE_THRESHOLD``, or a value is missing).
 
@@ -770,6 +764,7 @@ def segment_code_range(codes, bin_min, bin_max, one_value, seg_start, seg_end):
     """
     n_features = codes.shape[0]
     n_segments = seg_start.shape[0]
+    ids = rows[0]
     out = np.zeros((n_features, n_segments), dtype=np.bool_)
     for f in prange(n_features):
         feature_codes = codes[f]
@@ -778,7 +773,7 @@ def segment_code_range(codes, bin_min, bin_max, one_value, seg_start, seg_end):
             highest = 0
             has_missing = False
             for p in range(seg_start[s], seg_end[s]):
-                b = feature_codes[p]
+                b = feature_codes[ids[p]]
                 if b == MISSING_BIN:
                     has_missing = True
                 else:
