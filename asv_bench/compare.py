@@ -1,6 +1,6 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B16), each library on the same data in this one
+Runs the performance cases of the project (B1-B16, H1-H4), each library on the same data in this one
 process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
 warm-up.  Prints a markdown table of times and ratios and writes a PNG chart.
 
@@ -67,18 +67,23 @@ PEAK_MEMORY = """
 import json, sys
 import numpy as np, fasttree
 X = np.load(sys.argv[1]); y = np.load(sys.argv[2])
-fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=3).fit(X[:2000], y[:2000])
+params = json.loads(sys.argv[3])
+fasttree.DecisionTreeClassifier(**dict(params, max_depth=3)).fit(X[:2000], y[:2000])
 def status(field):  # VmRSS now, VmHWM peak of this process image (ru_maxrss would include the
     with open("/proc/self/status") as f:  # parent's peak, inherited across fork + exec)
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field))
 before = status("VmRSS:")
-fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=10, n_jobs=2).fit(X, y)
+fasttree.DecisionTreeClassifier(**params).fit(X, y)
 print(json.dumps({"before": before, "peak": status("VmHWM:"), "x_nbytes": X.nbytes}))
 """
 
 
-def peak_memory(X, y):
-    """Peak RSS of the B1 fit above the process before it, in a fresh process (Linux).
+B1_PARAMS = {"criterion": "entropy", "max_depth": 10, "n_jobs": 2}
+
+
+def peak_memory(X, y, params=B1_PARAMS):
+    """Peak RSS of a classifier's fit (B1's by default) above the process before it, in a fresh
+    process (Linux).
 
     VmHWM is the process's peak since it started, so anything before the fit that peaked higher
     would be counted too: the figure is an upper bound.
@@ -90,8 +95,8 @@ def peak_memory(X, y):
         x_path, y_path = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
         np.save(x_path, X)
         np.save(y_path, y)
-        out = subprocess.run([sys.executable, "-c", PEAK_MEMORY, x_path, y_path],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", PEAK_MEMORY, x_path, y_path,
+                              json.dumps(params)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -248,6 +253,8 @@ def run(args):
             "categories) + 15 numeric, entropy, depth 10", t,
             ", ".join(f"{k} {v:.2f} s" for k, v in t.items()), "report", True)
 
+    hist_cases(args, want, add, phases, n_big, repeats)
+
     if want("B6"):
         # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
         X_test, _ = classification_data(n_big, 20, seed=1)
@@ -275,6 +282,71 @@ def run(args):
             "<= 1.5 s", first - bare <= 1.5)
 
     return rows, phases
+
+
+HIST = {"splitter": "hist"}
+
+
+def hist_cases(args, want, add, phases, n_big, repeats):
+    """H1-H4 (issue 8): the binned splitter against LightGBM (binning included in both), its
+    thread scaling and peak memory, and entropy discretization against Orange's."""
+    if want("H1", "H3"):
+        X, y = classification_data(n_big, 20)
+        t = {}
+        t["fasttree hist"], est2 = fit_case("fasttree", "classification", X, y, max_depth=10,
+                                            criterion="entropy", n_jobs=2, repeats=repeats,
+                                            tree_params=HIST)
+        phases["H1 (1M x 20, entropy, depth 10, splitter='hist', 2 threads)"] = dict(
+            est2.fit_timings_)
+        t["lightgbm"], _ = fit_case("lightgbm", "classification", X, y, max_depth=10,
+                                    criterion="entropy", n_jobs=2, repeats=repeats)
+        t["fasttree exact"], _ = fit_case("fasttree", "classification", X, y, max_depth=10,
+                                          criterion="entropy", n_jobs=2, repeats=repeats)
+        ratio = t["fasttree hist"] / t["lightgbm"]
+        add("H1", f"{n_big:,} x 20, entropy, depth 10, splitter='hist' (fasttree / LightGBM)", t,
+            f"{ratio:.2f}x LightGBM's time", "<= 0.5x", ratio <= 0.5)
+        t1, est1 = fit_case("fasttree", "classification", X, y, max_depth=10,
+                            criterion="entropy", n_jobs=1, repeats=repeats, tree_params=HIST)
+        phases["H3 (H1 with 1 thread)"] = dict(est1.fit_timings_)
+        speedup = t1 / t["fasttree hist"]
+        identical = same_tree(est1, est2)
+        add("H3", "H1 with n_jobs=1 vs n_jobs=2", {"n_jobs=1": t1, "n_jobs=2": t["fasttree hist"]},
+            f"{speedup:.2f}x speed-up, identical trees: {identical}", ">= 1.7x, identical",
+            speedup >= 1.7 and identical)
+        del X, y
+    if want("H2"):
+        n_huge = 10 * n_big
+        X, y = classification_data(n_huge, 20)
+        t = {}
+        t["fasttree hist"], est = fit_case("fasttree", "classification", X, y, max_depth=10,
+                                           criterion="entropy", n_jobs=2, repeats=1,
+                                           tree_params=HIST)
+        phases["H2 (10M x 20, splitter='hist')"] = dict(est.fit_timings_)
+        t["lightgbm"], _ = fit_case("lightgbm", "classification", X, y, max_depth=10,
+                                    criterion="entropy", n_jobs=2, repeats=1)
+        ratio = t["fasttree hist"] / t["lightgbm"]
+        mem = peak_memory(X, y, dict(B1_PARAMS, **HIST))
+        extra = (mem["peak"] - mem["before"]) / mem["x_nbytes"]
+        add("H2", f"{n_huge:,} x 20, same settings: time and peak memory above the process "
+            "before the fit", t, f"{ratio:.2f}x LightGBM's time, {extra:.2f} x X.nbytes "
+            f"({(mem['peak'] - mem['before']) / 2**20:.0f} MiB)",
+            "<= 0.5x, <= 1.5 x X.nbytes", ratio <= 0.5 and extra <= 1.5)
+        del X, y
+    if want("H4"):
+        from discretize_bench import make_data, orange_python, time_fasttree, time_numpy, \
+            time_orange
+
+        X, y = make_data(n_big)
+        t = {"fasttree": time_fasttree(X, y, repeats)[0]}
+        python = orange_python(args.orange_python)
+        if python is not None:
+            t["Orange EntropyMDL"] = time_orange(X, y, min(repeats, 2), python)[0]
+        else:  # stated as such in the table
+            t["NumPy recursion (no Orange)"] = time_numpy(X, y, 1)[0]
+        anchor = [v for k, v in t.items() if k != "fasttree"][0]
+        ratio = anchor / t["fasttree"]
+        add("H4", f"entropy (MDL) discretization of {n_big:,} x 20", t,
+            f"{ratio:.1f}x faster than {list(t)[1]}", ">= 10x", ratio >= 10)
 
 
 def categorical_case(n_samples, repeats, phases):
@@ -319,18 +391,20 @@ def markdown(rows, phases):
     ]
     for case, description, times, ratio, target, met in rows:
         cells = [f"{times[k]:.3f} s" if k in times else "" for k in libraries]
-        if case in ("B7", "B8", "B11"):
+        if case in ("B7", "B8", "B11", "H1", "H2", "H3", "H4"):
             cells = [" / ".join(f"{k}: {v:.3f} s" for k, v in times.items()), "", "", ""]
         lines.append(f"| {case} | {description} | " + " | ".join(cells)
                      + f" | {ratio} | {target} | {'yes' if met else '**no**'} |")
     lines += ["", "Per-phase breakdown of fasttree's fits (seconds, from `fit_timings_`):", "",
-              "| case | presort | search | partition | node_stats | total |",
-              "|---|---|---|---|---|---|"]
+              "| case | presort or binning | histograms | search | partition | node_stats | "
+              "total |",
+              "|---|---|---|---|---|---|---|"]
     for case, timings in phases.items():
         if case.startswith("_"):
             continue
-        lines.append(f"| {case} | " + " | ".join(
-            f"{timings.get(k, 0.0):.3f}" for k in ("presort", "search", "partition",
+        first = timings.get("presort", timings.get("binning", 0.0))
+        lines.append(f"| {case} | {first:.3f} | " + " | ".join(
+            f"{timings.get(k, 0.0):.3f}" for k in ("histograms", "search", "partition",
                                                   "node_stats", "total")) + " |")
     read, copy = phases["_bandwidth"].values()
     lines += ["", f"Measured streaming bandwidth (all threads): read {read:.1f} GB/s, "
@@ -377,6 +451,9 @@ def main():
                         help="leave out B11 (1M mixed rows, scikit-learn on one-hot columns)")
     parser.add_argument("--cases", type=lambda v: v.split(","),
                         help="run only these cases, e.g. B12,B13,B14,B15")
+    parser.add_argument("--orange-python",
+                        help="H4: a Python interpreter that imports Orange (Orange pins older "
+                        "numpy and pandas, so it usually has an environment of its own)")
     parser.add_argument("--chart", default="performance.png", help="PNG file to write")
     parser.add_argument("--json", help="also write the raw results to this JSON file")
     args = parser.parse_args()

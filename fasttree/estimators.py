@@ -273,7 +273,6 @@ class _BaseDecisionTree(BaseEstimator):
         """What the binned splitter does not do: refuse it clearly."""
         unsupported = [
             (is_sparse(X), "sparse X (pass X.toarray())"),
-            (self.is_categorical_.any(), "categorical features"),
             (n_outputs > 1, "several outputs"),
             (self.missing == "fractional" or self._min_branch_fraction > 0, "C4.5's rules"),
             (self.criterion in ("poisson", "absolute_error"), f"criterion={self.criterion!r}"),
@@ -524,7 +523,8 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         ``max_bins`` and ``binning``); a column with at most ``max_bins`` distinct values gets
         one bin per value, so such data grow exactly the tree of "best".  Thresholds are in the
         original units.  It takes numeric features (with missing values, scikit-learn's rules),
-        one output, the gini, entropy, log_loss, gain_ratio and squared_error criteria.
+        categorical features of at most 255 categories (their bins are the categories), one
+        output, the gini, entropy, log_loss, gain_ratio and squared_error criteria.
     max_depth : int or None, default=None
         Maximum depth; None grows until the other rules stop it.
     min_samples_split : int or float, default=2

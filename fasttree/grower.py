@@ -171,8 +171,10 @@ class TreeGrower:
             return HistSplitter.from_data(
                 self.X, self.y, self.sample_weight, max_bins=p.max_bins,
                 upper=self._entropy_bins() if p.binning == "entropy" else None,
-                n_classes=self.n_classes, criterion_code=p.criterion_code,
-                min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf)
+                n_classes=self.n_classes, n_categories=self.n_categories,
+                criterion_code=p.criterion_code, min_samples_leaf=p.min_samples_leaf,
+                min_weight_leaf=p.min_weight_leaf,
+                categorical_kind=CATEGORICAL_SPLITS[p.categorical_split])
         return ExactSplitter.from_data(
             self.X, self.y, self.sample_weight, n_classes=self.n_classes,
             n_categories=self.n_categories, criterion_code=p.criterion_code,
@@ -188,8 +190,10 @@ class TreeGrower:
         from .preprocessing import EntropyDiscretizer
 
         p = self.params
-        cut_points = EntropyDiscretizer(max_bins=p.max_bins).fit(
-            self.X, self.y, sample_weight=self.sample_weight).cut_points_
+        categorical = np.flatnonzero(self.is_categorical)  # their bins are their categories
+        cut_points = EntropyDiscretizer(
+            max_bins=p.max_bins, categorical_features=categorical if categorical.size else None,
+        ).fit(self.X, self.y, sample_weight=self.sample_weight).cut_points_
         return bounds_from_cut_points(cut_points, p.max_bins)
 
     # -- phases ------------------------------------------------------------------------------

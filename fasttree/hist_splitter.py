@@ -32,6 +32,8 @@ from .kernels.histogram import (
     bin_codes,
     build_histograms,
     find_best_splits_hist,
+    find_best_splits_hist_categorical,
+    hist_category_maps,
     partition_hist_segments,
     routed_child_stats,
     segment_code_range,
@@ -60,17 +62,9 @@ def bin_features(X, max_bins, *, upper=None, n_threads=1, seed=0):
         See :func:`~fasttree.kernels.histogram.bin_bounds` and
         :func:`~fasttree.kernels.histogram.bin_codes`.
     """
-    n_samples = X.shape[0]
     if upper is None:
-        sample = X
-        if n_samples > BIN_SAMPLE_ROWS:
-            rng = np.random.default_rng(seed)
-            # with replacement: as good for quantiles, and much cheaper to draw
-            sample = X[np.sort(rng.integers(0, n_samples, BIN_SAMPLE_ROWS))]
-        upper, bin_min, bin_max, n_bins, one_value = bin_bounds(
-            _sorted_columns(sample, n_threads), max_bins)
-    else:
-        upper, bin_min, bin_max, n_bins, one_value = upper
+        upper = _sample_bounds(X, max_bins, n_threads, seed)
+    upper, bin_min, bin_max, n_bins, one_value = upper
     codes, mixed, has_missing = bin_codes(X, upper, bin_min, one_value)
     mixed = np.flatnonzero(mixed)
     if mixed.size:  # the sample missed a value of a column with few values: use every row
@@ -110,6 +104,8 @@ def bounds_from_cut_points(cut_points, max_bins):
     bin_max = np.full((n_features, HIST_BINS), np.inf, dtype=np.float32)
     n_bins = np.ones(n_features, dtype=np.int64)
     for f, cuts in enumerate(cut_points):
+        if cuts is None:  # a column left out (categorical): one bin until its bins are set
+            continue
         cuts = np.unique(np.asarray(cuts, dtype=np.float32))
         if cuts.size > max_bins - 1:
             raise ValueError(f"column {f} has {cuts.size} cut points; at most {max_bins - 1} "
@@ -135,10 +131,15 @@ class HistSplitter:
         Encoded classes (int) or float64 targets (``n_classes`` None).
     sample_weight : ndarray of shape (n_samples,) or None
     n_classes : int or None
+    n_categories : ndarray of shape (n_features,), int64
+        Categories of each categorical feature (at most 255; its bins are its codes), 0 for
+        numeric ones.
     criterion_code : int
         Gini, entropy or squared error.
     min_samples_leaf : int
     min_weight_leaf : float
+    categorical_kind : int
+        ``SPLIT_SUBSET`` or ``SPLIT_MULTIWAY``.
     timings : dict, optional
 
     Attributes
@@ -149,15 +150,19 @@ class HistSplitter:
         ``search``, ``partition``, ``node_stats``.
     """
 
-    def __init__(self, codes, bins, has_missing, y, sample_weight, *, n_classes,
-                 criterion_code, min_samples_leaf, min_weight_leaf, timings=None):
+    def __init__(self, codes, bins, has_missing, y, sample_weight, *, n_classes, n_categories,
+                 criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
+                 timings=None):
         self.codes = codes
         self.bin_min, self.bin_max, self.n_bins, self.one_value = bins
         self.n_features, self.n_samples = codes.shape
         self.n_classes = n_classes
+        self.n_categories = np.asarray(n_categories, dtype=np.int64)
+        self.is_categorical = self.n_categories > 0
         self.criterion_code = criterion_code
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_leaf = min_weight_leaf
+        self.categorical_kind = categorical_kind
         self.timings = {} if timings is None else timings
         self.regression = n_classes is None
         targets = y if self.regression else y.astype(label_dtype(n_classes))
@@ -165,28 +170,39 @@ class HistSplitter:
         self.rows = np.arange(self.n_samples, dtype=np.int32).reshape(1, -1)
         self.sample_weight, self.root_weight, self._table = weight_tables(
             sample_weight, self.n_samples, n_classes, criterion_code)
-        unit = self.sample_weight.shape[0] == 0
-        self.n_channels = (2 if self.regression else n_classes) + (0 if unit else 1)
+        self._unit_weight = self.sample_weight.shape[0] == 0
+        self.n_stats = 3 if self.regression else n_classes
+        self.n_channels = self.n_stats + (0 if self._unit_weight else 1)
         self.missing_features = has_missing
         # where the partition scatters rows
         self._buffers = (np.empty_like(self.rows), np.empty_like(self.labels))
         self._cache = OrderedDict()  # (start, end) -> histograms of a searched node
         self._cache_bytes = 0
         self._pending = {}  # (start, end) of a child -> (parent histograms, sibling range)
-        self.category_map = np.zeros(0, dtype=np.int32)
-        # the last split() call's nodes, not moved yet: (start, end, feature, cut, missing
-        # left, rows left) arrays; moved when one of their children is searched
+        self._category_maps = []
+        self._n_map = 0
+        # the last split() call's two-branch nodes, not moved yet (routing arrays and rows of
+        # the left child); moved when one of their children is searched
         self._unmoved = None
-        self._child_stats = None  # the children's class weights, from their parents' histograms
+        self._child_stats = None  # their children's class weights, from the parents' histograms
 
     @classmethod
-    def from_data(cls, X, y, sample_weight, *, max_bins, upper=None, **kwargs):
-        """Bin a validated float32 ``X`` (C-contiguous) and build the splitter."""
+    def from_data(cls, X, y, sample_weight, *, max_bins, upper=None, n_categories=None,
+                  **kwargs):
+        """Bin a validated float32 ``X`` (C-contiguous) and build the splitter; a categorical
+        column's bins are its category codes."""
         t0 = time.perf_counter()
+        n_categories = (np.zeros(X.shape[1], np.int64) if n_categories is None
+                        else np.asarray(n_categories, dtype=np.int64))
+        if n_categories.any():
+            if upper is None:
+                upper = _sample_bounds(X, max_bins, numba.get_num_threads())
+            upper = _with_category_bins(upper, n_categories)
         codes, bins, has_missing = bin_features(X, max_bins, upper=upper,
                                                 n_threads=numba.get_num_threads())
         timings = {"binning": time.perf_counter() - t0}
-        return cls(codes, bins, has_missing, y, sample_weight, timings=timings, **kwargs)
+        return cls(codes, bins, has_missing, y, sample_weight, n_categories=n_categories,
+                   timings=timings, **kwargs)
 
     def _timed(self, phase, func, *args):
         t0 = time.perf_counter()
@@ -202,11 +218,9 @@ class HistSplitter:
         if self._unmoved is not None and self._are_children(start):
             if self._child_stats is not None:
                 return self._child_stats
-            s, e, f, cut, missing_left, _ = self._unmoved
-            n_stats = 3 if self.regression else self.n_classes
             return self._timed("node_stats", routed_child_stats, self.codes, self.rows,
-                               self.labels, self.sample_weight, s, e, f, cut, missing_left,
-                               n_stats, self.criterion_code)
+                               self.labels, self.sample_weight, *self._unmoved[:-1],
+                               self.category_map, self.n_stats, self.criterion_code)
         row = np.zeros_like(start)
         if self.regression:
             return self._timed("node_stats", segment_target_sums, self.rows, self.labels,
@@ -216,7 +230,7 @@ class HistSplitter:
 
     def _are_children(self, start):
         """Whether ``start`` are the children of the last split, left and right of each."""
-        s, e, _, _, _, n_left = self._unmoved
+        s, n_left = self._unmoved[0], self._unmoved[-1]
         return start.shape[0] == 2 * s.shape[0] and np.array_equal(
             start, np.column_stack([s, s + n_left]).ravel())
 
@@ -224,17 +238,21 @@ class HistSplitter:
         """Move the rows of the last split's nodes one of whose children is among ``start``."""
         if self._unmoved is None:
             return
-        s, e, f, cut, missing_left, n_left = self._unmoved
+        s, e, f, cut, missing_branch, map_offset, n_left = self._unmoved
         self._unmoved = None
         wanted = np.isin(s, start) | np.isin(s + n_left, start)
-        if not wanted.any():
-            return
-        take = lambda a: np.ascontiguousarray(a[wanted])  # noqa: E731
-        moved = self._timed("partition", partition_hist_segments, self.codes, self.rows,
-                            self.labels, take(s), take(e), take(f), take(cut),
-                            take(missing_left), *self._buffers)
-        if not np.array_equal(moved, n_left[wanted]):
-            raise RuntimeError("binned splitter: rows routed differ from the split record")
+        if wanted.any():
+            take = lambda a: np.ascontiguousarray(a[wanted])  # noqa: E731
+            rows = self._partition(take(s), take(e), take(f), take(cut), take(missing_branch),
+                                   take(map_offset), np.full(int(wanted.sum()), 2))
+            if not np.array_equal(rows[0::2], n_left[wanted]):
+                raise RuntimeError("binned splitter: rows routed differ from the split record")
+
+    def _partition(self, start, end, feature, cut, missing_branch, map_offset, n_branches):
+        branch_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
+        return self._timed("partition", partition_hist_segments, self.codes, self.rows,
+                           self.labels, start, end, feature, cut, missing_branch, map_offset,
+                           self.category_map, branch_offset, *self._buffers)
 
     def non_constant(self, start, end):
         """(n_features, n_nodes) mask of the features not constant in each node."""
@@ -250,9 +268,15 @@ class HistSplitter:
         hist = self._histograms(start, end)
         record = new_split_record(self.n_features, start.shape[0])
         self._timed("search", find_best_splits_hist, hist, self.bin_min, self.bin_max,
-                    self.n_bins, self.one_value, stats, end - start, mask, self.criterion_code,
-                    self.sample_weight.shape[0] == 0, self.min_samples_leaf,
-                    self.min_weight_leaf, self._table, *record)
+                    self.n_bins, self.one_value, stats, end - start,
+                    mask * ~self.is_categorical[:, None], self.criterion_code,
+                    self._unit_weight, self.min_samples_leaf, self.min_weight_leaf, self._table,
+                    *record)
+        if self.is_categorical.any():
+            self._timed("search", find_best_splits_hist_categorical, hist, self.n_categories,
+                        stats, end - start, mask * self.is_categorical[:, None],
+                        self.criterion_code, self.categorical_kind, self._unit_weight,
+                        self.min_samples_leaf, self.min_weight_leaf, *record)
         for j in range(start.shape[0]):
             self._remember((int(start[j]), int(end[j])), hist[j])
         return record
@@ -282,7 +306,8 @@ class HistSplitter:
         built = self._timed(
             "histograms", build_histograms, self.codes, self.rows, self.labels,
             self.sample_weight, np.array([k[0] for k in unique], dtype=np.int64),
-            np.array([k[1] for k in unique], dtype=np.int64), self.n_channels, self.regression)
+            np.array([k[1] for k in unique], dtype=np.int64), self.n_channels,
+            self.criterion_code)
         hist = np.empty((len(keys),) + built.shape[1:])
         for j, item in enumerate(plan):
             if item[0] == "built":
@@ -300,8 +325,37 @@ class HistSplitter:
             _, old = self._cache.popitem(last=False)
             self._cache_bytes -= old.nbytes
 
-    def describe_categorical(self, *args):
-        raise ValueError("the binned splitter has no categorical splits")
+    def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
+                             subset_class):
+        """Category maps of chosen categorical splits (from the split feature's histogram of
+        each node); returns their offsets and lengths into :attr:`category_map`."""
+        n_codes = self.n_categories[feature] + 1  # one more slot: a category never seen
+        offset = self._n_map + np.concatenate([[0], np.cumsum(n_codes)[:-1]])
+        keys = list(zip(start.tolist(), end.tolist()))
+        missing = [j for j, key in enumerate(keys) if key not in self._cache]
+        hist = np.empty((len(keys), HIST_BINS, self.n_channels))
+        if missing:  # evicted: built again from the rows (the nodes have been moved)
+            rebuilt = self._timed("histograms", build_histograms, self.codes, self.rows,
+                                  self.labels, self.sample_weight, start[missing], end[missing],
+                                  self.n_channels, self.criterion_code)
+            for i, j in enumerate(missing):
+                hist[j] = rebuilt[i, feature[j]]
+        for j, key in enumerate(keys):
+            if key in self._cache:
+                hist[j] = self._cache[key][feature[j]]
+        maps = self._timed("search", hist_category_maps, hist, n_codes, kind, cut,
+                           missing_branch, subset_class, self.criterion_code,
+                           self._unit_weight)
+        self._category_maps.append(maps)
+        self._n_map += maps.shape[0]
+        return offset, n_codes
+
+    @property
+    def category_map(self):
+        """The category -> branch maps of every categorical split so far, one after another."""
+        if len(self._category_maps) > 1:
+            self._category_maps = [np.concatenate(self._category_maps)]
+        return self._category_maps[0] if self._category_maps else np.zeros(0, dtype=np.int32)
 
     def is_prefix(self, kind, n_missing, missing_branch):
         """No split is a prefix of a sorted row here: :meth:`split` handles every split node."""
@@ -309,48 +363,112 @@ class HistSplitter:
 
     def split(self, start, end, feature, kind, threshold, missing_branch, n_branches, n_left,
               n_missing, category_offset, category_n_codes):
-        """Record the splits (their rows move when a child is searched: see :meth:`_move`);
-        returns the nodes' ranges and the rows of each branch, left child first."""
-        if np.any(kind != SPLIT_THRESHOLD):
-            raise ValueError("the binned splitter has threshold splits only")
+        """Record the splits and return the nodes' ranges and the rows of each branch.
+
+        Two-branch splits (thresholds, category subsets) move their rows only when a child is
+        searched (see :meth:`_move`; their children's statistics are read through the
+        routing); a batch with a multiway split is moved at once.
+        """
+        self._move(np.zeros(0, dtype=np.int64))  # an earlier split's nodes stay where they are
+        self._pending = {}
+        numeric = kind == SPLIT_THRESHOLD
         # the last bin whose values are all <= threshold (bins between the two sides of the
         # chosen candidate are empty in the node, so any of them routes the same rows)
-        cut = np.array([np.searchsorted(np.maximum.accumulate(self.bin_max[f, :self.n_bins[f]]),
-                                        t, side="right") - 1
-                        for f, t in zip(feature.tolist(), threshold.tolist())], dtype=np.int64)
-        self._move(np.zeros(0, dtype=np.int64))  # an earlier split's nodes stay where they are
-        missing_left = (missing_branch == 0).astype(np.uint8)
-        self._unmoved = (start, end, np.ascontiguousarray(feature), cut, missing_left, n_left)
-        self._pending = {}
+        cut = np.array([
+            np.searchsorted(np.maximum.accumulate(self.bin_max[f, :self.n_bins[f]]), t,
+                            side="right") - 1 if is_numeric else 0
+            for f, t, is_numeric in zip(feature.tolist(), threshold.tolist(), numeric.tolist())],
+            dtype=np.int64)
+        map_offset = np.where(numeric, -1, category_offset).astype(np.int64)
+        missing_branch = missing_branch.astype(np.int64)
+        feature = np.ascontiguousarray(feature, dtype=np.int64)
         parents = []
-        for s, e, nl in zip(start.tolist(), end.tolist(), n_left.tolist()):
+        for s, e in zip(start.tolist(), end.tolist()):
             parent = self._cache.pop((s, e), None)
             parents.append(parent)
             if parent is not None:
                 self._cache_bytes -= parent.nbytes
-                self._pending[(s, s + nl)] = (parent, (s + nl, e))
-                self._pending[(s + nl, e)] = (parent, (s, s + nl))
+        if np.any(n_branches != 2):
+            branch_rows = self._partition(start, end, feature, cut, missing_branch, map_offset,
+                                          n_branches)
+            offsets = np.concatenate([[0], np.cumsum(n_branches)])
+            if not np.array_equal(branch_rows[offsets[:-1]], n_left):
+                raise RuntimeError("binned splitter: rows routed differ from the split record")
+            self._register_siblings(start, end, n_branches, branch_rows, offsets, parents)
+            return start, end, branch_rows
+        self._unmoved = (start, end, feature, cut, missing_branch, map_offset, n_left)
+        branch_rows = np.column_stack([n_left, end - start - n_left]).ravel()
+        self._register_siblings(start, end, n_branches, branch_rows,
+                                np.arange(0, 2 * start.size + 1, 2), parents)
         self._child_stats = None
         if not self.regression and all(p is not None for p in parents):
-            self._child_stats = self._timed("node_stats", _children_class_weights, parents,
-                                            feature, cut, missing_left, self.n_classes)
-        branch_rows = np.column_stack([n_left, end - start - n_left]).ravel()
+            self._child_stats = self._timed(
+                "node_stats", _children_class_weights, parents, feature,
+                self._bin_branches(feature, cut, missing_branch, map_offset), self.n_classes)
         return start, end, branch_rows
+
+    def _register_siblings(self, start, end, n_branches, branch_rows, offsets, parents):
+        """Two children of a node whose histograms are known: the larger one's histograms will
+        be the parent's minus the smaller one's."""
+        for j, parent in enumerate(parents):
+            if parent is None or n_branches[j] != 2:
+                continue
+            s, e = int(start[j]), int(end[j])
+            mid = s + int(branch_rows[offsets[j]])
+            self._pending[(s, mid)] = (parent, (mid, e))
+            self._pending[(mid, e)] = (parent, (s, mid))
+
+    def _bin_branches(self, feature, cut, missing_branch, map_offset):
+        """(n_nodes, HIST_BINS) branch of each bin of each node's split feature."""
+        bins = np.arange(HIST_BINS)
+        branch = (bins[None, :] > cut[:, None]).astype(np.int64)
+        category_map = self.category_map
+        for j in np.flatnonzero(map_offset >= 0):
+            size = self.n_categories[feature[j]]
+            node_map = category_map[map_offset[j]:map_offset[j] + size].astype(np.int64)
+            branch[j, :size] = np.where(node_map >= 0, node_map, -1 - node_map)
+        branch[:, MISSING_BIN] = missing_branch
+        return branch
 
     def partition_prefix(self, start, end, feature, n_left):
         """Never called (:meth:`is_prefix` is always False)."""
         raise RuntimeError("the binned splitter moves rows in split()")
 
 
-def _children_class_weights(parents, feature, cut, missing_left, n_classes):
-    """Class weights of both children of split nodes from the parents' histograms of their split
-    features: the bins up to the cut (and the missing bin, where missing rows go left) on the
-    left, the others on the right; (2 * n_nodes, n_classes), left then right of each node."""
+def _children_class_weights(parents, feature, bin_branch, n_classes):
+    """Class weights of both children of two-branch splits from the parents' histograms of
+    their split features, each bin to its branch (``bin_branch``, (n_nodes, HIST_BINS)):
+    (2 * n_nodes, n_classes), left then right of each node."""
     hist = np.stack([p[f, :, :n_classes] for p, f in zip(parents, feature.tolist())])
-    bins = np.arange(HIST_BINS)
-    left = (bins[None, :] <= cut[:, None]) & (bins[None, :] != MISSING_BIN)
-    left[:, MISSING_BIN] = missing_left == 1
     stats = np.empty((2 * len(parents), n_classes))
-    stats[0::2] = np.einsum("kbc,kb->kc", hist, left.astype(np.float64))
-    stats[1::2] = np.einsum("kbc,kb->kc", hist, (~left).astype(np.float64))
+    stats[0::2] = np.einsum("kbc,kb->kc", hist, (bin_branch == 0).astype(np.float64))
+    stats[1::2] = np.einsum("kbc,kb->kc", hist, (bin_branch == 1).astype(np.float64))
     return stats
+
+
+def _sample_bounds(X, max_bins, n_threads, seed=0):
+    """:func:`~fasttree.kernels.histogram.bin_bounds` from a sample of the rows of ``X``."""
+    sample = X
+    if X.shape[0] > BIN_SAMPLE_ROWS:
+        rng = np.random.default_rng(seed)
+        # with replacement: as good for quantiles, and much cheaper to draw
+        sample = X[np.sort(rng.integers(0, X.shape[0], BIN_SAMPLE_ROWS))]
+    return bin_bounds(_sorted_columns(sample, n_threads), max_bins)
+
+
+def _with_category_bins(bounds, n_categories):
+    """The bins of categorical columns set to their category codes (one bin per code)."""
+    upper, bin_min, bin_max, n_bins, one_value = bounds
+    for f in np.flatnonzero(n_categories):
+        k = int(n_categories[f])
+        if k > MISSING_BIN:
+            raise ValueError(f"splitter='hist' takes categorical features of at most "
+                             f"{MISSING_BIN} categories; feature {f} has {k}. Use "
+                             "splitter='best'.")
+        codes = np.arange(k, dtype=np.float32)
+        upper[f] = np.inf
+        upper[f, :k - 1] = codes[:-1]
+        bin_min[f], bin_max[f] = np.inf, -np.inf
+        bin_min[f, :k] = bin_max[f, :k] = codes
+        n_bins[f], one_value[f] = k, True
+    return upper, bin_min, bin_max, n_bins, one_value

@@ -83,6 +83,31 @@ def test_hist_grows_the_exact_tree_when_columns_have_few_values(case, seed):
     assert exact.tree_.node_count > 3
 
 
+@pytest.mark.parametrize("split", ["binary", "multiway"])
+@pytest.mark.parametrize("case", [dict(criterion="gini"), dict(criterion="entropy", classes=3),
+                                  dict(criterion="gain_ratio", missing=0.1),
+                                  dict(criterion="entropy", missing=0.15, weights=True),
+                                  dict(criterion="squared_error", regression=True, missing=0.1)],
+                         ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+def test_hist_grows_the_exact_tree_with_categorical_features(split, case):
+    case = dict(case)
+    regression = case.pop("regression", False)
+    rng, X, y = few_values(7, missing=case.pop("missing", 0.0), classes=case.pop("classes", 2),
+                           regression=regression)
+    X[:, 2] = rng.integers(0, 9, len(y))  # categories, some absent from some nodes
+    X[:, 4] = rng.integers(0, 40, len(y))
+    X[rng.random(len(y)) < 0.05, 2] = np.nan
+    y = y + (np.nan_to_num(X[:, 2]) % 3 == 0) * (1 if regression else 0)
+    w = rng.integers(1, 4, size=len(y)).astype(float) if case.pop("weights", False) else None
+    Est = fasttree.DecisionTreeRegressor if regression else fasttree.DecisionTreeClassifier
+    params = dict(categorical_features=[2, 4], categorical_split=split, max_depth=6, **case)
+    exact = Est(**params).fit(X, y, sample_weight=w)
+    hist = Est(splitter="hist", **params).fit(X, y, sample_weight=w)
+    assert_same_tree(exact.tree_, hist.tree_)
+    np.testing.assert_array_equal(exact.tree_.category_branch, hist.tree_.category_branch)
+    assert (exact.tree_.split_kind != 0).any()  # categorical splits were chosen
+
+
 def test_hist_is_exact_when_the_sample_misses_a_value(monkeypatch):
     """A column with few values, one of them rare: the bins come from a sample that misses it,
     and the column is binned again from all rows."""
@@ -185,10 +210,13 @@ def test_histograms_against_bincount(weighted, regression):
     labels = (rng.normal(size=(1, n)) if regression
               else rng.integers(0, 3, size=(1, n)).astype(np.uint8))
     w = rng.uniform(0.5, 2, n) if weighted else np.empty(0)
+    from fasttree._dtypes import CRITERION_GINI, CRITERION_SQUARED_ERROR
+
     start, end = np.array([0, 120, 300]), np.array([120, 300, 500])
-    n_stats = 2 if regression else 3
+    n_stats = 3
     n_channels = n_stats + (1 if weighted else 0)
-    hist = build_histograms(codes, rows, labels, w, start, end, n_channels, regression)
+    criterion = CRITERION_SQUARED_ERROR if regression else CRITERION_GINI
+    hist = build_histograms(codes, rows, labels, w, start, end, n_channels, criterion)
     assert hist.shape == (3, m, HIST_BINS, n_channels)
     for s in range(3):
         pos = np.arange(start[s], end[s])
@@ -197,7 +225,8 @@ def test_histograms_against_bincount(weighted, regression):
             b = codes[f, rows[0, pos]]  # codes by row id
             if regression:
                 expected = [np.bincount(b, weight, HIST_BINS),
-                            np.bincount(b, weight * labels[0, pos], HIST_BINS)]
+                            np.bincount(b, weight * labels[0, pos], HIST_BINS),
+                            np.bincount(b, weight * labels[0, pos] ** 2, HIST_BINS)]
             else:
                 expected = [np.bincount(b[labels[0, pos] == k], weight[labels[0, pos] == k],
                                         HIST_BINS) for k in range(3)]
@@ -217,8 +246,11 @@ def test_partition_is_a_stable_partition_of_the_rows():
     feature, cut = np.array([0, 3, 1]), np.array([4, 0, 9])
     missing_left = np.array([1, 0, 1], dtype=np.uint8)
     before = codes.copy(), rows.copy(), labels.copy()
-    n_left = partition_hist_segments(codes, rows, labels, start, end, feature, cut, missing_left,
-                                     np.empty_like(rows), np.empty_like(labels))
+    branch_rows = partition_hist_segments(
+        codes, rows, labels, start, end, feature, cut, 1 - missing_left.astype(np.int64),
+        np.full(3, -1), np.zeros(0, np.int32), np.array([0, 2, 4, 6]), np.empty_like(rows),
+        np.empty_like(labels))
+    n_left = branch_rows[0::2]
     expected_rows, expected_labels = rows.copy(), labels.copy()
     for s in range(3):
         pos = np.arange(start[s], end[s])
@@ -255,8 +287,9 @@ def test_childrens_statistics_read_through_the_routing(regression):
     feature, cut = np.array([2, 0]), np.array([3, 6])
     missing_left = np.array([0, 1], dtype=np.uint8)
     criterion = CRITERION_SQUARED_ERROR if regression else CRITERION_GINI
-    stats = routed_child_stats(codes, rows, labels, w, start, end, feature, cut, missing_left,
-                               3, criterion)
+    stats = routed_child_stats(codes, rows, labels, w, start, end, feature, cut,
+                               1 - missing_left.astype(np.int64), np.full(2, -1),
+                               np.zeros(0, np.int32), 3, criterion)
     for s in range(2):
         ids = rows[0, start[s]:end[s]]
         ys = labels[0, start[s]:end[s]]
@@ -270,8 +303,11 @@ def test_childrens_statistics_read_through_the_routing(regression):
                 expected = np.bincount(ys[side], w[ids][side], 3)
             np.testing.assert_allclose(stats[child], expected)
     if not regression:
-        hist = build_histograms(codes, rows, labels, w, start, end, 4, False)
-        from_hist = _children_class_weights(list(hist), feature, cut, missing_left, 3)
+        hist = build_histograms(codes, rows, labels, w, start, end, 4, criterion)
+        bins = np.arange(HIST_BINS)
+        bin_branch = (bins[None, :] > cut[:, None]).astype(np.int64)
+        bin_branch[:, MISSING_BIN] = 1 - missing_left
+        from_hist = _children_class_weights(list(hist), feature, bin_branch, 3)
         np.testing.assert_array_equal(from_hist, stats)
 
 
@@ -279,8 +315,8 @@ def test_childrens_statistics_read_through_the_routing(regression):
 def test_hist_refuses_what_it_does_not_do():
     rng, X, y = few_values(0)
     Xc = X.copy()
-    Xc[:, 0] = rng.integers(0, 3, len(y))
-    with pytest.raises(ValueError, match="categorical"):
+    Xc[:, 0] = np.arange(len(y)) % 300  # more categories than bins
+    with pytest.raises(ValueError, match="at most 255 categories"):
         fasttree.DecisionTreeClassifier(splitter="hist", categorical_features=[0]).fit(Xc, y)
     sparse = pytest.importorskip("scipy.sparse")
     with pytest.raises(ValueError, match="sparse"):
@@ -320,3 +356,27 @@ def test_entropy_binning_cuts_at_the_discretizers_cut_points():
         assert np.isin(t, np.concatenate([c, between]))
     reached = est.decision_path(X).sum(axis=0).A1
     np.testing.assert_array_equal(reached, est.tree_.n_node_samples)
+
+
+def test_kway_partition_of_a_multiway_split():
+    rng = np.random.default_rng(10)
+    n = 40000
+    codes = rng.integers(0, 5, size=(2, n)).astype(np.uint8)
+    codes[1, rng.random(n) < 0.1] = MISSING_BIN
+    rows = rng.permutation(n).astype(np.int32).reshape(1, -1)
+    labels = rng.integers(0, 3, size=(1, n)).astype(np.uint8)
+    category_map = np.array([2, 0, -2, 1, 0, 1], dtype=np.int32)  # code 2 absent: branch 1
+    start, end = np.array([5000]), np.array([39000])
+    before = rows.copy()
+    branch_rows = partition_hist_segments(
+        codes, rows, labels, start, end, np.array([1]), np.array([0]), np.array([2]),
+        np.array([0]), category_map, np.array([0, 3]), np.empty_like(rows),
+        np.empty_like(labels))
+    pos = np.arange(5000, 39000)
+    b = codes[1, before[0, pos]]
+    mapped = np.where(category_map[np.minimum(b, 5)] >= 0, category_map[np.minimum(b, 5)],
+                      -1 - category_map[np.minimum(b, 5)])
+    branch = np.where(b == MISSING_BIN, 2, mapped)
+    order = np.concatenate([pos[branch == k] for k in range(3)])
+    np.testing.assert_array_equal(branch_rows, np.bincount(branch, minlength=3))
+    np.testing.assert_array_equal(rows[0, pos], before[0, order])

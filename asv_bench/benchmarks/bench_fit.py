@@ -151,3 +151,44 @@ class SparseFit:
 
     def time_fit(self, *args):
         self.est.fit(self.X, self.y)
+
+
+class HistFit:
+    """H1-H3: the binned splitter (binning included) against LightGBM's one tree, same depth."""
+
+    params = (["fasttree-hist", "fasttree-exact", "lightgbm"], [1_000_000], [1, 2])
+    param_names = ["library", "n_samples", "n_jobs"]
+    timeout = 300
+
+    def setup(self, library, n_samples, n_jobs):
+        warm_up()
+        self.X, self.y = classification_data(n_samples, 20)
+        tree_params = {"splitter": "hist"} if library == "fasttree-hist" else None
+        self.est = make_estimator(library.split("-")[0], "classification", max_depth=10,
+                                  criterion="entropy", n_jobs=n_jobs, tree_params=tree_params)
+        self.est.fit(self.X[:2000], self.y[:2000])
+
+    def time_fit(self, *args):
+        self.est.fit(self.X, self.y)
+
+    def peakmem_fit(self, *args):
+        self.est.fit(self.X, self.y)
+
+
+class EntropyDiscretization:
+    """H4: entropy (MDL) discretization of every column (Orange is compared in
+    ``asv_bench/compare.py``, from its own environment)."""
+
+    params = ([1_000_000],)
+    param_names = ["n_samples"]
+    timeout = 300
+
+    def setup(self, n_samples):
+        from fasttree.preprocessing import EntropyDiscretizer
+
+        self.X, self.y = classification_data(n_samples, 20)
+        self.disc = EntropyDiscretizer()
+        self.disc.fit(self.X[:2000], self.y[:2000])
+
+    def time_fit(self, *args):
+        self.disc.fit(self.X, self.y)

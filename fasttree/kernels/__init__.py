@@ -136,3 +136,23 @@ __all__ += [
 from .sparse import find_segments  # noqa: E402
 
 __all__ += ["find_segments"]
+
+# The binned splitter's kernels (splitter="hist"): see fasttree.kernels.histogram and
+# fasttree.hist_splitter.HistSplitter.
+from .histogram import (  # noqa: E402
+    bin_bounds,
+    bin_codes,
+    build_histograms,
+    find_best_splits_hist,
+    partition_hist_segments,
+    routed_child_stats,
+)
+
+__all__ += [
+    "bin_bounds",
+    "bin_codes",
+    "build_histograms",
+    "find_best_splits_hist",
+    "partition_hist_segments",
+    "routed_child_stats",
+]

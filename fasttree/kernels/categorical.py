@@ -233,119 +233,150 @@ def find_best_splits_categorical(
         the chosen splits into category maps.
     """
     n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
+    for f in prange(n_features):
+        _categorical_feature(np.int64(f), sorted_x, sorted_idx, sorted_y, sample_weight,
+                             seg_start, seg_end, seg_stats, feature_mask, n_categories,
+                             criterion, split_kind, min_samples_leaf, min_weight_leaf,
+                             missing_fractional, children_impurity, gain, split_info, threshold,
+                             n_left, n_branches, missing_branch, n_missing, n_candidates,
+                             subset_class)
+
+
+@njit(cache=True)
+def _categorical_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                         seg_stats, feature_mask, n_categories, criterion, split_kind,
+                         min_samples_leaf, min_weight_leaf, missing_fractional,
+                         children_impurity, gain, split_info, threshold, n_left, n_branches,
+                         missing_branch, n_missing, n_candidates, subset_class):
+    """Every node of one categorical feature for :func:`find_best_splits_categorical`."""
+    if n_categories[f] == 0:
+        return
     n_stats = seg_stats.shape[1]
+    size = n_categories[f]
+    codes = np.empty(size, dtype=np.int64)
+    stats = np.empty((size, n_stats))
+    rows = np.empty(size, dtype=np.int64)
+    missing = np.empty(n_stats + 1)
+    scratch = np.empty((3, n_stats))
+    for s in range(seg_start.shape[0]):
+        if feature_mask[f, s] == 0:
+            continue
+        start = seg_start[s]
+        end = seg_end[s]
+        if end - start < 2 * min_samples_leaf:
+            continue
+        n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
+                                   sorted_idx[f, start:end], sample_weight, criterion,
+                                   codes, stats, rows, missing)
+        best_categorical_split(f, s, codes, stats, rows, missing, n_present, seg_stats[s],
+                               end - start, criterion, split_kind, min_samples_leaf,
+                               min_weight_leaf, missing_fractional, scratch, children_impurity,
+                               gain, split_info, threshold, n_left, n_branches, missing_branch,
+                               n_missing, n_candidates, subset_class)
+
+
+@njit(cache=True)
+def best_categorical_split(f, s, codes, stats, rows, missing, n_present, total, n_total,
+                           criterion, split_kind, min_samples_leaf, min_weight_leaf,
+                           missing_fractional, scratch, children_impurity, gain, split_info,
+                           threshold, n_left, n_branches, missing_branch, n_missing,
+                           n_candidates, subset_class):
+    """Best subset or multiway split of one (feature, node) pair from its category statistics
+    (:func:`category_stats`: present codes, statistics and rows of each, and of the missing
+    rows), written to the record's slot ``[f, s]``; ``total``: the node's statistics,
+    ``n_total`` its rows.  Any layout that knows these (sorted rows, histograms) calls it."""
+    n_stats = total.shape[0]
     regression = criterion >= CRITERION_SQUARED_ERROR
     n_orders = 1 if regression or n_stats == 2 else n_stats
-    for f in prange(n_features):
-        if n_categories[f] == 0:
-            continue
-        size = n_categories[f]
-        codes = np.empty(size, dtype=np.int64)
-        stats = np.empty((size, n_stats))
-        rows = np.empty(size, dtype=np.int64)
-        missing = np.empty(n_stats + 1)
-        left = np.empty(n_stats)
-        right = np.empty(n_stats)
-        known = np.empty(n_stats)
-        for s in range(n_segments):
-            if feature_mask[f, s] == 0:
-                continue
-            start = seg_start[s]
-            end = seg_end[s]
-            if end - start < 2 * min_samples_leaf:
-                continue
-            n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
-                                       sorted_idx[f, start:end], sample_weight, criterion,
-                                       codes, stats, rows, missing)
-            n_miss = np.int64(missing[n_stats])
-            total = seg_stats[s]
-            w_node = _weight(total, criterion)
-            node_impurity = _impurity(total, criterion)
-            w_missing = _weight(missing[:n_stats], criterion)
-            # C4.5: decide on the known rows, scale the gain by their share (scale 1 otherwise)
-            known_impurity = node_impurity
-            if missing_fractional and n_miss > 0:
-                for k in range(n_stats):
-                    known[k] = max(total[k] - missing[k], 0.0)
-                    missing[k] = 0.0
-                missing[n_stats] = 0.0
-                total = known
-                known_impurity = _impurity(known, criterion)
-            fractional = missing_fractional and n_miss > 0
-            if split_kind == SPLIT_MULTIWAY:
-                if n_present < 2:
-                    continue
-                n_big = 0
-                for j in range(n_present):
-                    n_big += (rows[j] >= min_samples_leaf
-                              and _weight(stats[j], criterion) >= min_weight_leaf)
-                if n_big < 2:
-                    continue
-                base = 0.0
-                heaviest = 0
-                for j in range(n_present):
-                    base += _impurity(stats[j], criterion)
-                    if rows[j] > rows[heaviest]:
-                        heaviest = j
-                best = base
-                best_m = heaviest
-                if n_miss > 0 and not fractional:
-                    best = np.inf
-                    for m in range(n_present):
-                        for k in range(n_stats):
-                            left[k] = stats[m, k] + missing[k]
-                        value = base - _impurity(stats[m], criterion) + _impurity(left, criterion)
-                        if value < best:
-                            best = value
-                            best_m = m
-                branch_w = np.empty(n_present + 1)  # the last: missing rows in their own branch
-                for j in range(n_present):
-                    branch_w[j] = _weight(stats[j], criterion)
-                branch_w[n_present] = 0.0
-                if fractional:
-                    branch_w[n_present] = w_missing
-                elif n_miss > 0:
-                    branch_w[best_m] += w_missing
-                gain_value = (known_impurity - best) / w_node
-                gain[f, s] = gain_value
-                children_impurity[f, s] = node_impurity - w_node * gain_value
-                split_info[f, s] = split_information(branch_w, w_node)
-                n_left[f, s] = rows[0] + (n_miss if best_m == 0 else 0)
-                n_branches[f, s] = n_present
-                missing_branch[f, s] = best_m
-                n_missing[f, s] = n_miss
-                n_candidates[f, s] = 1
-                continue
-            if n_present < 2 and (n_miss == 0 or fractional):
-                continue
+    left = scratch[0]
+    right = scratch[1]
+    known = scratch[2]
+    n_miss = np.int64(missing[n_stats])
+    w_node = _weight(total, criterion)
+    node_impurity = _impurity(total, criterion)
+    w_missing = _weight(missing[:n_stats], criterion)
+    # C4.5: decide on the known rows, scale the gain by their share (scale 1 otherwise)
+    known_impurity = node_impurity
+    if missing_fractional and n_miss > 0:
+        for k in range(n_stats):
+            known[k] = max(total[k] - missing[k], 0.0)
+            missing[k] = 0.0
+        missing[n_stats] = 0.0
+        total = known
+        known_impurity = _impurity(known, criterion)
+    fractional = missing_fractional and n_miss > 0
+    if split_kind == SPLIT_MULTIWAY:
+        if n_present < 2:
+            return
+        n_big = 0
+        for j in range(n_present):
+            n_big += (rows[j] >= min_samples_leaf
+                      and _weight(stats[j], criterion) >= min_weight_leaf)
+        if n_big < 2:
+            return
+        base = 0.0
+        heaviest = 0
+        for j in range(n_present):
+            base += _impurity(stats[j], criterion)
+            if rows[j] > rows[heaviest]:
+                heaviest = j
+        best = base
+        best_m = heaviest
+        if n_miss > 0 and not fractional:
             best = np.inf
-            for order_class in range(n_orders):
-                k_order = order_class if n_orders > 1 else (0 if regression else 1)
-                value, cut, missing_left, w_l, rows_left, n_cand = _best_subset(
-                    stats, rows, n_present, missing, total, criterion, k_order,
-                    min_samples_leaf, min_weight_leaf, left, right)
+            for m in range(n_present):
+                for k in range(n_stats):
+                    left[k] = stats[m, k] + missing[k]
+                value = base - _impurity(stats[m], criterion) + _impurity(left, criterion)
                 if value < best:
                     best = value
-                    gain_value = (known_impurity - value) / w_node
-                    gain[f, s] = gain_value
-                    children_impurity[f, s] = node_impurity - w_node * gain_value
-                    w_r = _weight(total, criterion) - w_l
-                    w_m = w_missing if fractional else 0.0
-                    split_info[f, s] = split_information(np.array((w_l, w_r, w_m)), w_node)
-                    threshold[f, s] = cut
-                    n_left[f, s] = rows_left
-                    n_branches[f, s] = 2
-                    n_total = end - start
-                    if fractional:
-                        missing_branch[f, s] = 0 if w_l >= w_r else 1
-                    elif n_miss > 0:
-                        missing_branch[f, s] = 0 if missing_left else 1
-                    else:
-                        missing_branch[f, s] = 0 if rows_left > n_total - rows_left else 1
-                    n_missing[f, s] = n_miss
-                    n_candidates[f, s] = n_cand
-                    subset_class[f, s] = -1 if regression else k_order
+                    best_m = m
+        branch_w = np.empty(n_present + 1)  # the last: missing rows in their own branch
+        for j in range(n_present):
+            branch_w[j] = _weight(stats[j], criterion)
+        branch_w[n_present] = 0.0
+        if fractional:
+            branch_w[n_present] = w_missing
+        elif n_miss > 0:
+            branch_w[best_m] += w_missing
+        gain_value = (known_impurity - best) / w_node
+        gain[f, s] = gain_value
+        children_impurity[f, s] = node_impurity - w_node * gain_value
+        split_info[f, s] = split_information(branch_w, w_node)
+        n_left[f, s] = rows[0] + (n_miss if best_m == 0 else 0)
+        n_branches[f, s] = n_present
+        missing_branch[f, s] = best_m
+        n_missing[f, s] = n_miss
+        n_candidates[f, s] = 1
+        return
+    if n_present < 2 and (n_miss == 0 or fractional):
+        return
+    best = np.inf
+    for order_class in range(n_orders):
+        k_order = order_class if n_orders > 1 else (0 if regression else 1)
+        value, cut, missing_left, w_l, rows_left, n_cand = _best_subset(
+            stats, rows, n_present, missing, total, criterion, k_order,
+            min_samples_leaf, min_weight_leaf, left, right)
+        if value < best:
+            best = value
+            gain_value = (known_impurity - value) / w_node
+            gain[f, s] = gain_value
+            children_impurity[f, s] = node_impurity - w_node * gain_value
+            w_r = _weight(total, criterion) - w_l
+            w_m = w_missing if fractional else 0.0
+            split_info[f, s] = split_information(np.array((w_l, w_r, w_m)), w_node)
+            threshold[f, s] = cut
+            n_left[f, s] = rows_left
+            n_branches[f, s] = 2
+            if fractional:
+                missing_branch[f, s] = 0 if w_l >= w_r else 1
+            elif n_miss > 0:
+                missing_branch[f, s] = 0 if missing_left else 1
+            else:
+                missing_branch[f, s] = 0 if rows_left > n_total - rows_left else 1
+            n_missing[f, s] = n_miss
+            n_candidates[f, s] = n_cand
+            subset_class[f, s] = -1 if regression else k_order
 
 
 @njit(parallel=True, cache=True)
@@ -390,33 +421,44 @@ def categorical_split_maps(sorted_x, sorted_idx, sorted_y, sample_weight, seg_st
         n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
                                    sorted_idx[f, start:end], sample_weight, criterion,
                                    codes, stats, rows, missing)
-        w_missing = _weight(missing[:n_stats], criterion)
-        m = split_missing_branch[s]
-        node_map = out[offset[s]:offset[s + 1]]
-        if split_kind[s] == SPLIT_MULTIWAY:
-            branch_w = np.zeros(n_present)
-            for j in range(n_present):
-                node_map[codes[j]] = j
-                branch_w[j] = _weight(stats[j], criterion)
-            branch_w[m] += w_missing
-        else:
-            branch_w = np.zeros(2)
-            order = subset_order(stats, n_present, max(split_subset_class[s], 0), criterion)
-            cut = np.int64(split_cut[s])
-            for t in range(n_present):
-                j = order[t]
-                b = 0 if t < cut else 1
-                node_map[codes[j]] = b
-                branch_w[b] += _weight(stats[j], criterion)
-            branch_w[m] += w_missing
-        heaviest = 0
-        for b in range(branch_w.shape[0]):
-            if branch_w[b] > branch_w[heaviest]:
-                heaviest = b
-        present = np.zeros(size, dtype=np.uint8)
-        for j in range(n_present):
-            present[codes[j]] = 1
-        for c in range(size):
-            if present[c] == 0:
-                node_map[c] = -1 - heaviest  # absent here: the heaviest branch, marked
+        category_branch_map(codes, stats, missing, n_present, split_kind[s], split_cut[s],
+                            split_missing_branch[s], split_subset_class[s], criterion,
+                            out[offset[s]:offset[s + 1]])
     return out
+
+
+@njit(cache=True)
+def category_branch_map(codes, stats, missing, n_present, split_kind, split_cut,
+                        split_missing_branch, split_subset_class, criterion, node_map):
+    """Fill one node's category -> branch map (see :func:`categorical_split_maps`) from its
+    category statistics (:func:`category_stats`)."""
+    n_stats = stats.shape[1]
+    size = node_map.shape[0]
+    w_missing = _weight(missing[:n_stats], criterion)
+    m = split_missing_branch
+    if split_kind == SPLIT_MULTIWAY:
+        branch_w = np.zeros(n_present)
+        for j in range(n_present):
+            node_map[codes[j]] = j
+            branch_w[j] = _weight(stats[j], criterion)
+        branch_w[m] += w_missing
+    else:
+        branch_w = np.zeros(2)
+        order = subset_order(stats, n_present, max(split_subset_class, 0), criterion)
+        cut = np.int64(split_cut)
+        for t in range(n_present):
+            j = order[t]
+            b = 0 if t < cut else 1
+            node_map[codes[j]] = b
+            branch_w[b] += _weight(stats[j], criterion)
+        branch_w[m] += w_missing
+    heaviest = 0
+    for b in range(branch_w.shape[0]):
+        if branch_w[b] > branch_w[heaviest]:
+            heaviest = b
+    present = np.zeros(size, dtype=np.uint8)
+    for j in range(n_present):
+        present[codes[j]] = 1
+    for c in range(size):
+        if present[c] == 0:
+            node_map[c] = -1 - heaviest  # absent here: the heaviest branch, marked

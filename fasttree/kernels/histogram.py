@@ -11,7 +11,7 @@ and their targets (5 bytes a row for classes), never the codes.  A task builds o
 histograms by reading that feature's codes through the row ids: one byte per row, from an array
 of ``n_samples`` bytes that stays in cache far longer than the exact layout's moving rows.  A
 node's histogram holds, per feature and bin, the statistics of its rows: weighted class counts
-(classification) or ``[sum w, sum w*y]`` (regression), plus the row count when rows are
+(classification) or ``[sum w, sum w*y, c]`` (regression), plus the row count when rows are
 weighted.  Bin ``MISSING_BIN`` (255) holds the rows whose value is missing.
 
 Bins are ordered ranges of values: bin ``b`` of feature ``f`` holds the values ``v`` with
@@ -33,6 +33,7 @@ from .._dtypes import (
     CRITERION_SQUARED_ERROR,
 )
 from .._jit import njit
+from .categorical import best_categorical_split, category_branch_map
 from .criteria import (
     regression_proxy,
     regression_target_term,
@@ -228,7 +229,7 @@ def _lower_bound(bounds, v):
 
 @njit(parallel=True, cache=True)
 def build_histograms(codes, rows, labels, sample_weight, seg_start, seg_end, n_channels,
-                     regression):
+                     criterion):
     """Histogram of every feature for every segment (node).
 
     Parameters
@@ -242,9 +243,10 @@ def build_histograms(codes, rows, labels, sample_weight, seg_start, seg_end, n_c
         Indexed by row id; empty: every weight is 1.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
     n_channels : int
-        Statistics per bin: the classes (classification) or 2 (``sum w``, ``sum w*y``), plus one
-        for the row count when rows are weighted.
-    regression : bool
+        Statistics per bin: the classes (classification) or 3 (``sum w``, ``sum w*y`` and the
+        criterion's ``c``, as in :func:`~fasttree.kernels.segment_target_sums`), plus one for
+        the row count when rows are weighted.
+    criterion : int
 
     Returns
     -------
@@ -255,14 +257,15 @@ def build_histograms(codes, rows, labels, sample_weight, seg_start, seg_end, n_c
     hist = np.zeros((n_segments, n_features, HIST_BINS, n_channels))
     for f in prange(n_features):
         _feature_histograms(np.int64(f), codes, rows, labels, sample_weight, seg_start, seg_end,
-                            regression, hist)
+                            criterion, hist)
     return hist
 
 
 @njit(cache=True)
-def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_end, regression,
+def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_end, criterion,
                         hist):
     """Every segment's histogram of one feature (the parallel loop's body)."""
+    regression = criterion >= CRITERION_SQUARED_ERROR
     unit_weight = sample_weight.shape[0] == 0
     count_channel = hist.shape[3] - 1
     feature_codes = codes[f]
@@ -274,8 +277,10 @@ def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_en
             b = feature_codes[ids[p]]
             if regression:
                 w = 1.0 if unit_weight else sample_weight[ids[p]]
+                y = ys[p]
                 h[b, 0] += w
-                h[b, 1] += w * ys[p]
+                h[b, 1] += w * y
+                h[b, 2] += w * regression_target_term(y, criterion)
                 if not unit_weight:
                     h[b, count_channel] += 1.0
             elif unit_weight:
@@ -540,6 +545,107 @@ def _hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_r
         n_candidates[f, s] = n_cand
 
 
+@njit(parallel=True, cache=True)
+def find_best_splits_hist_categorical(hist, n_categories, seg_stats, seg_rows, feature_mask,
+                                      criterion, split_kind, unit_weight, min_samples_leaf,
+                                      min_weight_leaf, children_impurity, gain, split_info,
+                                      threshold, n_left, n_branches, missing_branch, n_missing,
+                                      n_candidates, subset_class):
+    """Best subset or multiway split of every categorical (feature, node) pair from the nodes'
+    histograms (a categorical feature's bins are its category codes).
+
+    The statistics of each category present in the node are read from its bin, then
+    :func:`~fasttree.kernels.categorical.best_categorical_split` decides as for the exact
+    layout.  Parameters as in :func:`find_best_splits_hist`, plus ``n_categories`` (0 for
+    numeric features, skipped) and ``split_kind`` (``SPLIT_SUBSET`` or ``SPLIT_MULTIWAY``).
+    """
+    n_features = hist.shape[1]
+    for f in prange(n_features):
+        if n_categories[f] == 0:
+            continue
+        _hist_categorical_feature(np.int64(f), hist, n_categories, seg_stats, seg_rows,
+                                  feature_mask, criterion, split_kind, unit_weight,
+                                  min_samples_leaf, min_weight_leaf, children_impurity, gain,
+                                  split_info, threshold, n_left, n_branches, missing_branch,
+                                  n_missing, n_candidates, subset_class)
+
+
+@njit(cache=True)
+def _hist_categorical_feature(f, hist, n_categories, seg_stats, seg_rows, feature_mask,
+                              criterion, split_kind, unit_weight, min_samples_leaf,
+                              min_weight_leaf, children_impurity, gain, split_info, threshold,
+                              n_left, n_branches, missing_branch, n_missing, n_candidates,
+                              subset_class):
+    """Every node of one categorical feature for :func:`find_best_splits_hist_categorical`."""
+    n_stats = seg_stats.shape[1]
+    size = n_categories[f]
+    codes = np.empty(size, dtype=np.int64)
+    stats = np.empty((size, n_stats))
+    rows = np.empty(size, dtype=np.int64)
+    missing = np.empty(n_stats + 1)
+    scratch = np.empty((3, n_stats))
+    regression = criterion >= CRITERION_SQUARED_ERROR
+    for s in range(hist.shape[0]):
+        if feature_mask[f, s] == 0 or seg_rows[s] < 2 * min_samples_leaf:
+            continue
+        h = hist[s, f]
+        n_present = category_bins(h, size, n_stats, unit_weight, regression, codes, stats,
+                                  rows, missing)
+        best_categorical_split(f, s, codes, stats, rows, missing, n_present, seg_stats[s],
+                               seg_rows[s], criterion, split_kind, min_samples_leaf,
+                               min_weight_leaf, False, scratch, children_impurity, gain,
+                               split_info, threshold, n_left, n_branches, missing_branch,
+                               n_missing, n_candidates, subset_class)
+
+
+@njit(cache=True)
+def category_bins(h, size, n_stats, unit_weight, regression, codes, stats, rows, missing):
+    """:func:`~fasttree.kernels.categorical.category_stats` from one feature's histogram of a
+    node: the categories present (non-empty bins), their statistics and rows, and the missing
+    rows' (statistics, then their number).  Returns the number of categories present."""
+    n_present = 0
+    for c in range(size):
+        r = _bin_rows(h, c, unit_weight, regression, n_stats)
+        if r == 0:
+            continue
+        codes[n_present] = c
+        for k in range(n_stats):
+            stats[n_present, k] = h[c, k]
+        rows[n_present] = r
+        n_present += 1
+    for k in range(n_stats):
+        missing[k] = h[MISSING_BIN, k]
+    missing[n_stats] = _bin_rows(h, MISSING_BIN, unit_weight, regression, n_stats)
+    return n_present
+
+
+@njit(parallel=True, cache=True)
+def hist_category_maps(hist, n_codes, split_kind, split_cut, split_missing_branch,
+                       split_subset_class, criterion, unit_weight):
+    """Category -> branch maps of chosen categorical splits from the split feature's histogram
+    of each node (``hist``: (n_segments, HIST_BINS, n_channels)); the maps of
+    :func:`~fasttree.kernels.categorical_split_maps`, one after another."""
+    n_segments = hist.shape[0]
+    n_stats = hist.shape[2] if unit_weight else hist.shape[2] - 1
+    regression = criterion >= CRITERION_SQUARED_ERROR
+    offset = np.zeros(n_segments + 1, dtype=np.int64)
+    for s in range(n_segments):
+        offset[s + 1] = offset[s] + n_codes[s]
+    out = np.zeros(offset[n_segments], dtype=np.int32)
+    for s in prange(n_segments):
+        size = n_codes[s]
+        codes = np.empty(size, dtype=np.int64)
+        stats = np.empty((size, n_stats))
+        rows = np.empty(size, dtype=np.int64)
+        missing = np.empty(n_stats + 1)
+        n_present = category_bins(hist[s], size - 1, n_stats, unit_weight, regression, codes,
+                                  stats, rows, missing)
+        category_branch_map(codes, stats, missing, n_present, split_kind[s], split_cut[s],
+                            split_missing_branch[s], split_subset_class[s], criterion,
+                            out[offset[s]:offset[s + 1]])
+    return out
+
+
 @njit(cache=True, inline="always")
 def _sum(values):
     s = 0.0
@@ -591,9 +697,10 @@ def _unit_multiclass(left, total, n_l, n_r, criterion, table):
 
 @njit(parallel=True, cache=True)
 def partition_hist_segments(codes, rows, labels, seg_start, seg_end, split_feature, cut_bin,
-                            missing_left, rows_buffer, labels_buffer):
-    """Move the rows of split nodes, left child first (both keep their order): their ids and
-    targets (the codes, by row id, stay).
+                            missing_branch, map_offset, category_map, branch_offset,
+                            rows_buffer, labels_buffer):
+    """Move the rows of split nodes to their branches, branch after branch (each keeps the
+    rows' order): their ids and targets (the codes, by row id, stay).
 
     Parameters
     ----------
@@ -602,60 +709,73 @@ def partition_hist_segments(codes, rows, labels, seg_start, seg_end, split_featu
     labels : ndarray of shape (1, n_samples) (IN/OUT)
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
         The split nodes, in increasing order.
-    split_feature, cut_bin : ndarray of shape (n_segments,), int64 (IN)
-        Rows whose code of the split feature is at most ``cut_bin`` go left ...
-    missing_left : ndarray of shape (n_segments,), uint8 (IN)
-        ... and the missing ones (``MISSING_BIN``) go left where this is 1.
+    split_feature, cut_bin, missing_branch : ndarray of shape (n_segments,), int64 (IN)
+        A row whose split feature is missing (``MISSING_BIN``) takes ``missing_branch``; else,
+        for a threshold (``map_offset < 0``), branch 0 if its code is at most ``cut_bin``,
+        else branch 1 ...
+    map_offset : ndarray of shape (n_segments,), int64 (IN)
+        ... and for a categorical split the branch ``category_map[map_offset + code]``
+        (:func:`~fasttree.kernels.categorical_split_maps`' maps).
+    category_map : ndarray, int32 (IN)
+    branch_offset : ndarray of shape (n_segments + 1,), int64 (IN)
+        Node ``s``'s branches are ``branch_offset[s] .. branch_offset[s + 1] - 1``.
     rows_buffer, labels_buffer : ndarrays shaped like ``rows`` and ``labels`` (scratch)
 
     Returns
     -------
-    n_left : ndarray of shape (n_segments,), int64
-        Rows of each left child.
+    branch_rows : ndarray of shape (branch_offset[-1],), int64
+        Rows of each branch.
 
     Notes
     -----
-    In parallel over chunks of positions: count the rows going left; then (knowing where each
-    chunk's rows go) scatter the chunk's ids and targets to the buffers; then copy back.  No
-    branch, and no dependency from one row to the next.
+    In parallel over chunks of positions: count each chunk's rows per branch; then (knowing
+    where each chunk's rows of each branch go) scatter the chunk's ids and targets to the
+    buffers; then copy back.  Two branches take a branch-free path (the slot is selected).
     """
     n_segments = seg_start.shape[0]
     chunk_start, chunk_segment = _position_chunks(seg_start, seg_end)
     n_chunks = chunk_segment.shape[0]
-    chunk_left = np.zeros(n_chunks, dtype=np.int64)
+    max_branches = 2
+    for s in range(n_segments):
+        max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
+    counts = np.zeros((n_chunks, max_branches), dtype=np.int64)
     ids = rows[0]
     for c in prange(n_chunks):
         s = chunk_segment[c]
-        chunk_left[c] = _count_left(codes[split_feature[s]], ids, chunk_start[c],
-                                    min(chunk_start[c] + _ROUTE_CHUNK, seg_end[s]), cut_bin[s],
-                                    missing_left[s])
-    n_left = np.zeros(n_segments, dtype=np.int64)
+        _count_branches(codes[split_feature[s]], ids, chunk_start[c],
+                        min(chunk_start[c] + _ROUTE_CHUNK, seg_end[s]), cut_bin[s],
+                        missing_branch[s], map_offset[s], category_map,
+                        branch_offset[s + 1] - branch_offset[s], counts[c])
+    branch_rows = np.zeros(branch_offset[n_segments], dtype=np.int64)
     for c in range(n_chunks):
-        n_left[chunk_segment[c]] += chunk_left[c]
-    # where each chunk's left rows and right rows start
-    left_at = np.empty(n_chunks, dtype=np.int64)
-    right_at = np.empty(n_chunks, dtype=np.int64)
+        s = chunk_segment[c]
+        for b in range(branch_offset[s + 1] - branch_offset[s]):
+            branch_rows[branch_offset[s] + b] += counts[c, b]
+    # where each chunk's rows of each branch start
+    at = np.empty((n_chunks, max_branches), dtype=np.int64)
     for c in range(n_chunks):
         s = chunk_segment[c]
         if c == 0 or chunk_segment[c - 1] != s:
-            left_at[c] = seg_start[s]
-            right_at[c] = seg_start[s] + n_left[s]
+            position = seg_start[s]
+            for b in range(branch_offset[s + 1] - branch_offset[s]):
+                at[c, b] = position
+                position += branch_rows[branch_offset[s] + b]
         else:
-            left_at[c] = left_at[c - 1] + chunk_left[c - 1]
-            right_at[c] = right_at[c - 1] + (chunk_start[c] - chunk_start[c - 1]
-                                             - chunk_left[c - 1])
+            for b in range(branch_offset[s + 1] - branch_offset[s]):
+                at[c, b] = at[c - 1, b] + counts[c - 1, b]
     for c in prange(n_chunks):
         s = chunk_segment[c]
         _scatter_chunk(codes[split_feature[s]], ids, labels[0], rows_buffer[0],
                        labels_buffer[0], chunk_start[c],
                        min(chunk_start[c] + _ROUTE_CHUNK, seg_end[s]), cut_bin[s],
-                       missing_left[s], left_at[c], right_at[c])
+                       missing_branch[s], map_offset[s], category_map,
+                       branch_offset[s + 1] - branch_offset[s], at[c])
     for c in prange(n_chunks):  # copy back, chunk by chunk: a level's first nodes are large
         first = chunk_start[c]
         last = min(first + _ROUTE_CHUNK, seg_end[chunk_segment[c]])
         rows[0, first:last] = rows_buffer[0, first:last]
         labels[0, first:last] = labels_buffer[0, first:last]
-    return n_left
+    return branch_rows
 
 
 #: Positions routed by one task.
@@ -681,47 +801,71 @@ def _position_chunks(seg_start, seg_end):
 
 
 @njit(cache=True, inline="always")
-def _goes_left(b, cut, missing_left):
-    """1 if a row of bin code ``b`` goes left, else 0."""
-    return np.int64(missing_left) if b == MISSING_BIN else np.int64(b <= cut)
+def _branch(b, cut, missing_branch, map_offset, category_map):
+    """Branch of a row of bin code ``b`` (see :func:`partition_hist_segments`)."""
+    if b == MISSING_BIN:
+        return missing_branch
+    if map_offset < 0:
+        return np.int64(b > cut)
+    m = np.int64(category_map[map_offset + b])
+    return m if m >= 0 else -1 - m  # a category absent from the node: its heaviest branch
 
 
 @njit(cache=True)
-def _count_left(feature_codes, ids, first, last, cut, missing_left):
-    """Rows at positions ``first .. last - 1`` that go left."""
-    count = 0
+def _count_branches(feature_codes, ids, first, last, cut, missing_branch, map_offset,
+                    category_map, n_branches, counts):
+    """Rows of positions ``first .. last - 1`` per branch."""
+    if n_branches == 2:
+        n_right = 0
+        for p in range(first, last):
+            n_right += _branch(feature_codes[ids[p]], cut, missing_branch, map_offset,
+                               category_map)
+        counts[0] = last - first - n_right
+        counts[1] = n_right
+        return
     for p in range(first, last):
-        count += _goes_left(feature_codes[ids[p]], cut, missing_left)
-    return count
+        counts[_branch(feature_codes[ids[p]], cut, missing_branch, map_offset,
+                       category_map)] += 1
 
 
 @njit(cache=True)
-def _scatter_chunk(feature_codes, ids, ys, ids_out, ys_out, first, last, cut, missing_left,
-                   to_left, to_right):
-    """Write the rows of positions ``first .. last - 1`` to their new positions in the buffers
-    (the slot is selected, not branched to; chunks write disjoint slots, so they run in
-    parallel)."""
+def _scatter_chunk(feature_codes, ids, ys, ids_out, ys_out, first, last, cut, missing_branch,
+                   map_offset, category_map, n_branches, at):
+    """Write the rows of positions ``first .. last - 1`` to their new positions in the buffers;
+    chunks write disjoint slots, so they run in parallel."""
+    if n_branches == 2:  # the slot is selected, not branched to
+        to_left = at[0]
+        to_right = at[1]
+        for p in range(first, last):
+            r = ids[p]
+            g = _branch(feature_codes[r], cut, missing_branch, map_offset, category_map)
+            slot = to_right if g else to_left
+            ids_out[slot] = r
+            ys_out[slot] = ys[p]
+            to_left += 1 - g
+            to_right += g
+        return
+    cursor = at[:n_branches].copy()
     for p in range(first, last):
         r = ids[p]
-        g = _goes_left(feature_codes[r], cut, missing_left)
-        slot = to_left if g else to_right
+        g = _branch(feature_codes[r], cut, missing_branch, map_offset, category_map)
+        slot = cursor[g]
+        cursor[g] += 1
         ids_out[slot] = r
         ys_out[slot] = ys[p]
-        to_left += g
-        to_right += 1 - g
 
 
 @njit(parallel=True, cache=True)
 def routed_child_stats(codes, rows, labels, sample_weight, seg_start, seg_end, split_feature,
-                       cut_bin, missing_left, n_stats, criterion):
-    """Statistics of both children of split nodes, read through the routing without moving any
-    row (children never searched need not be moved at all).
+                       cut_bin, missing_branch, map_offset, category_map, n_stats, criterion):
+    """Statistics of both children of binary splits, read through the routing without moving
+    any row (children never searched need not be moved at all).
 
     Parameters
     ----------
     codes, rows, labels, sample_weight : the binned layout (IN)
-    seg_start, seg_end, split_feature, cut_bin, missing_left : the split nodes (IN)
-        As in :func:`partition_hist_segments`.
+    seg_start, seg_end, split_feature, cut_bin, missing_branch, map_offset, category_map : (IN)
+        Two-branch splits, as in :func:`partition_hist_segments`.
     n_stats : int
         Classes (classification), or 3 (regression).
     criterion : int
@@ -741,7 +885,8 @@ def routed_child_stats(codes, rows, labels, sample_weight, seg_start, seg_end, s
     for s in prange(n_segments):
         feature_codes = codes[split_feature[s]]
         for p in range(seg_start[s], seg_end[s]):
-            child = 2 * s + 1 - _goes_left(feature_codes[ids[p]], cut_bin[s], missing_left[s])
+            child = 2 * s + _branch(feature_codes[ids[p]], cut_bin[s], missing_branch[s],
+                                    map_offset[s], category_map)
             w = 1.0 if unit_weight else sample_weight[ids[p]]
             if regression:
                 y = ys[p]
