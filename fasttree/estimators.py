@@ -97,6 +97,17 @@ class _BaseDecisionTree(BaseEstimator):
     _accepts_sparse = True
     _min_branch_fraction = 0.0  # C4.5's minimum branch weight rule for thresholds: off
 
+    def _several_outputs(self):
+        """Whether ``y`` may have several columns (not with the binned splitter)."""
+        return self._multi_output and getattr(self, "splitter", None) != "hist"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if getattr(self, "splitter", None) == "hist":  # dense X, one output
+            tags.input_tags.sparse = False
+            tags.target_tags.multi_output = self._several_outputs()
+        return tags
+
     # -- hyperparameters -----------------------------------------------------------------------
     def _param_error(self, name, constraint):
         """scikit-learn's wording, so that code matching its messages keeps working."""
@@ -243,7 +254,7 @@ class _BaseDecisionTree(BaseEstimator):
         multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
         monotonic_cst = self._check_monotonic_cst(n_features, n_outputs, n_classes)
         if params.splitter == "hist":
-            self._check_hist_fit(X, n_outputs, monotonic_cst)
+            self._check_hist_fit(X, monotonic_cst)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
                             n_categories=self._n_categories(), multi_output=multi_output,
                             monotonic_cst=monotonic_cst)
@@ -269,11 +280,10 @@ class _BaseDecisionTree(BaseEstimator):
             raise self._param_error("binning", f"a str among {list(allowed)}")
         return int(max_bins), binning
 
-    def _check_hist_fit(self, X, n_outputs, monotonic_cst):
+    def _check_hist_fit(self, X, monotonic_cst):
         """What the binned splitter does not do: refuse it clearly."""
         unsupported = [
             (is_sparse(X), "sparse X (pass X.toarray())"),
-            (n_outputs > 1, "several outputs"),
             (self.missing == "fractional" or self._min_branch_fraction > 0, "C4.5's rules"),
             (self.criterion in ("poisson", "absolute_error"), f"criterion={self.criterion!r}"),
             (monotonic_cst is not None, "monotonic_cst"),
@@ -701,7 +711,7 @@ default="from_dtype"
         """
         X_checked = self._encode_fit(X)
         y = check_y(y, X_checked.shape[0], regression=False, estimator_name=type(self).__name__,
-                    multi_output=self._multi_output)
+                    multi_output=self._several_outputs())
         columns = [y] if y.ndim == 1 else [y[:, k] for k in range(y.shape[1])]
         class_weight = self.class_weight
         if y.ndim == 2 and class_weight is not None and class_weight != "balanced" and (
@@ -918,7 +928,8 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         """
         X_checked = self._encode_fit(X)
         y = check_y(y, X_checked.shape[0], regression=True, estimator_name=type(self).__name__,
-                    check_length=self.criterion != "poisson", multi_output=True)
+                    check_length=self.criterion != "poisson",
+                    multi_output=self._several_outputs())
         if self.criterion == "poisson":  # before the length check, as scikit-learn does
             if np.any(y < 0):
                 raise ValueError("Some value(s) of y are negative which is not allowed for "
@@ -927,7 +938,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
                 raise ValueError("Sum of y is not positive which is necessary for Poisson "
                                  "regression.")
             y = check_y(y, X_checked.shape[0], regression=True,
-                        estimator_name=type(self).__name__, multi_output=True)
+                        estimator_name=type(self).__name__, multi_output=self._several_outputs())
         self._set_feature_names(X)
         # statistics per output: [w, sum w*y, c], or 4 columns for absolute error
         width = 4 if self.criterion == "absolute_error" else 3

@@ -165,8 +165,9 @@ class HistSplitter:
         self.categorical_kind = categorical_kind
         self.timings = {} if timings is None else timings
         self.regression = n_classes is None
-        targets = y if self.regression else y.astype(label_dtype(n_classes))
-        self.labels = np.ascontiguousarray(targets).reshape(1, -1)
+        # a copy, always: the partition moves the targets in place
+        self.labels = np.array(y, dtype=np.float64 if self.regression
+                               else label_dtype(n_classes)).reshape(1, -1)
         self.rows = np.arange(self.n_samples, dtype=np.int32).reshape(1, -1)
         self.sample_weight, self.root_weight, self._table = weight_tables(
             sample_weight, self.n_samples, n_classes, criterion_code)

@@ -247,7 +247,9 @@ def test_sklearn_estimator_checks():
     from sklearn.utils.estimator_checks import check_estimator
 
     for est in (DecisionTreeClassifier(), DecisionTreeRegressor(), fasttree.ExtraTreeClassifier(),
-                fasttree.ExtraTreeRegressor(), fasttree.ID3Classifier(), fasttree.C45Classifier()):
+                fasttree.ExtraTreeRegressor(), fasttree.ID3Classifier(), fasttree.C45Classifier(),
+                DecisionTreeClassifier(splitter="hist", binning="entropy"),
+                DecisionTreeRegressor(splitter="hist")):
         expected = _expected_failures(est)
         results = check_estimator(est, on_fail=None, expected_failed_checks=expected)
         failed = [r["check_name"] for r in results if r["status"] == "failed"]

@@ -325,7 +325,7 @@ def test_hist_refuses_what_it_does_not_do():
         fasttree.DecisionTreeClassifier(splitter="hist", monotonic_cst=[1, 0, 0, 0, 0]).fit(X, y)
     with pytest.raises(ValueError, match="poisson"):
         fasttree.DecisionTreeRegressor(splitter="hist", criterion="poisson").fit(X, y + 1.0)
-    with pytest.raises(ValueError, match="several outputs"):
+    with pytest.raises(ValueError, match="y must be 1-D"):
         fasttree.DecisionTreeRegressor(splitter="hist").fit(X, np.column_stack([y, y]))
     with pytest.raises(ValueError, match="C4.5"):
         fasttree.DecisionTreeClassifier(splitter="hist", missing="fractional").fit(X, y)
@@ -380,3 +380,16 @@ def test_kway_partition_of_a_multiway_split():
     order = np.concatenate([pos[branch == k] for k in range(3)])
     np.testing.assert_array_equal(branch_rows, np.bincount(branch, minlength=3))
     np.testing.assert_array_equal(rows[0, pos], before[0, order])
+
+
+@pytest.mark.parametrize("regression", [False, True])
+def test_hist_leaves_the_callers_arrays_alone(regression):
+    """The partition moves targets in place: it must move a copy, never the caller's ``y``."""
+    rng, X, y = few_values(11, regression=regression)
+    y = np.ascontiguousarray(y, dtype=np.float64 if regression else np.int64)
+    X_before, y_before = X.copy(), y.copy()
+    Est = fasttree.DecisionTreeRegressor if regression else fasttree.DecisionTreeClassifier
+    first = Est(splitter="hist").fit(X, y)
+    np.testing.assert_array_equal(X, X_before)
+    np.testing.assert_array_equal(y, y_before)
+    assert_same_tree(first.tree_, Est(splitter="hist").fit(X, y).tree_)
