@@ -98,6 +98,15 @@ def bin_bounds(sorted_values, max_bins):
     return upper, bin_min, bin_max, n_bins, one_value
 
 
+@njit(parallel=True, cache=True)
+def take_rows(X, rows):
+    """``X[rows]`` (float32, C-contiguous), rows copied in parallel."""
+    out = np.empty((rows.shape[0], X.shape[1]), dtype=X.dtype)
+    for i in prange(rows.shape[0]):
+        out[i] = X[rows[i]]
+    return out
+
+
 @njit(cache=True)
 def _feature_bounds(values, max_bins, upper, lo, hi):
     """Bins of one feature from its sorted known values; returns (bins, one value per bin)."""
