@@ -531,10 +531,13 @@ class DecisionTreeClassifier(_BaseDecisionTree):
         searched exactly.  "hist": every column is first cut into at most ``max_bins`` bins
         and the candidates are the bin boundaries (LightGBM's and XGBoost's ``hist``; see
         ``max_bins`` and ``binning``); a column with at most ``max_bins`` distinct values gets
-        one bin per value, so such data grow exactly the tree of "best".  Thresholds are in the
-        original units.  It takes numeric features (with missing values, scikit-learn's rules),
-        categorical features of at most 255 categories (their bins are the categories), one
-        output, the gini, entropy, log_loss, gain_ratio and squared_error criteria.
+        one bin per value, so on such data the candidates are those of "best" and, when sums
+        are exact (unit or integer weights, integer regression targets), so is the tree
+        (otherwise rounding may break an exact tie between two candidates differently).
+        Thresholds are in the original units.  It takes numeric features (with missing values,
+        scikit-learn's rules), categorical features of at most 255 categories (their bins are
+        the categories), one output, the gini, entropy, log_loss, gain_ratio and squared_error
+        criteria.
     max_depth : int or None, default=None
         Maximum depth; None grows until the other rules stop it.
     min_samples_split : int or float, default=2

@@ -174,7 +174,8 @@ class TreeGrower:
                 n_classes=self.n_classes, n_categories=self.n_categories,
                 criterion_code=p.criterion_code, min_samples_leaf=p.min_samples_leaf,
                 min_weight_leaf=p.min_weight_leaf,
-                categorical_kind=CATEGORICAL_SPLITS[p.categorical_split])
+                categorical_kind=CATEGORICAL_SPLITS[p.categorical_split],
+                level_wise=p.max_leaf_nodes is None)
         return ExactSplitter.from_data(
             self.X, self.y, self.sample_weight, n_classes=self.n_classes,
             n_categories=self.n_categories, criterion_code=p.criterion_code,

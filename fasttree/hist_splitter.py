@@ -32,6 +32,7 @@ from .kernels.histogram import (
     bin_codes,
     build_histograms,
     find_best_splits_hist,
+    bin_branches,
     find_best_splits_hist_categorical,
     hist_category_maps,
     partition_hist_segments,
@@ -45,6 +46,8 @@ from .splitter import weight_tables
 BIN_SAMPLE_ROWS = 200_000
 #: Histograms kept for the subtraction trick, at most (bytes).
 HIST_CACHE_BYTES = 256 * 2**20
+#: Histograms built at once, at most (bytes): a level's nodes are searched in groups.
+HIST_GROUP_BYTES = 64 * 2**20
 
 
 def bin_features(X, max_bins, *, upper=None, n_threads=1, seed=0):
@@ -81,7 +84,7 @@ def bin_features(X, max_bins, *, upper=None, n_threads=1, seed=0):
 def _sorted_columns(X, n_threads):
     """Each column of ``X`` sorted (NaN last), features as rows: numpy's vectorized sort, the
     columns shared among threads."""
-    columns = np.ascontiguousarray(X.T)
+    columns = np.array(X.T, order="C")  # a copy, always (X.T of one column is a view of X)
     parts = np.array_split(np.arange(columns.shape[0]), max(min(n_threads, columns.shape[0]), 1))
     if len(parts) == 1:
         columns.sort(axis=1)
@@ -141,6 +144,10 @@ class HistSplitter:
     min_weight_leaf : float
     categorical_kind : int
         ``SPLIT_SUBSET`` or ``SPLIT_MULTIWAY``.
+    level_wise : bool, default=True
+        Every :meth:`split` call splits a whole level (the nodes searched before and not split
+        are leaves: their histograms are dropped); False for best-first growth, where they are
+        kept, within :data:`HIST_CACHE_BYTES`.
     timings : dict, optional
 
     Attributes
@@ -153,7 +160,7 @@ class HistSplitter:
 
     def __init__(self, codes, bins, has_missing, y, sample_weight, *, n_classes, n_categories,
                  criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
-                 timings=None):
+                 level_wise=True, timings=None):
         self.codes = codes
         self.bin_min, self.bin_max, self.n_bins, self.one_value = bins
         self.n_features, self.n_samples = codes.shape
@@ -164,6 +171,7 @@ class HistSplitter:
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_leaf = min_weight_leaf
         self.categorical_kind = categorical_kind
+        self.level_wise = level_wise
         self.timings = {} if timings is None else timings
         self.regression = n_classes is None
         # a copy, always: the partition moves the targets in place
@@ -263,12 +271,26 @@ class HistSplitter:
                            self.bin_max, self.one_value, start, end)
 
     def find_splits(self, start, end, stats, mask, bounds=None):
-        """Best split of every unmasked (feature, node) pair, from the nodes' histograms."""
+        """Best split of every unmasked (feature, node) pair, from the nodes' histograms, built
+        for groups of nodes of at most :data:`HIST_GROUP_BYTES`."""
         if bounds is not None:
             raise ValueError("the binned splitter does not take monotonicity constraints")
         self._move(start)
-        hist = self._histograms(start, end)
         record = new_split_record(self.n_features, start.shape[0])
+        node_bytes = self.n_features * HIST_BINS * self.n_channels * 8
+        size = max(HIST_GROUP_BYTES // node_bytes, 2)
+        for first in range(0, start.shape[0], size):
+            cols = slice(first, first + size)
+            group = new_split_record(self.n_features, min(size, start.shape[0] - first))
+            self._search_group(start[cols], end[cols], np.ascontiguousarray(stats[cols]),
+                               np.ascontiguousarray(mask[:, cols]), group)
+            for field, whole in zip(group, record):
+                whole[:, cols] = field
+        self._pending = {}  # the children of the last split() are searched once, together
+        return record
+
+    def _search_group(self, start, end, stats, mask, record):
+        hist = self._histograms(start, end)
         self._timed("search", find_best_splits_hist, hist, self.bin_min, self.bin_max,
                     self.n_bins, self.one_value, stats, end - start,
                     mask * ~self.is_categorical[:, None], self.criterion_code,
@@ -280,8 +302,7 @@ class HistSplitter:
                         self.criterion_code, self.categorical_kind, self._unit_weight,
                         self.min_samples_leaf, self.min_weight_leaf, *record)
         for j in range(start.shape[0]):
-            self._remember((int(start[j]), int(end[j])), hist[j])
-        return record
+            self._remember((int(start[j]), int(end[j])), hist[j].copy())
 
     def _histograms(self, start, end):
         """Histograms of the nodes: the smaller of two siblings built from its rows, the larger
@@ -299,7 +320,6 @@ class HistSplitter:
             if (key[1] - key[0], key[0]) <= (sibling[1] - sibling[0], sibling[0]):
                 build.append(key)
                 plan.append(("built", key))
-                self._pending[sibling] = (parent, key)  # the sibling, if it comes, subtracts
             else:
                 build.append(sibling)
                 plan.append(("subtract", parent, sibling))
@@ -316,7 +336,8 @@ class HistSplitter:
                 hist[j] = built[index[item[1]]]
             else:
                 np.subtract(item[1], built[index[item[2]]], out=hist[j])
-        self._pending = {}  # the children of the last split() are searched once, together
+                if not self.regression:  # class weights: no rounding residue below zero
+                    np.maximum(hist[j], 0.0, out=hist[j])
         return hist
 
     def _remember(self, key, hist):
@@ -390,6 +411,9 @@ class HistSplitter:
             parents.append(parent)
             if parent is not None:
                 self._cache_bytes -= parent.nbytes
+        if self.level_wise:  # the other searched nodes of the level are leaves now
+            self._cache.clear()
+            self._cache_bytes = 0
         if np.any(n_branches != 2):
             branch_rows = self._partition(start, end, feature, cut, missing_branch, map_offset,
                                           n_branches)
@@ -403,10 +427,13 @@ class HistSplitter:
         self._register_siblings(start, end, n_branches, branch_rows,
                                 np.arange(0, 2 * start.size + 1, 2), parents)
         self._child_stats = None
-        if not self.regression and all(p is not None for p in parents):
+        if self._unit_weight and not self.regression and all(p is not None for p in parents):
+            # counts are exact integers, whatever the order of the sums (weights are not)
             self._child_stats = self._timed(
                 "node_stats", _children_class_weights, parents, feature,
-                self._bin_branches(feature, cut, missing_branch, map_offset), self.n_classes)
+                bin_branches(cut, missing_branch, map_offset,
+                             np.asarray(category_n_codes, dtype=np.int64), self.category_map),
+                self.n_classes)
         return start, end, branch_rows
 
     def _register_siblings(self, start, end, n_branches, branch_rows, offsets, parents):
@@ -419,18 +446,6 @@ class HistSplitter:
             mid = s + int(branch_rows[offsets[j]])
             self._pending[(s, mid)] = (parent, (mid, e))
             self._pending[(mid, e)] = (parent, (s, mid))
-
-    def _bin_branches(self, feature, cut, missing_branch, map_offset):
-        """(n_nodes, HIST_BINS) branch of each bin of each node's split feature."""
-        bins = np.arange(HIST_BINS)
-        branch = (bins[None, :] > cut[:, None]).astype(np.int64)
-        category_map = self.category_map
-        for j in np.flatnonzero(map_offset >= 0):
-            size = self.n_categories[feature[j]]
-            node_map = category_map[map_offset[j]:map_offset[j] + size].astype(np.int64)
-            branch[j, :size] = np.where(node_map >= 0, node_map, -1 - node_map)
-        branch[:, MISSING_BIN] = missing_branch
-        return branch
 
     def partition_prefix(self, start, end, feature, n_left):
         """Never called (:meth:`is_prefix` is always False)."""

@@ -108,6 +108,40 @@ def test_hist_grows_the_exact_tree_with_categorical_features(split, case):
     assert (exact.tree_.split_kind != 0).any()  # categorical splits were chosen
 
 
+@pytest.mark.parametrize("n_features", [1, 2])
+def test_hist_is_exact_with_one_or_two_features(n_features):
+    """X.T of a single column is a view of X: sorting it must not sort X."""
+    rng, X, y = few_values(12, m=2)
+    X = np.ascontiguousarray(X[:, :n_features])
+    X_before = X.copy()
+    exact = fasttree.DecisionTreeClassifier().fit(X, y)
+    hist = fasttree.DecisionTreeClassifier(splitter="hist").fit(X, y)
+    np.testing.assert_array_equal(X, X_before)
+    assert_same_tree(exact.tree_, hist.tree_)
+
+
+@pytest.mark.parametrize("max_leaf_nodes", [None, 30])
+def test_hist_is_exact_in_small_groups_and_with_an_evicting_cache(monkeypatch, max_leaf_nodes):
+    """Nodes searched a few at a time, histograms evicted at once: no subtraction from a parent
+    that is gone, and the same tree."""
+    monkeypatch.setattr(hist_splitter, "HIST_GROUP_BYTES", 1)
+    monkeypatch.setattr(hist_splitter, "HIST_CACHE_BYTES", 3 * 5 * 256 * 2 * 8)
+    rng, X, y = few_values(13, missing=0.1)
+    exact = fasttree.DecisionTreeClassifier(max_leaf_nodes=max_leaf_nodes).fit(X, y)
+    hist = fasttree.DecisionTreeClassifier(splitter="hist", max_leaf_nodes=max_leaf_nodes)
+    assert_same_tree(exact.tree_, hist.fit(X, y).tree_)
+
+
+def test_hist_probabilities_stay_in_range_with_float_weights():
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(3000, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 3000)
+    w = rng.uniform(0.1, 3.0, 3000)
+    proba = fasttree.DecisionTreeClassifier(splitter="hist", max_bins=16).fit(
+        X, y, sample_weight=w).predict_proba(X)
+    assert proba.min() >= 0.0 and proba.max() <= 1.0
+
+
 def test_hist_is_exact_when_the_sample_misses_a_value(monkeypatch):
     """A column with few values, one of them rare: the bins come from a sample that misses it,
     and the column is binned again from all rows."""

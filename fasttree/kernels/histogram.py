@@ -21,7 +21,9 @@ the node; its threshold is the midpoint of the left bin's largest and the right 
 value, in the original units, so that the tree is the tree of the original values.  When a feature
 has at most ``max_bins`` distinct values every bin holds one value, the candidates and thresholds
 are exactly those of the exact scan, and the value of each candidate is computed by the same
-formula for the same counts: the binned tree is the exact tree.
+formula for the same counts: the binned tree is the exact tree whenever the sums are exact
+(unit or integer weights, integer regression targets; otherwise the sums of a bin and of the
+rows round differently, which can break an exact tie between candidates differently).
 """
 
 import numpy as np
@@ -356,7 +358,7 @@ def find_best_splits_hist(
     -----
     The candidates, their order, the validity rules, the handling of missing rows (tried on both
     sides, scikit-learn's rules) and the formula of each candidate's value are those of the
-    exact scans, case by case, so that equal counts give bit-identical values.
+    exact scans, case by case, so that equal statistics give bit-identical values.
     """
     n_features = hist.shape[1]
     regression = criterion >= CRITERION_SQUARED_ERROR
@@ -818,6 +820,21 @@ def _branch(b, cut, missing_branch, map_offset, category_map):
         return np.int64(b > cut)
     m = np.int64(category_map[map_offset + b])
     return m if m >= 0 else -1 - m  # a category absent from the node: its heaviest branch
+
+
+@njit(cache=True)
+def bin_branches(cut_bin, missing_branch, map_offset, map_length, category_map):
+    """Branch of every bin of each split node's split feature (:func:`_branch` of each code;
+    bins past a categorical map, which no row fills, count as branch 1): (n_segments,
+    HIST_BINS), int64."""
+    out = np.ones((cut_bin.shape[0], HIST_BINS), dtype=np.int64)
+    for s in range(cut_bin.shape[0]):
+        n_codes = HIST_BINS if map_offset[s] < 0 else map_length[s]
+        for b in range(HIST_BINS):
+            if b < n_codes or b == MISSING_BIN:
+                out[s, b] = _branch(b, cut_bin[s], missing_branch[s], map_offset[s],
+                                    category_map)
+    return out
 
 
 @njit(cache=True)
