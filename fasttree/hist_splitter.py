@@ -38,7 +38,7 @@ from .kernels.histogram import (
     partition_hist_segments,
     routed_child_stats,
     segment_code_range,
-    take_rows,
+    sample_columns,
 )
 from .splitter import weight_tables
 
@@ -73,7 +73,7 @@ def bin_features(X, max_bins, *, upper=None, n_threads=1, seed=0):
     mixed = np.flatnonzero(mixed)
     if mixed.size:  # the sample missed a value of a column with few values: use every row
         column = np.ascontiguousarray(X[:, mixed])
-        bounds = bin_bounds(_sorted_columns(column, n_threads), max_bins)
+        bounds = _sample_bounds(column, max_bins, n_threads, every_row=True)
         c, _, _ = bin_codes(column, bounds[0], bounds[1], bounds[4])
         codes[mixed] = c
         for full, part in zip((upper, bin_min, bin_max, n_bins, one_value), bounds):
@@ -81,21 +81,20 @@ def bin_features(X, max_bins, *, upper=None, n_threads=1, seed=0):
     return codes, (bin_min, bin_max, n_bins, one_value), has_missing
 
 
-def _sorted_columns(X, n_threads):
-    """Each column of ``X`` sorted (NaN last), features as rows: numpy's vectorized sort, the
-    columns shared among threads."""
-    columns = np.array(X.T, order="C")  # a copy, always (X.T of one column is a view of X)
-    parts = np.array_split(np.arange(columns.shape[0]), max(min(n_threads, columns.shape[0]), 1))
+def _sort_rows(columns, n_threads):
+    """Sort each row of ``columns`` in place (NaN last): numpy's vectorized sort, the rows
+    shared among threads."""
+    parts = [p for p in np.array_split(np.arange(columns.shape[0]),
+                                       max(min(n_threads, columns.shape[0]), 1)) if p.size]
     if len(parts) == 1:
         columns.sort(axis=1)
         return columns
 
     def sort_part(rows):
-        block = columns[rows[0]:rows[-1] + 1]
-        block.sort(axis=1)
+        columns[rows[0]:rows[-1] + 1].sort(axis=1)
 
     with ThreadPoolExecutor(len(parts)) as pool:
-        list(pool.map(sort_part, [p for p in parts if p.size]))
+        list(pool.map(sort_part, parts))
     return columns
 
 
@@ -172,6 +171,9 @@ class HistSplitter:
         self.min_weight_leaf = min_weight_leaf
         self.categorical_kind = categorical_kind
         self.level_wise = level_wise
+        # the largest value of each bin and of those before it (+inf past the last bin)
+        self._bin_top = np.maximum.accumulate(
+            np.where(np.arange(HIST_BINS) < self.n_bins[:, None], self.bin_max, np.inf), axis=1)
         self.timings = {} if timings is None else timings
         self.regression = n_classes is None
         # a copy, always: the partition moves the targets in place
@@ -397,11 +399,8 @@ class HistSplitter:
         numeric = kind == SPLIT_THRESHOLD
         # the last bin whose values are all <= threshold (bins between the two sides of the
         # chosen candidate are empty in the node, so any of them routes the same rows)
-        cut = np.array([
-            np.searchsorted(np.maximum.accumulate(self.bin_max[f, :self.n_bins[f]]), t,
-                            side="right") - 1 if is_numeric else 0
-            for f, t, is_numeric in zip(feature.tolist(), threshold.tolist(), numeric.tolist())],
-            dtype=np.int64)
+        cut = np.where(numeric, (self._bin_top[feature] <= threshold[:, None]).sum(axis=1) - 1,
+                       0).astype(np.int64)
         map_offset = np.where(numeric, -1, category_offset).astype(np.int64)
         missing_branch = missing_branch.astype(np.int64)
         feature = np.ascontiguousarray(feature, dtype=np.int64)
@@ -463,18 +462,20 @@ def _children_class_weights(parents, feature, bin_branch, n_classes):
     return stats
 
 
-def _sample_bounds(X, max_bins, n_threads, seed=0):
-    """:func:`~fasttree.kernels.histogram.bin_bounds` from a sample of the rows of ``X``."""
-    sample = X
+def _sample_bounds(X, max_bins, n_threads, seed=0, every_row=False):
+    """:func:`~fasttree.kernels.histogram.bin_bounds` from a sample of the rows of ``X`` (from
+    all of them with ``every_row``)."""
     n = X.shape[0]
-    if n > BIN_SAMPLE_ROWS:
+    rows = np.arange(n, dtype=np.int64)
+    if n > BIN_SAMPLE_ROWS and not every_row:
         # one random row in each of BIN_SAMPLE_ROWS equal strata: drawn in order (no sort), and
         # every part of X is represented
         rng = np.random.default_rng(seed)
         first = np.arange(BIN_SAMPLE_ROWS, dtype=np.int64) * n // BIN_SAMPLE_ROWS
         width = np.diff(np.append(first, n))
-        sample = take_rows(X, first + (rng.random(BIN_SAMPLE_ROWS) * width).astype(np.int64))
-    return bin_bounds(_sorted_columns(sample, n_threads), max_bins)
+        rows = first + (rng.random(BIN_SAMPLE_ROWS) * width).astype(np.int64)
+    # a new array (never a view of X), sorted in place
+    return bin_bounds(_sort_rows(sample_columns(X, rows), n_threads), max_bins)
 
 
 def _with_category_bins(bounds, n_categories):

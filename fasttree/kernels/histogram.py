@@ -101,11 +101,17 @@ def bin_bounds(sorted_values, max_bins):
 
 
 @njit(parallel=True, cache=True)
-def take_rows(X, rows):
-    """``X[rows]`` (float32, C-contiguous), rows copied in parallel."""
-    out = np.empty((rows.shape[0], X.shape[1]), dtype=X.dtype)
-    for i in prange(rows.shape[0]):
-        out[i] = X[rows[i]]
+def sample_columns(X, rows):
+    """``X[rows].T`` as a new C-contiguous (n_features, n_rows) array, blocks of rows copied in
+    parallel (the sorted columns of a sample are what :func:`bin_bounds` reads)."""
+    n_rows, n_features = rows.shape[0], X.shape[1]
+    out = np.empty((n_features, n_rows), dtype=X.dtype)
+    n_blocks = (n_rows + _BIN_CHUNK_ROWS - 1) // _BIN_CHUNK_ROWS
+    for k in prange(n_blocks):
+        for i in range(k * _BIN_CHUNK_ROWS, min((k + 1) * _BIN_CHUNK_ROWS, n_rows)):
+            r = rows[i]
+            for f in range(n_features):
+                out[f, i] = X[r, f]
     return out
 
 
