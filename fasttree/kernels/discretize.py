@@ -5,8 +5,9 @@ sorted once (:func:`~fasttree.kernels.presort_features`, NaN last); an interval 
 then a *segment* ``seg_start <= p < seg_end`` of that column's sorted row, and a cut splits it
 into two adjacent segments: nothing is ever moved or sorted again.  One call of
 :func:`entropy_cut_level` evaluates one recursion level of every column: for each (column,
-segment) pair, in parallel, a single scan with cumulative class counts finds the cut of least
-class entropy and computes what the MDL criterion needs to accept or refuse it.
+segment) pair, in parallel, the trees' own entropy scan (:mod:`fasttree.kernels.split_search`,
+cumulative class counts) finds the cut of least class entropy, and one more pass sums each side's
+class weights for what the MDL criterion needs to accept or refuse it.
 
 Conventions are the tree's (:mod:`fasttree.kernels.split_search`): candidates are the float64
 midpoints between consecutive distinct values, two sorted values at most ``FEATURE_THRESHOLD``
@@ -20,8 +21,13 @@ from numba import prange
 
 from .._dtypes import CRITERION_ENTROPY
 from .._jit import njit
-from .criteria import weighted_class_impurity, xlog2x
-from .split_search import _midpoint, _same_value
+from .criteria import weighted_class_impurity
+from .split_search import (
+    _midpoint,
+    _scan_unit_weight,
+    _scan_unit_weight_binary,
+    _scan_weighted,
+)
 
 _LOG2_3 = np.log2(3.0)
 
@@ -32,92 +38,6 @@ def _log2_3k_minus_2(k):
     if k <= 30:
         return np.log2(3.0 ** k - 2.0)
     return k * _LOG2_3
-
-
-@njit(cache=True, inline="always")
-def _scan_unit_weight(xs, labels, total, left, best_left, table):
-    """Every weight 1: integer counts, ``c log2 c`` read from ``table``.  Returns (children
-    impurity ``n1 H(S1) + n2 H(S2)`` of the best cut, its position: rows ``0..p`` below it, or
-    -1 when the segment has a single value); ``best_left`` receives the class counts below it."""
-    n_classes = total.shape[0]
-    n = xs.shape[0]
-    for k in range(n_classes):
-        left[k] = 0
-    best = np.inf
-    best_p = -1
-    for p in range(n - 1):
-        left[labels[p]] += 1
-        if _same_value(xs[p], xs[p + 1]):
-            continue
-        n_left = p + 1
-        value = table[n_left] + table[n - n_left]
-        for k in range(n_classes):
-            value -= table[left[k]] + table[total[k] - left[k]]
-        if value < best:
-            best = value
-            best_p = p
-            for k in range(n_classes):
-                best_left[k] = left[k]
-    return best, best_p
-
-
-@njit(cache=True, inline="always")
-def _scan_unit_weight_binary(xs, labels, total_1, table):
-    """:func:`_scan_unit_weight` for two classes: one integer counter, no inner loop.  Returns
-    (children impurity, position, rows of class 1 below the cut)."""
-    n = xs.shape[0]
-    total_0 = n - total_1
-    left_1 = 0
-    best = np.inf
-    best_p = -1
-    best_left_1 = 0
-    for p in range(n - 1):
-        left_1 += labels[p]
-        if _same_value(xs[p], xs[p + 1]):
-            continue
-        n_left = p + 1
-        left_0 = n_left - left_1
-        value = (table[n_left] + table[n - n_left]
-                 - (table[left_0] + table[left_1])
-                 - (table[total_0 - left_0] + table[total_1 - left_1]))
-        if value < best:
-            best = value
-            best_p = p
-            best_left_1 = left_1
-    return best, best_p, best_left_1
-
-
-@njit(cache=True, inline="always")
-def _scan_weighted(xs, labels, ws, total, left, best_left):
-    """:func:`_scan_unit_weight` with float weights ``ws`` (the rows' weights in layout order);
-    a cut leaving no weight on one side is not a candidate."""
-    n_classes = total.shape[0]
-    n = xs.shape[0]
-    w_total = 0.0
-    for k in range(n_classes):
-        left[k] = 0.0
-        w_total += total[k]
-    w_left = 0.0
-    best = np.inf
-    best_p = -1
-    for p in range(n - 1):
-        w = ws[p]
-        left[labels[p]] += w
-        w_left += w
-        if _same_value(xs[p], xs[p + 1]):
-            continue
-        w_right = w_total - w_left
-        if w_left <= 0.0 or w_right <= 0.0:
-            continue
-        value = xlog2x(w_left) + xlog2x(w_right)
-        for k in range(n_classes):
-            value -= xlog2x(left[k]) + xlog2x(total[k] - left[k])
-        if value < best:
-            best = value
-            best_p = p
-            for k in range(n_classes):
-                best_left[k] = left[k]
-    return best, best_p
 
 
 @njit(cache=True, inline="always")
@@ -218,40 +138,32 @@ def entropy_cut_level(sorted_x, sorted_y, sorted_w, seg_feature, seg_start, seg_
         labels = sorted_y[f, start:end]
         total = seg_counts[s]
         best_left = left_counts[s]
+        # the tree's scans (split_search), entropy, at least one row a side
         if unit_weight and n_classes == 2:
-            best, best_p, left_1 = _scan_unit_weight_binary(xs, labels, np.int64(total[1]),
-                                                            table)
-            best_left[0] = best_p + 1 - left_1
-            best_left[1] = left_1
+            best, best_p, _ = _scan_unit_weight_binary(xs, labels, np.int64(total[1]),
+                                                       CRITERION_ENTROPY, 1, table)
         elif unit_weight:
             total_int = np.empty(n_classes, dtype=np.int64)
             for k in range(n_classes):
                 total_int[k] = np.int64(total[k])
-            left_int = np.empty(n_classes, dtype=np.int64)
-            best_left_int = np.zeros(n_classes, dtype=np.int64)
-            best, best_p = _scan_unit_weight(xs, labels, total_int, left_int, best_left_int,
-                                             table)
-            for k in range(n_classes):
-                best_left[k] = best_left_int[k]
+            best, best_p, _ = _scan_unit_weight(xs, labels, total_int,
+                                                np.empty(n_classes, dtype=np.int64),
+                                                CRITERION_ENTROPY, 1, table)
         else:
-            left_float = np.empty(n_classes)
-            best, best_p = _scan_weighted(xs, labels, sorted_w[f, start:end], total, left_float,
-                                          best_left)
+            best, best_p, _, _ = _scan_weighted(xs, np.arange(end - start), labels,
+                                                sorted_w[f, start:end], total,
+                                                np.empty(n_classes), CRITERION_ENTROPY, 1, 0.0)
         if best_p < 0:
             continue
+        # the class weights of both sides, summed afresh (a class absent from a side is 0)
         right = right_counts[s]
-        if unit_weight:
-            for k in range(n_classes):
-                right[k] = total[k] - best_left[k]
-        else:
-            ws = sorted_w[f, start:end]
-            for k in range(n_classes):
-                best_left[k] = 0.0
-                right[k] = 0.0
-            for p in range(best_p + 1):
-                best_left[labels[p]] += ws[p]
-            for p in range(best_p + 1, end - start):
-                right[labels[p]] += ws[p]
+        ws = np.empty(0) if unit_weight else sorted_w[f, start:end]
+        for p in range(end - start):
+            w = 1.0 if unit_weight else ws[p]
+            if p <= best_p:
+                best_left[labels[p]] += w
+            else:
+                right[labels[p]] += w
         g, m = _gain_and_mdl(total, best_left, right)
         cut_pos[s] = start + best_p
         threshold[s] = _midpoint(xs[best_p], xs[best_p + 1])
