@@ -252,7 +252,7 @@ class HistSplitter:
             return
         s, e, f, cut, missing_branch, map_offset, n_left = self._unmoved
         self._unmoved = None
-        wanted = np.isin(s, start) | np.isin(s + n_left, start)
+        wanted = _among(s, start) | _among(s + n_left, start)
         if wanted.any():
             take = lambda a: np.ascontiguousarray(a[wanted])  # noqa: E731
             rows = self._partition(take(s), take(e), take(f), take(cut), take(missing_branch),
@@ -494,3 +494,12 @@ def _with_category_bins(bounds, n_categories):
         bin_min[f, :k] = bin_max[f, :k] = codes
         n_bins[f], one_value[f] = k, True
     return upper, bin_min, bin_max, n_bins, one_value
+
+
+def _among(values, sorted_values):
+    """Which of ``values`` are in the increasing array ``sorted_values`` (``np.isin`` without
+    its sort)."""
+    if sorted_values.size == 0:
+        return np.zeros(values.shape, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_values, values), sorted_values.size - 1)
+    return sorted_values[at] == values

@@ -43,7 +43,7 @@ def xlog2x(v):
     return v * np.log2(v)
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def xlog2x_table(n):
     """``table[c] = c * log2(c)`` for the integer counts ``c = 0 .. n`` (``table[0] = 0``).
 
@@ -58,12 +58,12 @@ def xlog2x_table(n):
     """
     table = np.empty(n + 1)
     table[0] = 0.0
-    for c in range(1, n + 1):
+    for c in prange(1, n + 1):  # each entry on its own: the same values with any threads
         table[c] = c * np.log2(c)
     return table
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def reciprocal_table(n):
     """``table[c] = 1 / c`` for the integer counts ``c = 1 .. n`` (``table[0] = inf``).
 
@@ -80,7 +80,7 @@ def reciprocal_table(n):
     """
     table = np.empty(n + 1)
     table[0] = np.inf
-    for c in range(1, n + 1):
+    for c in prange(1, n + 1):
         table[c] = 1.0 / c
     return table
 
