@@ -427,3 +427,15 @@ def test_hist_leaves_the_callers_arrays_alone(regression):
     np.testing.assert_array_equal(X, X_before)
     np.testing.assert_array_equal(y, y_before)
     assert_same_tree(first.tree_, Est(splitter="hist").fit(X, y).tree_)
+
+
+@pytest.mark.parametrize("pruning", ["cost_complexity", "reduced_error", "error_based"])
+def test_pruning_and_export_read_a_binned_tree_like_an_exact_one(pruning):
+    """Thresholds in original units: pruning, prediction and export see the same tree."""
+    rng, X, y = few_values(15, missing=0.05)
+    params = dict(pruning=pruning, ccp_alpha=0.002, random_state=0)
+    exact = fasttree.DecisionTreeClassifier(**params).fit(X, y)
+    hist = fasttree.DecisionTreeClassifier(splitter="hist", **params).fit(X, y)
+    assert_same_tree(exact.tree_, hist.tree_)
+    np.testing.assert_array_equal(exact.predict_proba(X), hist.predict_proba(X))
+    assert fasttree.export_text(exact) == fasttree.export_text(hist)
