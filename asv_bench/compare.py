@@ -305,14 +305,23 @@ def hist_cases(args, want, add, phases, n_big, repeats):
         ratio = t["fasttree hist"] / t["lightgbm"]
         add("H1", f"{n_big:,} x 20, entropy, depth 10, splitter='hist' (fasttree / LightGBM)", t,
             f"{ratio:.2f}x LightGBM's time", "<= 0.5x", ratio <= 0.5)
-        t1, est1 = fit_case("fasttree", "classification", X, y, max_depth=10,
-                            criterion="entropy", n_jobs=1, repeats=repeats, tree_params=HIST)
+        # H3: one and two threads interleaved, fit after fit, so that a change in the machine's
+        # speed during the run (a shared VM's) affects both alike; best of each
+        est1 = make_estimator("fasttree", "classification", max_depth=10, criterion="entropy",
+                              n_jobs=1, tree_params=HIST)
+        est1.fit(X[:2000], y[:2000])
+        times = {1: [], 2: []}
+        for _ in range(max(repeats, 5)):
+            for n_jobs, est in ((1, est1), (2, est2)):
+                times[n_jobs].append(best_time(lambda est=est: est.fit(X, y), 1))
         phases["H3 (H1 with 1 thread)"] = dict(est1.fit_timings_)
-        speedup = t1 / t["fasttree hist"]
+        t1, t2 = min(times[1]), min(times[2])
+        speedup = t1 / t2
         identical = same_tree(est1, est2)
-        add("H3", "H1 with n_jobs=1 vs n_jobs=2", {"n_jobs=1": t1, "n_jobs=2": t["fasttree hist"]},
-            f"{speedup:.2f}x speed-up, identical trees: {identical}", ">= 1.7x, identical",
-            speedup >= 1.7 and identical)
+        add("H3", "H1 with n_jobs=1 vs n_jobs=2, interleaved", {"n_jobs=1": t1, "n_jobs=2": t2},
+            f"{speedup:.2f}x speed-up (median of paired ratios "
+            f"{np.median(np.array(times[1]) / np.array(times[2])):.2f}x), identical trees: "
+            f"{identical}", ">= 1.7x, identical", speedup >= 1.7 and identical)
         del X, y
     if want("H2"):
         n_huge = 10 * n_big
