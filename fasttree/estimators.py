@@ -33,6 +33,25 @@ from .grower import (
 _NO_DEPTH_LIMIT = np.iinfo(np.int32).max
 
 
+def _encode_labels(column):
+    """``np.unique(column, return_inverse=True)`` with int32 codes; integer labels spanning
+    fewer than 2**16 values are counted instead of sorted (O(n): the same classes and codes)."""
+    if column.dtype.kind in "iu" and column.dtype != np.uint64 and column.size:
+        low, high = int(column.min()), int(column.max())
+        if high - low < 2**16:
+            shifted = (column.astype(np.int64) - low).astype(np.intp)
+            present = np.flatnonzero(np.bincount(shifted, minlength=high - low + 1))
+            code_of = np.zeros(high - low + 1, dtype=CLASS_DTYPE)
+            code_of[present] = np.arange(present.size, dtype=CLASS_DTYPE)
+            return (present + low).astype(column.dtype), code_of[shifted]
+    try:
+        classes, codes = np.unique(column, return_inverse=True)
+    except TypeError:
+        raise TypeError("y mixes label types that cannot be compared (e.g. str and "
+                        "int).") from None
+    return classes, codes.astype(CLASS_DTYPE)  # drops np.unique's int64 copy
+
+
 def _is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
@@ -726,12 +745,7 @@ default="from_dtype"
                 raise ValueError(
                     "Unknown label type: continuous values in y. Use DecisionTreeRegressor for a "
                     "continuous target.")
-            try:
-                classes_k, codes_k = np.unique(column, return_inverse=True)
-            except TypeError:
-                raise TypeError("y mixes label types that cannot be compared (e.g. str and "
-                                "int).") from None
-            codes_k = codes_k.astype(CLASS_DTYPE)  # drops np.unique's int64 copy
+            classes_k, codes_k = _encode_labels(column)
             if classes_k.shape[0] > MAX_CLASSES:
                 raise ValueError(f"y has {classes_k.shape[0]} classes; fasttree supports at most "
                                  f"{MAX_CLASSES}.")
