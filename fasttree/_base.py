@@ -20,6 +20,7 @@ class BaseEstimator:
     _estimator_type = None  # "classifier" or "regressor"; read by older scikit-learn versions
     _multi_output = False  # accepts y of shape (n_samples, n_outputs)
     _accepts_sparse = False  # accepts scipy.sparse X
+    _fitted_attribute = "tree_"  # set by fit: its presence means fitted
 
     @classmethod
     def _get_param_names(cls):
@@ -62,7 +63,7 @@ class BaseEstimator:
         return state
 
     def __sklearn_is_fitted__(self):
-        return hasattr(self, "tree_")
+        return hasattr(self, self._fitted_attribute)
 
     def _check_is_fitted(self):
         if not self.__sklearn_is_fitted__():

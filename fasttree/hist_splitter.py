@@ -40,7 +40,7 @@ from .kernels.histogram import (
     segment_code_range,
     sample_columns,
 )
-from .splitter import weight_tables
+from .splitter import CategoryMaps, weight_tables
 
 #: Rows sampled to choose the bins of a column (LightGBM samples as many).
 BIN_SAMPLE_ROWS = 200_000
@@ -191,8 +191,7 @@ class HistSplitter:
         self._cache = OrderedDict()  # (start, end) -> histograms of a searched node
         self._cache_bytes = 0
         self._pending = {}  # (start, end) of a child -> (parent histograms, sibling range)
-        self._category_maps = []
-        self._n_map = 0
+        self._category_maps = CategoryMaps()
         # the last split() call's two-branch nodes, not moved yet (routing arrays and rows of
         # the left child); moved when one of their children is searched
         self._unmoved = None
@@ -355,7 +354,6 @@ class HistSplitter:
         """Category maps of chosen categorical splits (from the split feature's histogram of
         each node); returns their offsets and lengths into :attr:`category_map`."""
         n_codes = self.n_categories[feature] + 1  # one more slot: a category never seen
-        offset = self._n_map + np.concatenate([[0], np.cumsum(n_codes)[:-1]])
         keys = list(zip(start.tolist(), end.tolist()))
         missing = [j for j, key in enumerate(keys) if key not in self._cache]
         hist = np.empty((len(keys), HIST_BINS, self.n_channels))
@@ -371,16 +369,12 @@ class HistSplitter:
         maps = self._timed("search", hist_category_maps, hist, n_codes, kind, cut,
                            missing_branch, subset_class, self.criterion_code,
                            self._unit_weight)
-        self._category_maps.append(maps)
-        self._n_map += maps.shape[0]
-        return offset, n_codes
+        return self._category_maps.add(maps, n_codes), n_codes
 
     @property
     def category_map(self):
         """The category -> branch maps of every categorical split so far, one after another."""
-        if len(self._category_maps) > 1:
-            self._category_maps = [np.concatenate(self._category_maps)]
-        return self._category_maps[0] if self._category_maps else np.zeros(0, dtype=np.int32)
+        return self._category_maps.array
 
     def is_prefix(self, kind, n_missing, missing_branch):
         """No split is a prefix of a sorted row here: :meth:`split` handles every split node."""

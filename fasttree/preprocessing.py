@@ -40,7 +40,6 @@ from ._validation import (
     is_dataframe,
     is_sparse,
 )
-from .exceptions import not_fitted_error
 from .kernels.criteria import xlog2x_table
 from .kernels.discretize import entropy_cut_level, equal_frequency_cuts
 from .kernels.presort import presort_features
@@ -139,17 +138,9 @@ class _Discretizer(BaseEstimator):
     """
 
     _supervised = False
+    _fitted_attribute = "cut_points_"
 
-    # -- fitted state --------------------------------------------------------------------------
-    def __sklearn_is_fitted__(self):
-        return hasattr(self, "cut_points_")
-
-    def _check_is_fitted(self):
-        if not self.__sklearn_is_fitted__():
-            raise not_fitted_error(
-                f"This {type(self).__name__} instance is not fitted yet. Call 'fit' with "
-                "appropriate arguments before using this estimator.")
-
+    # -- tags ----------------------------------------------------------------------------------
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
 

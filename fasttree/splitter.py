@@ -107,6 +107,28 @@ def absolute_error_stats(rows, targets, sample_weight, start, end, rank_of_row, 
         for k in range(targets.shape[1])])
 
 
+class CategoryMaps:
+    """The category -> branch maps of a tree's categorical splits, one after another (what
+    ``Tree.category_branch`` holds), growing as splits are described."""
+
+    def __init__(self):
+        self._parts = []
+        self._size = 0
+
+    def add(self, maps, n_codes):
+        """Append the maps of some nodes (``n_codes`` entries each); returns their offsets."""
+        offset = self._size + np.concatenate([[0], np.cumsum(n_codes)[:-1]])
+        self._parts.append(maps)
+        self._size += maps.shape[0]
+        return offset
+
+    @property
+    def array(self):
+        if len(self._parts) > 1:
+            self._parts = [np.concatenate(self._parts)]
+        return self._parts[0] if self._parts else np.zeros(0, dtype=np.int32)
+
+
 class ExactSplitter:
     """Every feature sorted once; every node a contiguous, sorted range of every feature row.
 
@@ -183,8 +205,7 @@ class ExactSplitter:
             self._node_sorted_y = np.zeros((n_outputs, self.n_samples))
         self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
         self._row_branch = np.empty(self.n_samples, dtype=np.int32)
-        self._category_maps = []
-        self._n_map = 0
+        self._category_maps = CategoryMaps()
 
     @classmethod
     def from_data(cls, X, y, sample_weight, **kwargs):
@@ -311,21 +332,16 @@ class ExactSplitter:
         """Category maps of chosen categorical splits; returns their offsets and lengths into
         :attr:`category_map`."""
         n_codes = self.n_categories[feature] + 1  # one more slot: a category never seen
-        offset = self._n_map + np.concatenate([[0], np.cumsum(n_codes)[:-1]])
         maps = self._timed(
             "search", categorical_split_maps, self.sorted_x, self.sorted_idx, self.sorted_y,
             self.sample_weight, start, end, stats, feature, n_codes, kind, cut, missing_branch,
             subset_class, self.criterion_code)
-        self._category_maps.append(maps)
-        self._n_map += maps.shape[0]
-        return offset, n_codes
+        return self._category_maps.add(maps, n_codes), n_codes
 
     @property
     def category_map(self):
         """The category -> branch maps of every categorical split so far, one after another."""
-        if len(self._category_maps) > 1:
-            self._category_maps = [np.concatenate(self._category_maps)]
-        return self._category_maps[0] if self._category_maps else np.zeros(0, dtype=np.int32)
+        return self._category_maps.array
 
     def is_prefix(self, kind, n_missing, missing_branch):
         """Splits whose left child is a prefix of the split feature's row: numeric thresholds
