@@ -648,10 +648,10 @@ default="from_dtype"
     fit_timings_ : dict
         Seconds per phase of the last fit (``presort``, ``search``, ``partition``, ...); not
         pickled, so that identical fits serialize to identical bytes.
-    is_categorical_ : ndarray of shape (n_features_in_,), bool
+    is_categorical_ : ndarray of shape ``(n_features_in_,)``, bool
     categories_ : list of ndarray or None
         The categories of each categorical feature (code ``i`` is ``categories_[f][i]``).
-    missing_in_fit_ : ndarray of shape (n_features_in_,), bool
+    missing_in_fit_ : ndarray of shape ``(n_features_in_,)``, bool
         Features that had missing values in the training data.
 
     Notes

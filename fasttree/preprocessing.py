@@ -435,14 +435,14 @@ class EntropyDiscretizer(_Discretizer):
     ----------
     cut_points_ : list of ndarray of float64, one per column
         Increasing cut points of each column; None for a passed-through column.
-    n_bins_ : ndarray of shape (n_features_in_,), int64
+    n_bins_ : ndarray of shape ``(n_features_in_,)``, int64
         Bins per column (0 for a passed-through column).
     labels_ : list of list of str
         Interval labels per column (see :func:`interval_labels`); None for a passed-through
         column.
     classes_ : ndarray
         The class labels seen in ``fit``.
-    is_categorical_ : ndarray of shape (n_features_in_,), bool
+    is_categorical_ : ndarray of shape ``(n_features_in_,)``, bool
         The passed-through columns.
     n_features_in_ : int
     feature_names_in_ : ndarray of str objects
@@ -704,11 +704,11 @@ class EqualFrequencyDiscretizer(_UnsupervisedDiscretizer):
     ----------
     cut_points_ : list of ndarray of float64, one per column
         Increasing cut points; None for a passed-through column.
-    n_bins_ : ndarray of shape (n_features_in_,), int64
+    n_bins_ : ndarray of shape ``(n_features_in_,)``, int64
         Bins per column (0 for a passed-through column).
     labels_ : list of list of str
         Interval labels per column (None for a passed-through column).
-    is_categorical_ : ndarray of shape (n_features_in_,), bool
+    is_categorical_ : ndarray of shape ``(n_features_in_,)``, bool
     n_features_in_ : int
     feature_names_in_ : ndarray of str objects
 
@@ -757,11 +757,11 @@ class EqualWidthDiscretizer(_UnsupervisedDiscretizer):
     ----------
     cut_points_ : list of ndarray of float64, one per column
         Increasing cut points; None for a passed-through column.
-    n_bins_ : ndarray of shape (n_features_in_,), int64
+    n_bins_ : ndarray of shape ``(n_features_in_,)``, int64
         Bins per column (0 for a passed-through column).
     labels_ : list of list of str
         Interval labels per column (None for a passed-through column).
-    is_categorical_ : ndarray of shape (n_features_in_,), bool
+    is_categorical_ : ndarray of shape ``(n_features_in_,)``, bool
     n_features_in_ : int
     feature_names_in_ : ndarray of str objects
 
