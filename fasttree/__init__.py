@@ -14,6 +14,7 @@ from .estimators import (
 )
 from .exceptions import NotFittedError
 from .export import export_text
+from .model_io import load
 
 __version__ = "0.1.0"
 
@@ -26,5 +27,6 @@ __all__ = [
     "ID3Classifier",
     "NotFittedError",
     "export_text",
+    "load",
     "__version__",
 ]

@@ -529,6 +529,20 @@ class _BaseDecisionTree(BaseEstimator):
         self._check_is_fitted()
         return self.tree_.compute_feature_importances()
 
+    def save(self, path):
+        """Write the fitted estimator to a model file that :func:`fasttree.load` reads back.
+
+        The file holds the tree's node arrays and JSON metadata (parameters, classes, feature
+        names, categories; see ``docs/model_files.rst``); loading it executes nothing.
+
+        Parameters
+        ----------
+        path : str, os.PathLike or writable binary file object
+        """
+        from .model_io import save
+
+        save(self, path)
+
 
 class DecisionTreeClassifier(_BaseDecisionTree):
     """An exact decision-tree classifier grown level by level with parallel numba kernels.
