@@ -13,7 +13,8 @@ from .estimators import (
     ID3Classifier,
 )
 from .exceptions import NotFittedError
-from .export import export_text
+from .export import export_graphviz, export_text
+from .plot import plot_tree
 from .model_io import load
 
 __version__ = "0.1.0"
@@ -26,7 +27,9 @@ __all__ = [
     "ExtraTreeRegressor",
     "ID3Classifier",
     "NotFittedError",
+    "export_graphviz",
     "export_text",
+    "plot_tree",
     "load",
     "__version__",
 ]

@@ -543,6 +543,19 @@ class _BaseDecisionTree(BaseEstimator):
 
         save(self, path)
 
+    def to_sklearn(self):
+        """The same fitted tree as a scikit-learn ``DecisionTreeClassifier``/``Regressor``.
+
+        See :func:`fasttree.interop.to_sklearn` (scikit-learn is imported only there).
+
+        Returns
+        -------
+        sklearn_estimator : sklearn.tree.DecisionTreeClassifier or DecisionTreeRegressor
+        """
+        from .interop import to_sklearn
+
+        return to_sklearn(self)
+
 
 class DecisionTreeClassifier(_BaseDecisionTree):
     """An exact decision-tree classifier grown level by level with parallel numba kernels.

@@ -1,4 +1,6 @@
-"""Text rendering of a fitted tree (reads the node arrays only)."""
+"""Text and DOT renderings of a fitted tree and the wording they share (read the node arrays)."""
+
+import numbers
 
 import numpy as np
 
@@ -42,8 +44,7 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
             f"feature_names has {len(feature_names)} names; the tree has {tree.n_features} "
             "features.")
     classes = getattr(estimator, "classes_", None)
-    categories = getattr(estimator, "categories_", [None] * tree.n_features)
-    had_missing = getattr(estimator, "missing_in_fit_", np.zeros(tree.n_features, dtype=bool))
+    wording = _Wording(estimator, feature_names)
     lines = []
 
     n_outputs = tree.n_outputs
@@ -69,30 +70,11 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
 
     def branch_conditions(node):
         """The condition text of each branch of a split node."""
-        f = tree.feature[node]
-        name = feature_names[f]
-        kind = tree.split_kind[node]
-        if kind == SPLIT_THRESHOLD:
-            t = tree.threshold[node]
-            texts = [f"{name} <= {t:.{decimals}f}", f"{name} >  {t:.{decimals}f}"]
-        else:
-            branch, reached = tree.category_map(node)
-            labels = [str(c) for c in categories[f]] if categories[f] is not None else [
-                str(c) for c in range(branch.shape[0] - 1)]
-            n_branches = tree.children_right[node] - tree.children_left[node] + 1
-            texts = []
-            for b in range(n_branches):
-                members = [labels[c] for c in range(len(labels)) if branch[c] == b and reached[c]]
-                if kind == SPLIT_MULTIWAY and len(members) == 1:
-                    texts.append(f"{name} = {members[0]}")
-                else:
-                    texts.append(f"{name} in {{{', '.join(members)}}}")
-        if had_missing[f] and not tree.fractional_missing:
-            m = tree.missing_branch[node]
-            if len(texts) == 2 and kind != SPLIT_MULTIWAY:
-                texts[m] += " (missing → left)" if m == 0 else " (missing → right)"
-            else:
-                texts[m] += " (missing)"
+        name, conditions = wording.conditions(node, lambda t: f"{t:.{decimals}f}")
+        texts = [f"{name} {c}" for c in conditions]
+        m = wording.missing_branch(node)
+        if m is not None:
+            texts[m] += f" ({wording.missing_text(node, m)})"
         return texts
 
     # Iterative depth-first walk (a full-depth tree can be deeper than Python's recursion limit).
@@ -129,3 +111,402 @@ def _subtree_depth(tree, node):
         if tree.children_left[n] != -1:
             stack.extend(range(tree.children_left[n], tree.children_right[n] + 1))
     return deepest
+
+
+class _Wording:
+    """How a split node's condition is worded: the one source for :func:`export_text`,
+    :func:`export_graphviz` and :func:`fasttree.plot_tree`.
+
+    ``name <= t`` / ``name >  t`` for a threshold, ``name in {a, b}`` for each side of a subset
+    split, ``name = a`` (or ``name in {a, b}``) for each branch of a multiway split; the branch
+    that takes missing values is named where the feature had missing values in training.
+
+    Parameters
+    ----------
+    estimator : fitted fasttree estimator
+    feature_names : list of str
+        One name per feature, already escaped for the output format.
+    le : str, default="<="
+        The "less or equal" sign.
+    escape : callable, default=str
+        Escapes a category label for the output format.
+    """
+
+    def __init__(self, estimator, feature_names, *, le="<=", escape=str):
+        self.tree = estimator.tree_
+        n_features = self.tree.n_features
+        self.feature_names = feature_names
+        self.le = le
+        self.escape = escape
+        self.categories = getattr(estimator, "categories_", [None] * n_features)
+        self.had_missing = getattr(estimator, "missing_in_fit_",
+                                   np.zeros(n_features, dtype=bool))
+
+    def conditions(self, node, format_threshold):
+        """The feature name and, per branch, the rest of its condition (``<= 0.5``, ``= sunny``,
+        ``in {red, blue}``); ``format_threshold`` turns a threshold into text."""
+        tree = self.tree
+        f = tree.feature[node]
+        name = self.feature_names[f]
+        kind = tree.split_kind[node]
+        if kind == SPLIT_THRESHOLD:
+            t = format_threshold(tree.threshold[node])
+            return name, [f"{self.le} {t}", f">  {t}"]
+        return name, [f"= {members[0]}" if kind == SPLIT_MULTIWAY and len(members) == 1
+                      else f"in {{{', '.join(members)}}}"
+                      for members in self.branch_categories(node)]
+
+    def branch_categories(self, node):
+        """Labels of the training categories that each branch of a categorical split takes."""
+        tree = self.tree
+        f = tree.feature[node]
+        branch, reached = tree.category_map(node)
+        labels = [self.escape(str(c)) for c in self.categories[f]] if (
+            self.categories[f] is not None) else [str(c) for c in range(branch.shape[0] - 1)]
+        n_branches = tree.children_right[node] - tree.children_left[node] + 1
+        return [[labels[c] for c in range(len(labels)) if branch[c] == b and reached[c]]
+                for b in range(n_branches)]
+
+    def missing_branch(self, node):
+        """The branch that takes a missing value, or None where the feature had none in
+        training or the tree sends it down every branch (C4.5's fractional rows)."""
+        if not self.had_missing[self.tree.feature[node]] or self.tree.fractional_missing:
+            return None
+        return int(self.tree.missing_branch[node])
+
+    def shares_missing(self, node):
+        """Whether a missing value of the split feature, seen in training, goes down every
+        branch with a share of its weight (C4.5's fractional rows)."""
+        return bool(self.had_missing[self.tree.feature[node]] and self.tree.fractional_missing)
+
+    def missing_text(self, node, branch, arrow="→"):
+        """``missing → left`` / ``missing → right`` for a binary split, ``missing`` for a
+        branch of a multiway split."""
+        if self.tree.split_kind[node] == SPLIT_MULTIWAY:
+            return "missing"
+        return f"missing {arrow} {'left' if branch == 0 else 'right'}"
+
+
+#: The characters of a label: node-id sign, subscript open/close, "<=", line break, label
+#: close/open (scikit-learn's choice for each output).
+_DOT_CHARACTERS = ("#", "[", "]", "<=", "\\n", '"', '"')
+_HTML_CHARACTERS = ("&#35;", "<SUB>", "</SUB>", "&le;", "<br/>", ">", "<")
+_MPL_CHARACTERS = ("#", "[", "]", "<=", "\n", "", "")
+
+
+def _color_brew(n):
+    """``n`` colours of equally spaced hues (saturation 0.75, value 0.9) as 0-255 RGB lists,
+    the palette scikit-learn fills class nodes with."""
+    chroma = 0.75 * 0.9
+    shift = 0.9 - chroma
+    colors = []
+    for hue in np.arange(25, 385, 360.0 / n).astype(int):
+        sector = hue / 60.0
+        x = chroma * (1 - abs(sector % 2 - 1))
+        r, g, b = [(chroma, x, 0), (x, chroma, 0), (0, chroma, x), (0, x, chroma),
+                   (x, 0, chroma), (chroma, 0, x), (chroma, x, 0)][int(sector)]
+        colors.append([int(255 * (r + shift)), int(255 * (g + shift)), int(255 * (b + shift))])
+    return colors
+
+
+def _check_int(value, name, allow_none):
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int{' or None' if allow_none else ''};"
+                         f" got {value!r}.")
+
+
+class NodeLabels:
+    """The text and fill colour of every node of a drawn tree, in scikit-learn's layout (the one
+    source for :func:`export_graphviz` and :func:`fasttree.plot_tree`).
+
+    Lines: ``node #i`` (``node_ids``), the split condition (the left child's for a binary split,
+    the feature for a multiway one; then ``missing → left``/``right``/``every branch`` when the
+    feature had missing values in training), ``<criterion> = ...`` (``impurity``),
+    ``samples = ...``, ``value = ...`` and ``class = ...`` (``class_names``).  Parameters as in
+    :func:`export_graphviz`; ``characters`` is the output's set of special characters.
+    """
+
+    def __init__(self, estimator, *, feature_names, class_names, label, filled, impurity,
+                 node_ids, proportion, precision, characters, escape):
+        estimator._check_is_fitted()
+        from .interop import sklearn_criterion
+
+        tree = estimator.tree_
+        if label not in ("all", "root", "none"):
+            raise ValueError(f"label must be 'all', 'root' or 'none'; got {label!r}.")
+        _check_int(precision, "precision", allow_none=False)
+        if feature_names is not None:
+            feature_names = list(feature_names)
+            if any(not isinstance(name, str) for name in feature_names):
+                raise ValueError("All feature names must be strings.")
+            if len(feature_names) != tree.n_features:
+                raise ValueError(f"Length of feature_names, {len(feature_names)} does not match "
+                                 f"number of features, {tree.n_features}")
+            names = [escape(name) for name in feature_names]
+        else:
+            names = [f"x{characters[1]}{f}{characters[2]}" for f in range(tree.n_features)]
+        self.is_classifier = estimator._estimator_type == "classifier"
+        if self.is_classifier:
+            self.n_classes = np.atleast_1d(np.asarray(estimator.n_classes_, dtype=np.intp))
+        else:
+            self.n_classes = np.ones(tree.n_outputs, dtype=np.intp)
+        # scikit-learn's test: a tree of one class per output is worded like a regression tree
+        self.counts_classes = self.n_classes[0] != 1
+        if class_names is not None and not isinstance(class_names, bool):
+            class_names = [escape(str(c)) for c in class_names]
+            if self.counts_classes and tree.n_outputs == 1 and \
+                    len(class_names) < self.n_classes[0]:
+                raise ValueError(f"class_names has {len(class_names)} names; the tree has "
+                                 f"{self.n_classes[0]} classes.")
+        self.tree = tree
+        self.wording = _Wording(estimator, names, le=characters[3], escape=escape)
+        self.criterion = sklearn_criterion(estimator.criterion)
+        self.class_names = class_names
+        self.label = label
+        self.impurity = impurity
+        self.node_ids = node_ids
+        self.proportion = proportion
+        self.precision = precision
+        self.characters = characters
+        self.filled = filled
+        self._colors = self._palette() if filled else None
+
+    def _round(self, value):
+        return round(value, self.precision)
+
+    def _value(self, node):
+        """Class fractions of one output (or of every output), or the predicted value(s)."""
+        value = self.tree.value[node, :, :int(self.n_classes.max())]
+        return value[0] if self.tree.n_outputs == 1 else value
+
+    def text(self, node):
+        """The label of ``node``, with the output's opening and closing characters."""
+        tree, chars = self.tree, self.characters
+        named = self.label == "all" or (self.label == "root" and node == 0)
+        lines = []
+        if self.node_ids:
+            lines.append(f"{'node ' if named else ''}{chars[0]}{node}")
+        if tree.children_left[node] != -1:
+            name, conditions = self.wording.conditions(node, lambda t: str(self._round(t)))
+            lines.append(name if tree.split_kind[node] == SPLIT_MULTIWAY
+                         else f"{name} {conditions[0]}")
+            m = self.wording.missing_branch(node)
+            arrow = "&rarr;" if chars is _HTML_CHARACTERS else "→"
+            if m is not None and tree.split_kind[node] != SPLIT_MULTIWAY:
+                lines.append(self.wording.missing_text(node, m, arrow))
+            elif self.wording.shares_missing(node):
+                lines.append(f"missing {arrow} every branch")
+        if self.impurity:
+            lines.append(f"{self.criterion + ' = ' if named else ''}"
+                         f"{self._round(tree.impurity[node])}")
+        if self.proportion:
+            samples = f"{round(100.0 * tree.n_node_samples[node] / tree.n_node_samples[0], 1)}%"
+        else:
+            samples = str(tree.n_node_samples[node])
+        lines.append(f"{'samples = ' if named else ''}{samples}")
+        lines.append(f"{'value = ' if named else ''}{self._value_text(node)}")
+        if self.class_names is not None and self.counts_classes and tree.n_outputs == 1:
+            k = int(np.argmax(self._value(node)))
+            class_name = (f"y{chars[1]}{k}{chars[2]}" if self.class_names is True
+                          else self.class_names[k])
+            lines.append(f"{'class = ' if named else ''}{class_name}")
+        return chars[6] + chars[4].join(lines) + chars[5]
+
+    def _value_text(self, node):
+        value = self._value(node)
+        if self.counts_classes and not self.proportion:
+            value = value * self.tree.weighted_n_node_samples[node]  # weighted class counts
+        if self.counts_classes and not self.proportion and np.all(np.mod(value, 1) == 0):
+            value = value.astype(int)
+        else:
+            value = np.around(value, self.precision)
+        # numpy's array printing (wrapping included), without the quotes of byte strings
+        text = str(value.astype("S32")).replace("b'", "'").replace("' '", ", ").replace("'", "")
+        if not self.counts_classes and self.tree.n_outputs == 1:
+            text = text.replace("[", "").replace("]", "")
+        return text.replace("\n ", self.characters[4])
+
+    def edge_labels(self, node):
+        """Per child of a split node, the text of its edge: the categories of a multiway
+        branch (``sunny``, ``{rainy, overcast}``, plus ``(missing)`` on the branch that takes
+        missing values); None for the children of a binary split."""
+        if self.tree.split_kind[node] != SPLIT_MULTIWAY:
+            return [None, None]
+        labels = [members[0] if len(members) == 1 else f"{{{', '.join(members)}}}"
+                  for members in self.wording.branch_categories(node)]
+        m = self.wording.missing_branch(node)
+        if m is not None:
+            labels[m] += f" ({self.wording.missing_text(node, m)})"
+        return labels
+
+    def _palette(self):
+        """Class colours, and the (low, high) of the values coloured on one hue (regression,
+        several outputs: by impurity) or None (one output of classes)."""
+        tree = self.tree
+        bounds = None
+        if tree.n_outputs != 1:
+            bounds = (-np.max(tree.impurity), -np.min(tree.impurity))
+        elif not self.counts_classes and np.unique(tree.value).shape[0] != 1:
+            bounds = (np.min(tree.value), np.max(tree.value))
+        return _color_brew(int(self.n_classes[0])), bounds
+
+    def fill_color(self, node):
+        """``#rrggbb``: the majority class's colour, paler as the class is less pure, or one
+        hue scaled from the lowest to the highest value (impurity for several outputs)."""
+        rgb, bounds = self._colors
+        if self.tree.n_outputs != 1:
+            value = -self.tree.impurity[node]
+        else:
+            value = self._value(node)
+            if bounds is not None:
+                value = value.item()
+        if bounds is None:
+            color = rgb[int(np.argmax(value))]
+            ranked = sorted(value, reverse=True)
+            alpha = 0.0 if len(ranked) == 1 else (ranked[0] - ranked[1]) / (1 - ranked[1])
+        else:
+            color = rgb[0]
+            span = bounds[1] - bounds[0]
+            alpha = (value - bounds[0]) / span if span > 0 else 0.0
+        return "#%02x%02x%02x" % tuple(int(round(alpha * c + (1 - alpha) * 255, 0))
+                                       for c in color)
+
+
+def drawn_nodes(tree, max_depth):
+    """Depth-first (pre-order) walk of the nodes drawn to ``max_depth``: ``(node, parent,
+    branch, depth, truncated)``, where a truncated node stands for a subtree cut at
+    ``max_depth`` (drawn as ``(...)``)."""
+    stack = [(0, None, 0, 0)]
+    while stack:
+        node, parent, branch, depth = stack.pop()
+        truncated = max_depth is not None and depth > max_depth
+        yield node, parent, branch, depth, truncated
+        if not truncated and tree.children_left[node] != -1:
+            children = range(tree.children_left[node], tree.children_right[node] + 1)
+            for b in range(len(children) - 1, -1, -1):
+                stack.append((children[b], node, b, depth + 1))
+
+
+def export_graphviz(decision_tree, out_file=None, *, max_depth=None, feature_names=None,
+                    class_names=None, label="all", filled=False, leaves_parallel=False,
+                    impurity=True, node_ids=False, proportion=False, rotate=False,
+                    rounded=False, special_characters=False, precision=3,
+                    fontname="helvetica"):
+    """Export a fitted fasttree tree in DOT format (scikit-learn's ``export_graphviz``).
+
+    For a tree of binary numeric splits the text equals scikit-learn's ``export_graphviz`` of
+    ``decision_tree.to_sklearn()`` called with the same arguments.  Other nodes render too:
+
+    - a category subset split reads ``colour in {red, blue}`` (the left, "True" child takes
+      those categories);
+    - a multiway split names its feature, and each edge to a child is labelled with that
+      branch's categories (``sunny`` or ``{rainy, overcast}``);
+    - where the split feature had missing values in training, a binary node gets the line
+      ``missing → left`` or ``missing → right`` and the multiway edge that takes them ends
+      with ``(missing)``; in a tree grown with C4.5's fractional rows, such a node gets the
+      line ``missing → every branch`` (a missing value goes down every branch with a share of
+      its weight).
+
+    Parameters
+    ----------
+    decision_tree : fitted fasttree estimator
+    out_file : str, file object or None, default=None
+        Where to write the DOT text; None returns it as a string.
+    max_depth : int, optional
+        Nodes deeper than this are drawn as ``(...)``; None draws the whole tree.
+    feature_names : sequence of str, optional
+        Names of the features; None writes ``x[i]`` (as scikit-learn does, even for an
+        estimator fitted on a DataFrame: pass ``est.feature_names_in_`` to use them).
+    class_names : sequence of str or bool, optional
+        Names of the classes in ascending order (single-output classifiers); True writes
+        ``y[k]``; None leaves the majority class out.
+    label : {"all", "root", "none"}, default="all"
+        Where to write the field names (``samples = ``...).
+    filled : bool, default=False
+        Fill nodes with the colour of their majority class, the extremity of their value
+        (regression) or the purity of the node (several outputs).
+    leaves_parallel : bool, default=False
+        Draw all leaves at the bottom.
+    impurity : bool, default=True
+        Show the impurity of each node.
+    node_ids : bool, default=False
+        Show the id of each node.
+    proportion : bool, default=False
+        Show samples and values as proportions instead of counts.
+    rotate : bool, default=False
+        Lay the tree out left to right.
+    rounded : bool, default=False
+        Rounded node boxes.
+    special_characters : bool, default=False
+        HTML-like labels (``&le;``, subscripts) for PostScript output.
+    precision : int, default=3
+        Digits after the point of thresholds, impurities and values.
+    fontname : str, default="helvetica"
+
+    Returns
+    -------
+    dot_data : str or None
+        The DOT text if ``out_file`` is None.
+    """
+    _check_int(max_depth, "max_depth", allow_none=True)
+    if not isinstance(fontname, str):
+        raise TypeError(f"fontname must be a str; got {type(fontname).__name__}.")
+    if not (out_file is None or isinstance(out_file, str) or hasattr(out_file, "write")):
+        raise TypeError("out_file must be None, a path or an object with a write method; got "
+                        f"{type(out_file).__name__}.")
+    characters = _HTML_CHARACTERS if special_characters else _DOT_CHARACTERS
+    labels = NodeLabels(decision_tree, feature_names=feature_names, class_names=class_names,
+                        label=label, filled=filled, impurity=impurity, node_ids=node_ids,
+                        proportion=proportion, precision=precision, characters=characters,
+                        escape=lambda text: text.replace('"', r"\""))
+    tree = decision_tree.tree_
+    style = [s for s, on in (("filled", filled), ("rounded", rounded)) if on]
+    lines = ["digraph Tree {",
+             "node [shape=box"
+             + (f', style="{", ".join(style)}", color="black"' if style else "")
+             + f', fontname="{fontname}"] ;']
+    if leaves_parallel:
+        lines.append("graph [ranksep=equally, splines=polyline] ;")
+    lines.append(f'edge [fontname="{fontname}"] ;')
+    if rotate:
+        lines.append("rankdir=LR ;")
+    ranks = {"leaves": []}  # node ids drawn at each depth, for leaves_parallel
+    head_angle = 45 if not rotate else -45
+    edge_labels = {}
+    for node, parent, branch, depth, truncated in drawn_nodes(tree, max_depth):
+        is_leaf = tree.children_left[node] == -1
+        if truncated:
+            ranks["leaves"].append(str(node))
+            lines.append(f'{node} [label="(...)"'
+                         + (', fillcolor="#C0C0C0"' if filled else "") + "] ;")
+        else:
+            ranks.setdefault("leaves" if is_leaf else str(depth), []).append(str(node))
+            fill = f', fillcolor="{labels.fill_color(node)}"' if filled else ""
+            lines.append(f"{node} [label={labels.text(node)}{fill}] ;")
+            if not is_leaf:
+                edge_labels[node] = labels.edge_labels(node)
+        if parent is None:
+            continue
+        edge_label = edge_labels[parent][branch]
+        if edge_label is not None:
+            lines.append(f'{parent} -> {node} [label="{edge_label}"] ;')  # escaped already
+        elif parent == 0 and not truncated:  # which side of the root's condition is which
+            angle, side = (head_angle, "True") if branch == 0 else (-head_angle, "False")
+            lines.append(f"{parent} -> {node} [labeldistance=2.5, labelangle={angle}, "
+                         f'headlabel="{side}"] ;')
+        else:
+            lines.append(f"{parent} -> {node} ;")
+    if leaves_parallel:
+        for rank in sorted(ranks):
+            lines.append("{rank=same ; " + "; ".join(ranks[rank]) + "} ;")
+    dot = "\n".join(lines) + "\n}"
+    if out_file is None:
+        return dot
+    if isinstance(out_file, str):
+        with open(out_file, "w", encoding="utf-8") as handle:
+            handle.write(dot)
+    else:
+        out_file.write(dot)
+    return None
