@@ -1,4 +1,4 @@
-"""est.to_sklearn(): a fitted scikit-learn tree that predicts, routes and explains as fasttree does."""
+"""est.to_sklearn(): a fitted scikit-learn tree that predicts, routes and explains as fasttree."""
 
 import numpy as np
 import onnxruntime
@@ -42,8 +42,8 @@ WEIGHTS = RNG.random(IRIS_X.shape[0]) * 3
 def _assert_same_tree(est, X):
     """The converted estimator's predictions, leaves, paths and importances equal fasttree's."""
     converted = est.to_sklearn()
-    expected_class = (sklearn.tree.DecisionTreeClassifier
-                      if est._estimator_type == "classifier" else sklearn.tree.DecisionTreeRegressor)
+    expected_class = (sklearn.tree.DecisionTreeClassifier if est._estimator_type == "classifier"
+                      else sklearn.tree.DecisionTreeRegressor)
     assert type(converted) is expected_class
     check_is_fitted(converted)
     assert converted.n_features_in_ == est.n_features_in_
