@@ -19,6 +19,7 @@ from fasttree.kernels import (
     find_best_splits_regression,
     gather_targets,
     new_split_record,
+    numeric_split_arrays,
     partition_segments,
     presort_features,
     reciprocal_table,
@@ -373,3 +374,26 @@ def test_public_kernels_grow_one_level_like_the_estimator():
         assert (X[sorted_idx[f, :k], 2] <= thr[0]).all()
         assert (X[sorted_idx[f, k:], 2] > thr[0]).all()
         assert (np.diff(sorted_x[f, :k]) >= 0).all() and (np.diff(sorted_x[f, k:]) >= 0).all()
+
+
+def test_numeric_split_arrays_walk_a_threshold_tree_like_the_estimator():
+    """A learner's own threshold tree (here: an estimator's node arrays, missing values learned)
+    walked by apply_tree with numeric_split_arrays reaches the estimator's leaves, NaN rows
+    included."""
+    import fasttree
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(400, 3))
+    X[rng.uniform(size=X.shape) < 0.2] = np.nan
+    y = (np.nan_to_num(X[:, 0], nan=1.0) + rng.normal(scale=0.3, size=400) > 0).astype(int)
+    est = fasttree.DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y)
+    t = est.tree_
+    assert (t.missing_branch[t.children_left >= 0] == 1).any()  # both directions are exercised
+    assert (t.missing_branch[t.children_left >= 0] == 0).any()
+    arrays = numeric_split_arrays(t.missing_branch)
+    assert [a.dtype for a in arrays] == [np.uint8, np.int32, np.int64, np.int64, np.int32]
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    leaf = apply_tree(X32, t.children_left, t.children_right, t.feature, t.threshold, *arrays)
+    np.testing.assert_array_equal(leaf, est.apply(X))
+    with pytest.raises(ValueError, match="1-D"):
+        numeric_split_arrays(np.zeros((2, 2), dtype=np.int32))

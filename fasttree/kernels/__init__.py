@@ -19,12 +19,16 @@ C-contiguous, as each docstring states.  A typical level of a tree::
     partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,
                        record.n_left[best, np.arange(len(best))],
                        np.empty(len(y), np.uint8))               # children: [0, k), [k, n)
+    # ... level after level; then walk the node arrays (thresholds only) with
+    leaf = apply_tree(X, children_left, children_right, feature, threshold,
+                      *numeric_split_arrays(missing_branch))    # from record.missing_branch
 
 Splits that are not a prefix of the split feature's row (categorical subsets, multiway splits,
 missing rows going left) are moved with :func:`route_rows` then :func:`partition_segments_kway`;
 :class:`fasttree.splitter.ExactSplitter` shows every phase together.
 
-``tests/test_kernels.py::test_public_kernels_grow_one_level_like_the_estimator`` runs this recipe.
+``tests/test_kernels.py::test_public_kernels_grow_one_level_like_the_estimator`` runs this recipe;
+``examples/plot_random_forest_kernels.py`` grows a whole random forest with it.
 """
 
 from .._dtypes import (
@@ -53,7 +57,7 @@ from .partition import (
 )
 from .presort import presort_features
 from .random_split import find_random_splits_classification, find_random_splits_regression
-from .routing import branch_of, check_tree, route_rows
+from .routing import branch_of, check_tree, numeric_split_arrays, route_rows
 from .split_record import SplitRecord, new_split_record, select_best_splits
 from .split_search import (
     find_best_splits_classification,
@@ -89,6 +93,7 @@ __all__ = [
     "new_split_record",
     "node_impurity",
     "node_target_ranks",
+    "numeric_split_arrays",
     "partition_segments",
     "partition_segments_fractional",
     "partition_segments_kway",

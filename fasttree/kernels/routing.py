@@ -102,6 +102,40 @@ def check_tree(n_features, children_left, children_right, feature, threshold, sp
     return max_depth
 
 
+def numeric_split_arrays(missing_branch):
+    """The split-kind and category arrays of a tree whose every split is a numeric threshold.
+
+    A learner that grows thresholds only (with :func:`~fasttree.kernels.partition_segments`)
+    walks its tree with :func:`~fasttree.kernels.apply_tree` as
+    ``apply_tree(X, children_left, children_right, feature, threshold,
+    *numeric_split_arrays(missing_branch))``.
+
+    Parameters
+    ----------
+    missing_branch : array-like of shape (node_count,), int
+        Branch (0 = left, 1 = right) of a row whose split value is missing, for instance the
+        split record's ``missing_branch`` of each chosen split; 0 at leaves.
+
+    Returns
+    -------
+    split_kind : ndarray of shape (node_count,), uint8
+        ``SPLIT_THRESHOLD`` everywhere.
+    missing_branch : ndarray of shape (node_count,), int32
+    category_offset : ndarray of shape (node_count,), int64
+        -1 everywhere (no category map).
+    category_n_codes : ndarray of shape (node_count,), int64
+        0 everywhere.
+    category_branch : ndarray of shape (0,), int32
+    """
+    missing_branch = np.ascontiguousarray(missing_branch, dtype=np.int32)
+    if missing_branch.ndim != 1:
+        raise ValueError(f"missing_branch must be 1-D, got shape {missing_branch.shape}")
+    n = missing_branch.shape[0]
+    return (np.full(n, SPLIT_THRESHOLD, dtype=np.uint8), missing_branch,
+            np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
+            np.zeros(0, dtype=np.int32))
+
+
 @njit(parallel=True, cache=True)
 def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature,
                split_kind, split_threshold, split_missing_branch, category_offset,
