@@ -7,10 +7,13 @@ ever calls it, which keeps ``import fasttree`` free of scikit-learn.
 
 import inspect
 import numbers
-from contextlib import contextmanager
+import threading
+import warnings
+from contextlib import contextmanager, nullcontext
 
 import numba
 
+from ._jit import forked_from_openmp
 from .exceptions import not_fitted_error
 
 
@@ -105,13 +108,41 @@ def resolve_n_jobs(n_jobs):
     return min(n_jobs, available)
 
 
+#: held around fasttree's kernels on numba's ``workqueue`` layer, which aborts the process when
+#: two threads run parallel code at once; reentrant because a fit may prune, which predicts
+_WORKQUEUE_LOCK = threading.RLock()
+_warned_one_thread = []
+
+
 @contextmanager
 def numba_threads(n_jobs):
-    """Run the body with numba's thread count set for ``n_jobs``; always restore it."""
+    """Run the body with numba's thread count set for ``n_jobs``; always restore it.
+
+    Every call into fasttree's kernels runs inside this: on numba's ``workqueue`` layer it also
+    holds a process-wide lock, so fits on concurrent Python threads take turns instead of
+    aborting the interpreter; in a child forked after the parent used the ``omp`` layer the
+    kernels run on one thread (see :mod:`fasttree._jit`), which is said once with a warning.
+    """
     n_threads = resolve_n_jobs(n_jobs)
     previous = numba.get_num_threads()
-    numba.set_num_threads(n_threads)
+    numba.set_num_threads(n_threads)  # also starts numba's threading layer, so it is known below
+    if forked_from_openmp():
+        _warn_one_thread()
+    lock = _WORKQUEUE_LOCK if numba.threading_layer() == "workqueue" else nullcontext()
     try:
-        yield n_threads
+        with lock:
+            yield n_threads
     finally:
         numba.set_num_threads(previous)
+
+
+def _warn_one_thread():
+    if _warned_one_thread:
+        return
+    _warned_one_thread.append(True)
+    warnings.warn(
+        "fasttree: this process was forked from one that had run numba's OpenMP threading layer, "
+        "which cannot run in a forked child; fasttree's kernels run on one thread here (compiled "
+        "for it on first use). To keep every core, start processes with the 'spawn' or "
+        "'forkserver' method, or use numba's TBB layer (see the 'Threads and processes' "
+        "section of the docs).", RuntimeWarning, stacklevel=5)

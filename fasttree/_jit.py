@@ -1,34 +1,55 @@
-"""numba's ``njit`` for fasttree's kernels: cached on disk when there is a place for it.
+"""numba's ``njit`` for fasttree's kernels: cached on disk when there is a place for it, and
+run on one thread in a child forked from a process that ran numba's GNU OpenMP layer.
 
 numba caches compiled kernels in the package's ``__pycache__`` folders, or when those are
 read-only in its user-wide cache (``$NUMBA_CACHE_DIR``, else ``~/.cache`` or the platform's
 equivalent).  When no location is writable (a read-only container running as a user without a
 home), ``numba.njit(cache=True)`` refuses to define the function; fasttree then compiles in
 memory instead, every process again, and says so once with a :class:`RuntimeWarning`.
+
+GNU OpenMP cannot run in a process forked from one that already used it: numba's ``omp``
+layer then terminates the child at its first parallel loop, whatever the thread count.  So in
+such a child (``multiprocessing``'s default ``fork`` start method after a fit or predict),
+fasttree swaps every parallel kernel, in every fasttree module, for a single-thread twin
+compiled from the same source (and cached like it); :func:`forked_from_openmp` tells the
+estimators to say so.  The ``tbb`` and ``workqueue`` layers survive a fork and need nothing.
 numba's own configuration is never changed.
 """
 
+import os
+import sys
+import types
 import warnings
 
 import numba
 
 _warned = []
+#: (dispatcher, cache, options) of every kernel compiled with ``parallel=True``
+_PARALLEL_KERNELS = []
+_forked_from_openmp = []
 
 
 def njit(*, cache=False, **options):
     """``numba.njit(cache=cache, **options)``, falling back to ``cache=False`` (with one warning
     per process) when numba has no writable cache location."""
     def decorate(func):
-        if cache:
-            try:
-                return numba.njit(cache=True, **options)(func)
-            except RuntimeError as exc:
-                if "no locator available" not in str(exc):
-                    raise
-                _warn_once(exc)
-        return numba.njit(**options)(func)
+        dispatcher = _compile(func, cache, options)
+        if options.get("parallel"):
+            _PARALLEL_KERNELS.append((dispatcher, cache, options))
+        return dispatcher
 
     return decorate
+
+
+def _compile(func, cache, options):
+    if cache:
+        try:
+            return numba.njit(cache=True, **options)(func)
+        except RuntimeError as exc:
+            if "no locator available" not in str(exc):
+                raise
+            _warn_once(exc)
+    return numba.njit(**options)(func)
 
 
 def _warn_once(exc):
@@ -38,4 +59,47 @@ def _warn_once(exc):
     warnings.warn(
         "fasttree: numba has no writable cache location, so the kernels are compiled in memory "
         "in every new process (tens of seconds on first use); set NUMBA_CACHE_DIR to a writable "
-        f"folder to cache them ({exc})", RuntimeWarning, stacklevel=4)
+        f"folder to cache them ({exc})", RuntimeWarning, stacklevel=5)
+
+
+def forked_from_openmp():
+    """True in a process forked from one that ran numba's ``omp`` layer, where fasttree's
+    kernels run on one thread."""
+    return bool(_forked_from_openmp)
+
+
+def _single_thread_twin(dispatcher, cache, options):
+    """The kernel compiled from the same source without ``parallel``; its own qualified name
+    gives it its own cache files (numba keys cached code by name and signature, not flags)."""
+    func = dispatcher.py_func
+    twin = types.FunctionType(func.__code__, func.__globals__, func.__name__,
+                              func.__defaults__, func.__closure__)
+    twin.__qualname__ = f"{func.__qualname__}_one_thread"
+    twin.__module__ = func.__module__
+    twin.__doc__ = func.__doc__
+    return _compile(twin, cache, {**options, "parallel": False})
+
+
+def _after_fork_in_child():
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # the parent never ran a parallel kernel: nothing to work around
+        return
+    if layer != "omp" or _forked_from_openmp:
+        return
+    _forked_from_openmp.append(True)
+    twins = {id(d): _single_thread_twin(d, cache, options)
+             for d, cache, options in _PARALLEL_KERNELS}
+    # rebind every fasttree module's names before any twin compiles: a twin calling another
+    # kernel then compiles against that kernel's twin, read from the module's globals
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "fasttree" or name.startswith("fasttree.")):
+            continue
+        for attr, value in list(vars(module).items()):
+            twin = twins.get(id(value))
+            if twin is not None:
+                setattr(module, attr, twin)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -30,7 +30,7 @@ import sys
 
 import numpy as np
 
-from ._base import BaseEstimator
+from ._base import BaseEstimator, numba_threads
 from ._dtypes import MAX_CLASSES, X_DTYPE, label_dtype
 from ._validation import (
     check_sample_weight,
@@ -214,7 +214,8 @@ class _Discretizer(BaseEstimator):
         n_samples, n_features = X32.shape
         mask = self._categorical_mask(n_features, names)
         columns = np.flatnonzero(~mask)
-        cuts = self._fit_columns(X32, columns, y, sample_weight)
+        with numba_threads(None):  # the kernels' thread safety on every numba layer
+            cuts = self._fit_columns(X32, columns, y, sample_weight)
         cut_points = [None] * n_features
         for j, c in zip(columns, cuts):
             cut_points[j] = np.asarray(c, dtype=np.float64)
