@@ -144,5 +144,5 @@ def _warn_one_thread():
         "fasttree: this process was forked from one that had run numba's OpenMP threading layer, "
         "which cannot run in a forked child; fasttree's kernels run on one thread here (compiled "
         "for it on first use). To keep every core, start processes with the 'spawn' or "
-        "'forkserver' method, or use numba's TBB layer (see the 'Threads and processes' "
-        "section of the docs).", RuntimeWarning, stacklevel=5)
+        "'forkserver' method, or use numba's TBB layer (see 'Threads and processes' in "
+        "docs/design.rst).", RuntimeWarning, stacklevel=5)

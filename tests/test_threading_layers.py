@@ -85,3 +85,23 @@ def test_each_threading_layer_survives_forks_and_threads(layer, code):
     assert proc.returncode == 0, proc.stderr[-3000:]
     if layer != "default":
         assert proc.stdout.split()[-1] == layer
+
+
+def test_grid_search_on_joblibs_multiprocessing_backend_after_a_fit():
+    """scikit-learn's grid search forks its workers after the parent has fitted."""
+    proc = _run("""
+        import joblib, numpy as np
+        from sklearn.model_selection import GridSearchCV
+        import fasttree
+        X = np.random.default_rng(0).normal(size=(2000, 5))
+        y = (X[:, 0] > 0.3).astype(int)
+        fasttree.DecisionTreeClassifier().fit(X, y)
+        with joblib.parallel_backend("multiprocessing"):
+            grid = GridSearchCV(fasttree.DecisionTreeClassifier(random_state=0),
+                                {"max_depth": [1, 3, 5]}, n_jobs=2).fit(X, y)
+        serial = GridSearchCV(fasttree.DecisionTreeClassifier(random_state=0),
+                              {"max_depth": [1, 3, 5]}).fit(X, y)
+        assert np.array_equal(grid.cv_results_["mean_test_score"],
+                              serial.cv_results_["mean_test_score"])
+    """, "default")
+    assert proc.returncode == 0, proc.stderr[-3000:]
