@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from ._dtypes import FLOAT_DTYPE, INDEX_DTYPE, X_DTYPE
+from ._frames import as_vector, column_names, unsupported_column
 from .exceptions import data_conversion_warning
 
 _FLOAT32_MAX = np.finfo(np.float32).max
@@ -55,13 +56,71 @@ def check_sparse_X(X, *, fmt, name="X"):
 
 
 def feature_names_of(X):
-    """Column names of a DataFrame whose column names are all strings, else None."""
-    if not is_dataframe(X):
+    """Column names of a pandas, polars or pyarrow table whose names are all strings, else None.
+
+    Raises
+    ------
+    TypeError
+        Names mixing strings and other types (scikit-learn's rule and message).
+    """
+    names = column_names(X)
+    if not names:
         return None
-    names = [c for c in X.columns]
-    if names and all(isinstance(c, str) for c in names):
-        return np.asarray(names, dtype=object)
-    return None
+    names = np.asarray(names, dtype=object)
+    types = sorted(t.__qualname__ for t in set(type(v) for v in names))
+    if len(types) > 1 and "str" in types:
+        raise TypeError(
+            "Feature names are only supported if all input features have string names, "
+            f"but your input has {types} as feature name / column name types. "
+            "If you want feature names to be stored and validated, you must convert "
+            "them all to strings, by using X.columns = X.columns.astype(str) for "
+            "example. Otherwise you can remove feature / column names from your input "
+            "data, or convert them all to a non-string data type.")
+    return names if types == ["str"] else None
+
+
+def check_feature_names(estimator, X, *, reset):
+    """Set (``reset=True``, in fit) or check ``estimator.feature_names_in_`` against ``X``'s
+    column names, with scikit-learn's rules, warnings and messages
+    (``sklearn.utils.validation._check_feature_names``).
+
+    Raises
+    ------
+    ValueError
+        Names that differ from fit's, or the same names in another order.
+    """
+    names = feature_names_of(X)
+    if reset:
+        if names is not None:
+            estimator.feature_names_in_ = names
+        elif hasattr(estimator, "feature_names_in_"):
+            del estimator.feature_names_in_
+        return
+    fitted = getattr(estimator, "feature_names_in_", None)
+    estimator_name = type(estimator).__name__
+    if fitted is None and names is None:
+        return
+    if fitted is None:
+        warnings.warn(f"X has feature names, but {estimator_name} was fitted without feature "
+                      "names", UserWarning, stacklevel=3)
+        return
+    if names is None:
+        warnings.warn(f"X does not have valid feature names, but {estimator_name} was fitted "
+                      "with feature names", UserWarning, stacklevel=3)
+        return
+    if len(fitted) == len(names) and np.all(fitted == names):
+        return
+    message = "The feature names should match those that were passed during fit.\n"
+    unexpected = sorted(set(names) - set(fitted))
+    missing = sorted(set(fitted) - set(names))
+    for title, listed in (("Feature names unseen at fit time:\n", unexpected),
+                          ("Feature names seen at fit time, yet now missing:\n", missing)):
+        if listed:
+            message += title + "".join(f"- {v}\n" for v in listed[:5])
+            message += "- ...\n" if len(listed) > 5 else ""
+    if not unexpected and not missing:
+        message += "Feature names must be in the same order as they were in fit.\n"
+    raise ValueError(message)
 
 
 def check_X(X, *, order, name="X"):
@@ -85,14 +144,18 @@ def check_X(X, *, order, name="X"):
     """
     if is_sparse(X):
         raise TypeError(f"{name} is a sparse matrix; this path needs a dense array.")
-    if is_dataframe(X):
+    owned = is_dataframe(X)  # then the float32 result is built here: NaN fixed in place
+    if owned:
         for column, dtype in zip(X.columns, X.dtypes):
-            if getattr(dtype, "kind", "O") not in "biuf":
+            kind = getattr(dtype, "kind", "O")
+            if kind in "mM":  # dates and durations: neither numbers nor categories
+                raise unsupported_column(name, column, dtype)
+            if kind not in "biuf":
                 raise TypeError(
                     f"{name} column {column!r} has dtype {dtype} and is not declared "
                     "categorical; pass categorical_features='from_dtype' (the default) or name "
                     "it in categorical_features.")
-        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+        X = _frame_as_float32(X, name, order)
     arr = np.asarray(X)
     if arr.dtype.kind in "OUS":
         try:
@@ -125,12 +188,34 @@ def check_X(X, *, order, name="X"):
             raise ValueError(f"{name} contains infinity.")
         if not nan.any():
             nan = None
-    if arr.dtype != X_DTYPE and arr.size and np.nanmax(np.abs(arr), initial=0.0) > _FLOAT32_MAX:
+    if _too_large(arr):
         raise ValueError(f"{name} contains a value too large for float32.")
-    out = np.array(arr, dtype=X_DTYPE, order=order, copy=nan is not None or None)
+    out = np.array(arr, dtype=X_DTYPE, order=order, copy=(nan is not None and not owned) or None)
     if nan is not None:
         out[nan] = np.nan  # one NaN bit pattern: the presort orders NaN after every number
     return out
+
+
+def _frame_as_float32(X, name, order):
+    """A numeric DataFrame as a float32 array filled one column at a time: no float64 copy of
+    the whole table (a float64 column without missing values is read in place)."""
+    out = np.empty(X.shape, dtype=X_DTYPE, order=order)
+    for j in range(X.shape[1]):
+        column = X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
+        if _too_large(column):
+            raise ValueError(f"{name} contains a value too large for float32.")
+        out[:, j] = column
+    return out
+
+
+def _too_large(arr):
+    """Whether a finite value of ``arr`` overflows float32 (without a temporary copy;
+    infinity itself is reported by the caller)."""
+    if arr.dtype.kind != "f" or arr.dtype.itemsize <= 4 or arr.size == 0:
+        return False  # integers and float16/float32 always fit
+    high = np.nanmax(arr, initial=-np.inf)
+    low = np.nanmin(arr, initial=np.inf)
+    return _FLOAT32_MAX < high < np.inf or -np.inf < low < -_FLOAT32_MAX
 
 
 def check_y(y, n_samples, *, regression, estimator_name="The estimator", check_length=True,
@@ -144,6 +229,7 @@ def check_y(y, n_samples, *, regression, estimator_name="The estimator", check_l
         raise ValueError(f"{estimator_name} requires y to be passed, but the target y is None.")
     if is_sparse(y):
         raise TypeError("y is a sparse matrix; pass a 1-D array.")
+    y = as_vector(y)  # a polars or pyarrow y: converted once here
     if is_dataframe(y):
         y = y.to_numpy()
     arr = np.asarray(y)

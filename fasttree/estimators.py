@@ -10,12 +10,13 @@ import numpy as np
 from ._base import BaseEstimator, numba_threads
 from ._dtypes import CLASS_DTYPE, MAX_CLASSES
 from ._encoding import encode, fit_categories, resolve_categorical
+from ._frames import as_frame
 from ._validation import (
+    check_feature_names,
     check_sample_weight,
     check_sparse_X,
     check_X,
     check_y,
-    feature_names_of,
     is_dataframe,
     is_sparse,
 )
@@ -425,7 +426,7 @@ class _BaseDecisionTree(BaseEstimator):
             self.is_categorical_ = np.zeros(X.shape[1], dtype=bool)
             self.categories_ = [None] * X.shape[1]
             return X
-        X = _as_table(X)
+        X = _as_table(as_frame(X))  # a polars or pyarrow table: converted once, here
         shape = X.shape
         if len(shape) != 2 or self.categorical_features is None:
             self.is_categorical_ = np.zeros(shape[1] if len(shape) == 2 else 0, dtype=bool)
@@ -446,11 +447,7 @@ class _BaseDecisionTree(BaseEstimator):
                         dtype=np.int64)
 
     def _set_feature_names(self, X):
-        names = feature_names_of(X)
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        check_feature_names(self, X, reset=True)
 
     # -- prediction ----------------------------------------------------------------------------
     def _validate_X_predict(self, X):
@@ -462,14 +459,8 @@ class _BaseDecisionTree(BaseEstimator):
                     f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                     f"{self.n_features_in_} features as input.")
             return X
-        names = feature_names_of(X)
-        fitted_names = getattr(self, "feature_names_in_", None)
-        if names is not None and fitted_names is not None and not np.array_equal(
-                names, fitted_names):
-            raise ValueError(
-                "The feature names of X differ from those seen in fit: "
-                f"fit saw {list(fitted_names)}, got {list(names)}.")
-        X = _as_table(X)
+        check_feature_names(self, X, reset=False)
+        X = _as_table(as_frame(X))
         shape = X.shape
         if len(shape) == 2 and shape[1] != self.n_features_in_:
             raise ValueError(

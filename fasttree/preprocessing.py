@@ -21,7 +21,9 @@ the values rounded to float32.
 With ``set_output(transform="pandas")`` the output is a DataFrame whose discretized columns are
 ordered pandas ``Categorical`` with Orange's interval labels: ``'< 5.45'``, ``'5.45 - 6.15'``,
 ``'≥ 6.15'`` (``labels_`` holds them; a column without any cut has the single label
-``'single_value'``, as in Orange).
+``'single_value'``, as in Orange); with ``set_output(transform="polars")``, a polars DataFrame
+whose discretized columns are ``Enum`` of the same labels.  polars and pyarrow tables are
+accepted as input (converted once, see :mod:`fasttree._frames`).
 """
 
 import heapq
@@ -32,7 +34,9 @@ import numpy as np
 
 from ._base import BaseEstimator, numba_threads
 from ._dtypes import MAX_CLASSES, X_DTYPE, label_dtype
+from ._frames import as_frame
 from ._validation import (
+    check_feature_names,
     check_sample_weight,
     check_X,
     check_y,
@@ -44,6 +48,9 @@ from .kernels.criteria import xlog2x_table
 from .kernels.discretize import entropy_cut_level, equal_frequency_cuts
 from .kernels.presort import presort_features
 from .kernels.split_search import gather_targets
+
+#: What ``transform`` can return (``set_output``; scikit-learn's names).
+_OUTPUTS = ("default", "pandas", "polars")
 
 __all__ = [
     "EntropyDiscretizer",
@@ -209,6 +216,7 @@ class _Discretizer(BaseEstimator):
     def _fit(self, X, y, sample_weight):
         """Validate, then learn the cut points of every column not in ``categorical_features``."""
         self._validate_params()
+        X = as_frame(X)  # a polars or pyarrow table: converted once, here
         names = feature_names_of(X)
         X32 = self._validate_X(X)
         n_samples, n_features = X32.shape
@@ -220,10 +228,7 @@ class _Discretizer(BaseEstimator):
         for j, c in zip(columns, cuts):
             cut_points[j] = np.asarray(c, dtype=np.float64)
         self.n_features_in_ = n_features
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
+        check_feature_names(self, X, reset=True)
         self.is_categorical_ = mask
         self.cut_points_ = cut_points
         self.n_bins_ = np.array([0 if c is None else len(c) + 1 for c in cut_points],
@@ -238,11 +243,7 @@ class _Discretizer(BaseEstimator):
 
     def _check_transform_input(self, X):
         self._check_is_fitted()
-        names = feature_names_of(X)
-        fitted = getattr(self, "feature_names_in_", None)
-        if names is not None and fitted is not None and not np.array_equal(names, fitted):
-            raise ValueError("The feature names of X differ from those seen in fit: fit saw "
-                             f"{list(fitted)}, got {list(names)}.")
+        check_feature_names(self, X, reset=False)
         X32 = self._validate_X(X)
         if X32.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X32.shape[1]} features, but {type(self).__name__} is "
@@ -273,15 +274,21 @@ class _Discretizer(BaseEstimator):
             Bin ``i`` of column ``j`` holds ``cut_points_[j][i - 1] <= x < cut_points_[j][i]``;
             NaN stays NaN; columns of ``categorical_features`` are passed through as float64.
             A DataFrame of ordered ``Categorical`` columns labelled by ``labels_`` after
-            ``set_output(transform="pandas")``.
+            ``set_output(transform="pandas")`` (the input's index when it is a pandas
+            DataFrame), a polars DataFrame of ``Enum`` columns after
+            ``set_output(transform="polars")``.
         """
+        X = as_frame(X)  # a polars or pyarrow table: converted once, here
         X32 = self._check_transform_input(X)
         codes = self._bin_codes(X32)
         passthrough = np.flatnonzero(self.is_categorical_)
         if passthrough.size:
             codes[:, passthrough] = _float64_columns(X, passthrough)
-        if self._output_kind() == "pandas":
+        kind = self._output_kind()
+        if kind == "pandas":
             return self._to_pandas(codes, X)
+        if kind == "polars":
+            return self._to_polars(codes)
         return codes
 
     def fit_transform(self, X, y=None, **fit_params):
@@ -328,14 +335,16 @@ class _Discretizer(BaseEstimator):
             raise ValueError("input_features is not equal to feature_names_in_")
         return input_features
 
-    # -- pandas output -------------------------------------------------------------------------
+    # -- DataFrame output ----------------------------------------------------------------------
     def set_output(self, *, transform=None):
-        """Choose what ``transform`` returns: ``"default"`` (a float64 array) or ``"pandas"``.
+        """Choose what ``transform`` returns: ``"default"`` (a float64 array), ``"pandas"`` or
+        ``"polars"``.
 
         ``"pandas"`` returns a DataFrame (the input's index when it is one) whose discretized
-        columns are ordered ``Categorical`` with the labels of :attr:`labels_`.  None leaves the
-        choice unchanged.  Without a choice, scikit-learn's global ``transform_output`` applies
-        when scikit-learn is loaded.
+        columns are ordered ``Categorical`` with the labels of :attr:`labels_`; ``"polars"`` a
+        polars DataFrame whose discretized columns are ``Enum`` of the same labels.  Columns
+        passed through stay float64.  None leaves the choice unchanged.  Without a choice,
+        scikit-learn's global ``transform_output`` applies when scikit-learn is loaded.
 
         Returns
         -------
@@ -343,8 +352,9 @@ class _Discretizer(BaseEstimator):
         """
         if transform is None:
             return self
-        if transform not in ("default", "pandas"):
-            raise ValueError(f"transform must be 'default', 'pandas' or None; got {transform!r}.")
+        if transform not in _OUTPUTS:
+            raise ValueError("transform must be 'default', 'pandas', 'polars' or None; got "
+                             f"{transform!r}.")
         self._sklearn_output_config = {**getattr(self, "_sklearn_output_config", {}),
                                        "transform": transform}
         return self
@@ -355,9 +365,9 @@ class _Discretizer(BaseEstimator):
             sklearn = sys.modules.get("sklearn")
             kind = sklearn.get_config().get("transform_output", "default") if sklearn else \
                 "default"
-        if kind not in ("default", "pandas"):
-            raise ValueError(f"{type(self).__name__} can output 'default' or 'pandas'; "
-                             f"{kind!r} was asked for.")
+        if kind not in _OUTPUTS:
+            raise ValueError(f"{type(self).__name__} can output 'default', 'pandas' or "
+                             f"'polars'; {kind!r} was asked for.")
         return kind
 
     def _to_pandas(self, codes, X):
@@ -377,6 +387,23 @@ class _Discretizer(BaseEstimator):
                                                       ordered=True)
         index = X.index if is_dataframe(X) else None
         return pd.DataFrame(columns, index=index)
+
+    def _to_polars(self, codes):
+        try:
+            import polars as pl
+        except ImportError:
+            raise ImportError("set_output(transform='polars') needs polars installed "
+                              "(pip install polars).") from None
+        columns = []
+        for j, name in enumerate(self.get_feature_names_out()):
+            labels = self.labels_[j]
+            if labels is None:
+                columns.append(pl.Series(name, codes[:, j], dtype=pl.Float64))
+                continue
+            categories = pl.Series(name, list(labels), dtype=pl.Enum(list(labels)))
+            positions = pl.Series(codes[:, j]).fill_nan(None).cast(pl.UInt32)
+            columns.append(categories.gather(positions))  # a null position gives a null
+        return pl.DataFrame(columns)
 
 
 def _float64_columns(X, columns):
