@@ -60,6 +60,9 @@ CONCURRENT_THREADS = """
 def _run(code, layer):
     env = {**os.environ, "NUMBA_THREADING_LAYER": layer,
            "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    if layer == "tbb":  # pip's tbb package (a test extra) puts libtbb in the environment's lib/
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            [str(Path(sys.prefix) / "lib"), os.environ.get("LD_LIBRARY_PATH", "")])
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                           text=True, timeout=900, env=env)
 
@@ -77,7 +80,7 @@ def _available(layer):
 
 @pytest.mark.parametrize("code", [FORK_AFTER_FIT, CONCURRENT_THREADS],
                          ids=["fork_after_fit", "concurrent_threads"])
-@pytest.mark.parametrize("layer", ["default", "omp", "workqueue"])
+@pytest.mark.parametrize("layer", ["default", "tbb", "omp", "workqueue"])
 def test_each_threading_layer_survives_forks_and_threads(layer, code):
     if layer != "default" and not _available(layer):
         pytest.skip(f"numba's {layer!r} threading layer is not available on this machine")
