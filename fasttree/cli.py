@@ -1,8 +1,15 @@
-"""Command line: ``python -m fasttree`` (bundled data), ``fasttree fit FILE.csv --target COL``."""
+"""Command line: ``python -m fasttree`` (bundled data), and the loop ``fasttree fit FILE.csv
+--target COL --save model.ft``, ``fasttree predict model.ft new.csv``, ``fasttree show model.ft``.
+"""
 
 import argparse
+import csv
+import io
 import sys
 import time
+import warnings
+
+import numpy as np
 
 from . import (
     C45Classifier,
@@ -11,9 +18,10 @@ from . import (
     ID3Classifier,
     export_text,
 )
-from .datasets import DatasetError, load_ionosphere, read_csv
+from .datasets import DatasetError, _delimiter, load_ionosphere, read_csv
 from .evaluation import cross_val_score
-from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA
+from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, report_progress
+from .model_io import load
 
 
 def _parser():
@@ -44,26 +52,47 @@ def _parser():
                        help="cost-complexity pruning parameter (default: 0, no pruning)")
         p.add_argument("--cv", type=int, default=10, help="number of cross-validation folds")
         p.add_argument("--n-jobs", type=int, default=None, help="threads (default: all cores)")
+    fit.add_argument("--no-cv", action="store_true",
+                     help="skip cross-validation (it fits --cv more trees: slow on big files)")
+    fit.add_argument("--save", metavar="MODEL", help="write the fitted tree to this model file "
+                                                     "(read by predict and show)")
+    fit.add_argument("--verbose", action="store_true",
+                     help="print each level of the final fit on stderr: depth, nodes split, "
+                          "their rows, seconds")
+    predict = sub.add_parser("predict", help="predict the rows of a CSV file with a model file")
+    predict.add_argument("model", help="model file written by fit --save")
+    predict.add_argument("file", help="CSV file with a header row naming the model's features "
+                                      "(other columns, such as the target, are ignored)")
+    predict.add_argument("--proba", action="store_true",
+                         help="class probabilities, one column per class (classifiers)")
+    predict.add_argument("-o", "--output", help="write the CSV here (default: stdout)")
+    show = sub.add_parser("show", help="print a model file's summary and tree")
+    show.add_argument("model", help="model file written by fit --save")
+    show.add_argument("--dot", action="store_true", help="print the tree as Graphviz DOT instead")
     return parser
 
 
 def run(args):
-    """Train, cross-validate and print; returns the process exit code."""
+    """Run one command; returns the process exit code."""
+    if args.command == "predict":
+        return _predict(args)
+    if args.command == "show":
+        return _show(args)
+    return _fit(args)
+
+
+def _fit(args):
+    """Train, cross-validate, print and optionally save."""
     if args.command == "fit":
         try:
             data = read_csv(args.file, args.target)
-        except FileNotFoundError:
-            return _fail(f"no such file: {args.file}")
-        except IsADirectoryError:
-            return _fail(f"{args.file} is a directory; pass a CSV file")
-        except OSError as exc:
-            return _fail(f"{args.file}: {exc.strerror or exc}")
-        except (DatasetError, UnicodeDecodeError) as exc:
-            return _fail(f"{args.file}: {exc}")
+        except (OSError, DatasetError, UnicodeDecodeError) as exc:
+            return _fail(_file_error(args.file, exc, "a CSV file"))
         source = args.file
     else:
         data = load_ionosphere()
         source = "ionosphere (bundled with fasttree)"
+    run_cv = not getattr(args, "no_cv", False)
 
     regression = args.criterion in REGRESSION_CRITERIA
     if regression and data.y.dtype.kind not in "if":
@@ -91,9 +120,11 @@ def run(args):
         # the whole data first: a problem with it is reported as such, not as one fold's (this
         # fit also compiles or loads the kernels, which the timed fit below leaves out)
         make().fit(data.X, data.y)
-        score = cross_val_score(make, data.X, data.y, n_splits=args.cv)
+        if run_cv:
+            score = cross_val_score(make, data.X, data.y, n_splits=args.cv)
         start = time.perf_counter()
-        est = make().fit(data.X, data.y)
+        with report_progress(_print_level if getattr(args, "verbose", False) else None):
+            est = make().fit(data.X, data.y)
         fit_seconds = time.perf_counter() - start
     except (ValueError, TypeError) as exc:
         return _fail(str(exc))
@@ -102,11 +133,183 @@ def run(args):
     print(f"data: {source}: {n} rows x {m} features, target {data.target_name!r}")
     print(f"fit time: {fit_seconds * 1000:.1f} ms ({est.get_n_leaves()} leaves, depth "
           f"{est.get_depth()})")
-    metric = "R^2" if regression else "accuracy"
-    print(f"{args.cv}-fold cross-validated {metric}: {score:.4f}")
+    if run_cv:
+        metric = "R^2" if regression else "accuracy"
+        print(f"{args.cv}-fold cross-validated {metric}: {score:.4f}")
     print()
     print(export_text(est, feature_names=data.feature_names), end="")
+    if getattr(args, "save", None):
+        # the CSV's column names travel with the model: predict matches new files by name
+        est.feature_names_in_ = np.array(data.feature_names, dtype=object)
+        est.target_name_ = data.target_name
+        try:
+            est.save(args.save)
+        except OSError as exc:
+            return _fail(f"cannot write {args.save}: {exc.strerror or exc}")
+        print(f"\nsaved the model to {args.save}")
     return 0
+
+
+def _print_level(depth, n_nodes, n_rows, seconds):
+    print(f"fasttree: level {depth}: {n_nodes} open nodes, {n_rows} rows, {seconds:.3f} s",
+          file=sys.stderr)
+
+
+def _load_model(path):
+    """The estimator in a model file, or the one-line error message."""
+    try:
+        return load(path), None
+    except (OSError, ValueError) as exc:
+        return None, _file_error(path, exc, "a model file")
+
+
+def _feature_names(est):
+    names = getattr(est, "feature_names_in_", None)
+    if names is None:  # fitted in Python on an unnamed array: export_text's names
+        return [f"feature_{j}" for j in range(est.n_features_in_)]
+    return [str(name) for name in names]
+
+
+def _predict(args):
+    est, error = _load_model(args.model)
+    if error:
+        return _fail(error)
+    if args.proba and not hasattr(est, "classes_"):
+        return _fail(f"--proba needs a classifier; {args.model} holds a "
+                     f"{type(est).__name__}")
+    if args.proba and est.n_outputs_ > 1:
+        return _fail("--proba takes a model of one output")
+    try:
+        X = _read_features(args.file, est)
+    except (OSError, DatasetError, UnicodeDecodeError) as exc:
+        return _fail(_file_error(args.file, exc, "a CSV file"))
+    try:
+        with warnings.catch_warnings():  # X is matched by name above; it is a plain array here
+            warnings.simplefilter("ignore", UserWarning)
+            result = est.predict_proba(X) if args.proba else est.predict(X)
+    except (ValueError, TypeError) as exc:
+        return _fail(f"{args.file}: {exc}")
+    target = getattr(est, "target_name_", None) or "prediction"
+    if args.proba:
+        header = [str(c) for c in est.classes_]
+    elif est.n_outputs_ > 1:
+        header = [f"{target}_{k}" for k in range(est.n_outputs_)]
+    else:
+        header = [target]
+    rows = result.reshape(result.shape[0], -1)
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([_cell(v) for v in row] for row in rows.tolist())
+    if args.output is None:
+        sys.stdout.write(out.getvalue())
+        return 0
+    try:
+        with open(args.output, "w", newline="", encoding="utf-8") as handle:
+            handle.write(out.getvalue())
+    except OSError as exc:
+        return _fail(f"cannot write {args.output}: {exc.strerror or exc}")
+    return 0
+
+
+def _cell(value):
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _read_features(path, est):
+    """The model's feature columns of a CSV file, matched by name, as an object matrix:
+    numeric features as floats (NaN for an empty cell), categorical ones as strings (None for
+    an empty cell), as :func:`~fasttree.datasets.read_csv` reads a training file.
+
+    The file needs no target column, so it is read here rather than by ``read_csv`` (which
+    takes one column as the target); the model, not the new file's cells, decides which
+    columns are categorical.
+    """
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        text = handle.read()
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
+    try:
+        numbered = [(reader.line_num, row) for row in reader if row]
+    except csv.Error as exc:
+        raise DatasetError(f"line {reader.line_num}: {exc}") from None
+    if not numbered:
+        raise DatasetError("the file is empty")
+    header = numbered[0][1]
+    if len(numbered) == 1:
+        raise DatasetError("the file has a header but no data rows")
+    for line_no, row in numbered[1:]:
+        if len(row) != len(header):
+            raise DatasetError(
+                f"line {line_no} has {len(row)} fields; the header has {len(header)}")
+    names = _feature_names(est)
+    absent = [name for name in names if name not in header]
+    if absent:
+        raise DatasetError(f"no column named {absent[0]!r} (the model's features are: "
+                           f"{', '.join(names)})")
+    X = np.empty((len(numbered) - 1, len(names)), dtype=object)
+    for j, name in enumerate(names):
+        column = header.index(name)
+        values = [row[column] for _, row in numbered[1:]]
+        categories = est.categories_[j]
+        if categories is not None and all(isinstance(c, str) for c in categories.tolist()):
+            X[:, j] = [None if v == "" else v for v in values]
+            continue
+        try:  # numeric features, and categories that are numbers
+            X[:, j] = [np.nan if v == "" else float(v) for v in values]
+        except ValueError:
+            bad = next(v for v in values if not _is_number(v))
+            raise DatasetError(f"column {name!r} holds {bad!r}, which is not a number "
+                               "(the model's feature is numeric)") from None
+    return X
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return text == ""
+    return True
+
+
+def _show(args):
+    est, error = _load_model(args.model)
+    if error:
+        return _fail(error)
+    names = _feature_names(est)
+    if args.dot:
+        from .export import export_graphviz
+
+        print(export_graphviz(est, feature_names=names), end="")
+        return 0
+    print(f"model: {args.model}")
+    print(f"estimator: {est!r}")
+    categorical = [name for name, is_cat in zip(names, est.is_categorical_) if is_cat]
+    print(f"features: {est.n_features_in_} ({', '.join(names)})"
+          + (f"; categorical: {', '.join(categorical)}" if categorical else ""))
+    target = getattr(est, "target_name_", None)
+    if target is not None:
+        print(f"target: {target}")
+    if hasattr(est, "classes_"):
+        per_output = [est.classes_] if est.n_outputs_ == 1 else est.classes_
+        for k, classes in enumerate(per_output):
+            label = "classes" if est.n_outputs_ == 1 else f"classes of output {k}"
+            print(f"{label}: {', '.join(str(c) for c in classes)}")
+    print(f"depth: {est.get_depth()}, leaves: {est.get_n_leaves()}, nodes: "
+          f"{est.tree_.node_count}")
+    print()
+    print(export_text(est, feature_names=names), end="")
+    return 0
+
+
+def _file_error(path, exc, expected):
+    """The one-line message for a file that cannot be read (``expected``: what it should be)."""
+    if isinstance(exc, FileNotFoundError):
+        return f"no such file: {path}"
+    if isinstance(exc, IsADirectoryError):
+        return f"{path} is a directory; pass {expected}"
+    if isinstance(exc, OSError):
+        return f"{path}: {exc.strerror or exc}"
+    return f"{path}: {exc}"
 
 
 def _fail(message):
@@ -115,5 +318,16 @@ def _fail(message):
 
 
 def main(argv=None):
-    """Entry point of ``fasttree`` and ``python -m fasttree``."""
+    """Entry point of ``fasttree`` and ``python -m fasttree``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code: 0, or 2 after a one-line ``fasttree: error: ...`` on stderr.
+    """
     return run(_parser().parse_args(argv))

@@ -8,8 +8,10 @@ Level-wise growth makes the batch a whole level; best-first growth (scikit-learn
 improvement.
 """
 
+import contextvars
 import heapq
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +79,26 @@ class GrowerParams:
     @property
     def select_rule(self):
         return SELECT_GAIN_RATIO if self.criterion == "gain_ratio" else SELECT_IMPURITY
+
+
+# the per-level callback of report_progress (a context variable: fits on other threads unseen)
+_progress = contextvars.ContextVar("fasttree_grow_progress", default=None)
+
+
+@contextmanager
+def report_progress(callback):
+    """Call ``callback(depth, n_nodes, n_rows, seconds)`` after each level that level-wise
+    growth splits inside this block: the depth of the level, how many of its nodes were split,
+    the rows they held and the seconds the level took (the command line's ``--verbose``).
+
+    Best-first growth (``max_leaf_nodes``) reports nothing.  The callback is per context (a
+    ``contextvars`` variable), so fits on other threads are not reported.
+    """
+    token = _progress.set(callback)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
 
 
 class _Batch:
@@ -418,11 +440,18 @@ class TreeGrower:
         return tree
 
     def _grow_level_wise(self, batch):
+        progress = _progress.get()
         while True:
             rows = np.flatnonzero(batch.splittable)
             if rows.size == 0:
                 return
+            start = time.perf_counter()
+            parents = batch
             batch = self._split(batch, rows)
+            if progress is not None:
+                progress(int(parents.depth[rows[0]]), int(rows.size),
+                         int(np.sum(parents.end[rows] - parents.start[rows])),
+                         time.perf_counter() - start)
 
     def _grow_best_first(self, root):
         # Heap of (-improvement, node id, batch, row); node ids break ties deterministically.

@@ -2,9 +2,9 @@
 
 A model file is a zip archive (deflated) holding ``metadata.json`` and one ``.npy`` member per
 node array of the tree (see ``docs/model_files.rst`` for the format).  Loading reads nothing that
-executes code (``json``; ``.npy`` headers and data with ``allow_pickle=False``) and checks
-everything prediction will index before building the estimator, so a tampered or truncated file
-raises ``ValueError``.
+executes code (``json``; ``.npy`` headers, then raw values of a plain dtype, never pickle) and
+checks everything prediction will index before building the estimator, so a tampered or
+truncated file raises ``ValueError``.
 """
 
 import io
@@ -54,7 +54,10 @@ TREE_ARRAYS = {
 _MAX_METADATA_BYTES = 1 << 30
 # Label arrays (classes, categories) restored from JSON: at most this many bytes.
 _MAX_LABEL_BYTES = 1 << 30
-_LABEL_DTYPE = re.compile(r"^(<U[1-9][0-9]{0,8}|[<|]i[1248]|[<|]u[1248]|<f[48]|\|b1|\|O)$")
+# A fixed-width string dtype may be this much wider than its longest value (predictions are
+# arrays of it: a file must not make them needlessly huge); a wider one is saved narrowed.
+_SLACK_CHARS = 64
+_LABEL_DTYPE = re.compile(r"^(<U[1-9][0-9]{0,6}|[<|]i[1248]|[<|]u[1248]|<f[48]|\|b1|\|O)$")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed: the same model gives the same bytes
 
 
@@ -127,6 +130,7 @@ def save(estimator, path):
         "max_features": int(estimator.max_features_),
         "classes": classes_,
         "feature_names_in": None if names is None else [str(n) for n in names],
+        "target_name": _target_name(estimator),
         "is_categorical": [bool(b) for b in estimator.is_categorical_],
         "categories": [None if c is None else _labels_to_json(c, "categories_")
                        for c in estimator.categories_],
@@ -152,6 +156,15 @@ def save(estimator, path):
                 allow_pickle=False)
             archive.writestr(zipfile.ZipInfo(member + ".npy", _ZIP_DATE), buffer.getvalue(),
                              compress_type=zipfile.ZIP_DEFLATED)
+
+
+def _target_name(estimator):
+    """``target_name_``: the target column's name, which the command line sets from the CSV
+    header (scikit-learn's API has no such attribute; Python fits have none)."""
+    name = getattr(estimator, "target_name_", None)
+    if name is not None and not isinstance(name, str):
+        raise ValueError(f"target_name_ must be a str; got {type(name).__name__}.")
+    return name
 
 
 class _Unstorable(Exception):
@@ -191,12 +204,19 @@ def _labels_to_json(array, what):
         raise ValueError(f"{what} of dtype {array.dtype} cannot be saved without pickle; use "
                          "numbers or strings.")
     values = [v.item() if isinstance(v, np.generic) else v for v in array.tolist()]
+    dtype = array.dtype.str
+    if kind == "U" and not _width_ok(array.dtype, values):
+        dtype = f"<U{max(max(map(len, values), default=1), 1)}"
     for v in values:
         if not isinstance(v, (str, bool, int, float)) or (
                 isinstance(v, float) and not math.isfinite(v)):
             raise ValueError(f"{what} holds {v!r} ({type(v).__name__}), which cannot be saved "
                              "without pickle; use finite numbers or strings.")
-    return {"dtype": array.dtype.str, "values": values}
+    return {"dtype": dtype, "values": values}
+
+
+def _width_ok(dtype, values):
+    return dtype.itemsize // 4 <= max(max(map(len, values), default=0), _SLACK_CHARS)
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -232,8 +252,8 @@ def load(path):
 def _load_from(handle):
     try:
         archive = zipfile.ZipFile(handle)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError):
-        raise ValueError("not a fasttree model file (not a zip archive)") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, NotImplementedError):
+        raise ValueError("not a fasttree model file (not a readable zip archive)") from None
     try:
         with archive:
             metadata = _read_metadata(archive)
@@ -308,8 +328,8 @@ def _array_sizes(metadata):
 
 
 def _read_array(archive, name, sizes):
-    """One node array, read with ``allow_pickle=False`` after its header's dtype and shape and
-    the member's size have been checked against the metadata."""
+    """One node array: its ``.npy`` header's dtype (never an object dtype: nothing is unpickled)
+    and shape, and the member's size, checked against the metadata before the data are read."""
     dtype, shape_spec = TREE_ARRAYS[name]
     dtype = np.dtype(dtype)
     shape = tuple(sizes[s] for s in shape_spec)
@@ -326,13 +346,15 @@ def _read_array(archive, name, sizes):
         raise ValueError(f"model file: {member} is not a valid .npy array ({exc})") from None
     if header_dtype.hasobject or header_dtype != dtype:
         raise ValueError(f"model file: {member} has dtype {header_dtype}; expected {dtype}")
-    if tuple(header_shape) != shape or fortran_order:
+    if tuple(header_shape) != shape:
         raise ValueError(f"model file: {member} has shape {header_shape}; the metadata says "
                          f"{shape}")
+    if fortran_order:
+        raise ValueError(f"model file: {member} is stored in Fortran order")
     if len(data) - buffer.tell() != n_bytes:
         raise ValueError(f"model file: {member} holds the wrong number of bytes")
-    buffer.seek(0)
-    return np.lib.format.read_array(buffer, allow_pickle=False)
+    # a plain dtype, checked above: the data are raw values (what read_array would do next)
+    return np.frombuffer(data, dtype=dtype, offset=buffer.tell()).reshape(shape).copy()
 
 
 # -- metadata checks --------------------------------------------------------------------------
@@ -359,13 +381,17 @@ def _bool_list(metadata, key, length):
     return np.array(values, dtype=bool)
 
 
-def _labels_from_json(obj, what):
-    """The array :func:`_labels_to_json` wrote, with its element types and dtype checked."""
+def _labels_from_json(obj, what, distinct=True):
+    """The array :func:`_labels_to_json` wrote, with its element types and dtype checked; labels
+    (classes, categories) must be ``distinct``, and sorted when they are numbers."""
     if not isinstance(obj, dict) or not isinstance(obj.get("dtype"), str) or not isinstance(
             obj.get("values"), list) or not _LABEL_DTYPE.match(obj["dtype"]):
         raise ValueError(f"model file: {what} must be {{'dtype': ..., 'values': [...]}} with a "
                          "number, bool, str or object dtype")
-    dtype = np.dtype(obj["dtype"])
+    try:
+        dtype = np.dtype(obj["dtype"])
+    except TypeError:  # a width numpy does not take
+        raise ValueError(f"model file: {what} has an unknown dtype {obj['dtype']!r}") from None
     values = obj["values"]
     allowed = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,),
                "O": (str, bool, int, float)}[dtype.kind]
@@ -385,11 +411,10 @@ def _labels_from_json(obj, what):
             raise ValueError(f"model file: {what} holds values out of range of {dtype}") from None
         if dtype.kind == "U" and any(len(v) > dtype.itemsize // 4 for v in values):
             raise ValueError(f"model file: {what} holds strings longer than its dtype {dtype}")
-    try:
-        n_distinct = len(set(values))
-    except TypeError:  # pragma: no cover - JSON scalars are hashable
-        n_distinct = -1
-    if n_distinct != len(values) or (dtype.kind in "iuf" and np.any(np.diff(array) <= 0)):
+        if dtype.kind == "U" and not _width_ok(dtype, values):
+            raise ValueError(f"model file: {what}'s dtype {dtype} is far wider than its values")
+    if distinct and (len(set(values)) != len(values)
+                     or (dtype.kind in "iuf" and np.any(np.diff(array) <= 0))):
         raise ValueError(f"model file: {what} must hold distinct values (sorted, for numbers)")
     return array
 
@@ -404,7 +429,7 @@ def _param_from_json(value, where):
         if tag == "float" and inner in ("inf", "-inf", "nan"):
             return float(inner)
         if tag == "ndarray":
-            return _labels_from_json(inner, where)
+            return _labels_from_json(inner, where, distinct=False)
         if tag == "dict" and isinstance(inner, list) and all(
                 isinstance(p, list) and len(p) == 2 for p in inner):
             try:
@@ -460,13 +485,13 @@ def _build_estimator(metadata, arrays):
             raise ValueError("model file: the classes do not match the width of value")
     elif raw_classes is not None or value.shape[2] != 1:
         raise ValueError("model file: a regressor has no classes and one value per output")
+    # classes per output (1 for regression), recorded by trees of several outputs and by pruned
+    # trees
     tree_n_classes = tree_meta.get("n_classes")
-    if tree_n_classes is not None:
-        if not classifier or not isinstance(tree_n_classes, list) or tree_n_classes != \
-                n_classes.tolist():
-            raise ValueError("model file: tree n_classes does not match the classes")
-    elif classifier and n_outputs > 1:
-        raise ValueError("model file: a tree of several outputs needs n_classes")
+    per_output = n_classes.tolist() if classifier else [1] * n_outputs
+    if tree_n_classes != per_output and (tree_n_classes is not None
+                                         or (classifier and n_outputs > 1)):
+        raise ValueError("model file: tree n_classes does not match the classes")
 
     names = metadata.get("feature_names_in")
     if names is not None and (not isinstance(names, list) or len(names) != n_features
@@ -497,6 +522,11 @@ def _build_estimator(metadata, arrays):
     estimator.missing_in_fit_ = missing_in_fit
     if names is not None:
         estimator.feature_names_in_ = np.array(names, dtype=object)
+    target_name = metadata.get("target_name")
+    if target_name is not None:
+        if not isinstance(target_name, str):
+            raise ValueError("model file: target_name must be a string or null")
+        estimator.target_name_ = target_name
     if classifier:
         estimator.classes_ = class_arrays[0] if n_outputs == 1 else class_arrays
         estimator.n_classes_ = int(n_classes[0]) if n_outputs == 1 else n_classes

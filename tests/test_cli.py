@@ -125,3 +125,217 @@ def test_a_problem_with_the_data_is_reported_for_the_whole_data(tmp_path):
     out = run_cli("fit", path, "--cv", "3")
     assert out.returncode == 2
     assert "30" in out.stderr and "20" not in out.stderr  # not a fold's 20 rows
+
+
+# -- the fit / save / predict / show loop, in process through fasttree.cli.main ----------------
+def main(capsys, *args):
+    from fasttree.cli import main as cli_main
+
+    code = cli_main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+LOOP_CSV = "size,color,count,label\n" + "\n".join(
+    f"{'' if i % 11 == 0 else round((i * 37 % 23) / 7, 2)},"
+    f"{['red', 'green', 'blue'][i % 3]},{i % 5},"
+    f"{'yes' if (i * 37 % 23) / 7 + (i % 3 == 0) > 1.8 else 'no'}"
+    for i in range(60)) + "\n"
+
+
+@pytest.fixture
+def loop_files(tmp_path):
+    data = tmp_path / "train.csv"
+    data.write_text(LOOP_CSV)
+    return data, tmp_path / "model.ft"
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+def test_fit_save_predict_show_loop(capsys, loop_files, tmp_path):
+    import numpy as np
+
+    import fasttree
+    from fasttree.datasets import read_csv
+
+    data, model = loop_files
+    code, out, err = main(capsys, "fit", data, "--target", "label", "--max-depth", "4",
+                          "--cv", "3", "--save", model)
+    assert code == 0, err
+    assert "60 rows x 3 features, target 'label'" in out and "3-fold cross-validated" in out
+    assert f"saved the model to {model}" in out
+    # the saved model is the tree fit printed, with the CSV's names
+    est = fasttree.load(model)
+    assert est.feature_names_in_.tolist() == ["size", "color", "count"]
+    assert est.target_name_ == "label" and est.is_categorical_.tolist() == [False, True, False]
+    assert fasttree.export_text(est) in out
+
+    # predict: columns found by name (reordered, the target dropped, an extra column ignored)
+    table = read_csv(str(data), "label")
+    new = tmp_path / "new.csv"
+    new.write_text("extra,count,color,size\n" + "\n".join(
+        f"x,{int(c)},{k},{'' if s != s else s}" for s, k, c in table.X.tolist()) + "\n")
+    code, out, err = main(capsys, "predict", model, new)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "label" and len(lines) == 61
+    assert lines[1:] == [str(v) for v in est.predict(table.X)]
+    code, out, err = main(capsys, "predict", model, data, "--proba", "-o", tmp_path / "p.csv")
+    assert code == 0 and out == "", err
+    proba = (tmp_path / "p.csv").read_text().splitlines()
+    assert proba[0] == "no,yes"
+    np.testing.assert_array_equal(
+        np.array([[float(v) for v in line.split(",")] for line in proba[1:]]),
+        est.predict_proba(table.X))
+
+    code, out, err = main(capsys, "show", model)
+    assert code == 0, err
+    assert "estimator: DecisionTreeClassifier(" in out and "target: label" in out
+    assert "features: 3 (size, color, count); categorical: color" in out
+    assert "classes: no, yes" in out
+    assert f"depth: {est.get_depth()}, leaves: {est.get_n_leaves()}" in out
+    assert out.endswith(fasttree.export_text(est))
+    code, out, err = main(capsys, "show", model, "--dot")
+    assert code == 0, err
+    assert out == fasttree.export_graphviz(est, feature_names=["size", "color", "count"])
+    assert out.startswith("digraph Tree {")
+
+
+def test_regression_model_and_no_cv(capsys, loop_files, tmp_path):
+    import fasttree
+
+    data, model = loop_files
+    code, out, err = main(capsys, "fit", data, "--target", "count", "--criterion",
+                          "squared_error", "--no-cv", "--max-depth", "2", "--save", model)
+    assert code == 0, err
+    assert "cross-validated" not in out and "fit time:" in out
+    est = fasttree.load(model)
+    code, out, err = main(capsys, "predict", model, data)  # the target column is there too
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "count" and len(lines) == 61
+    assert {float(v) for v in lines[1:]} <= set(est.tree_.value[:, 0, 0].tolist())
+    code, out, err = main(capsys, "predict", model, data, "--proba")
+    assert code == 2 and "--proba needs a classifier" in err
+
+
+def test_verbose_prints_each_level(capsys, loop_files):
+    data, _ = loop_files
+    code, out, err = main(capsys, "fit", data, "--no-cv", "--max-depth", "3", "--verbose")
+    assert code == 0
+    lines = err.splitlines()
+    assert [line.split(":")[1] for line in lines] == [" level 0", " level 1", " level 2"][
+        :len(lines)] and lines
+    assert lines[0].startswith("fasttree: level 0: 1 open nodes, 60 rows, ")
+    assert lines[0].endswith(" s")
+
+
+def test_python_fitted_model_without_names(capsys, tmp_path):
+    import numpy as np
+
+    from fasttree import DecisionTreeRegressor
+
+    X = np.arange(40, dtype=float).reshape(20, 2)
+    est = DecisionTreeRegressor(max_depth=2).fit(X, X[:, 0] * 2)
+    est.save(tmp_path / "m.ft")
+    (tmp_path / "new.csv").write_text("feature_1,feature_0\n3,4\n,38\n")
+    code, out, err = main(capsys, "predict", tmp_path / "m.ft", tmp_path / "new.csv")
+    assert code == 0, err
+    assert out.splitlines() == ["prediction"] + [
+        repr(v) for v in est.predict(np.array([[4.0, 3.0], [38.0, np.nan]])).tolist()]
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+    """The training CSV and the model ``fit --save`` writes from it (fitted once)."""
+    import contextlib
+    import io
+
+    from fasttree.cli import main as cli_main
+
+    folder = tmp_path_factory.mktemp("saved")
+    data, model = folder / "train.csv", folder / "model.ft"
+    data.write_text(LOOP_CSV)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli_main(["fit", str(data), "--no-cv", "--max-depth", "3", "--save",
+                         str(model)]) == 0
+    return data, model
+
+
+@pytest.mark.parametrize("case, message", [
+    ("missing model", "no such file: "),
+    ("directory model", "is a directory; pass a model file"),
+    ("csv as model", "not a fasttree model file"),
+    ("truncated model", "model file"),
+    ("tampered model", "feature is out of range"),
+    ("missing csv", "no such file: "),
+    ("missing column", "no column named 'color'"),
+    ("not a number", "column 'size' holds 'big', which is not a number"),
+    ("ragged csv", "line 3 has 2 fields"),
+    ("empty csv", "the file is empty"),
+    ("header only", "no data rows"),
+])
+def test_predict_and_show_one_line_errors(capsys, saved_model, tmp_path, case, message):
+    import io
+    import zipfile
+
+    import numpy as np
+
+    data, model = saved_model
+    csv_path = tmp_path / "new.csv"
+    model_path = model
+    if case == "missing model":
+        model_path = tmp_path / "absent.ft"
+    elif case == "directory model":
+        model_path = tmp_path
+    elif case == "csv as model":
+        model_path = data
+    elif case == "truncated model":
+        model_path = tmp_path / "cut.ft"
+        model_path.write_bytes(model.read_bytes()[:700])
+    elif case == "tampered model":
+        with zipfile.ZipFile(model) as archive:
+            members = {n: archive.read(n) for n in archive.namelist()}
+        feature = np.load(io.BytesIO(members["feature.npy"]))
+        feature[0] = 99
+        buffer = io.BytesIO()
+        np.save(buffer, feature)
+        members["feature.npy"] = buffer.getvalue()
+        model_path = tmp_path / "tampered.ft"
+        with zipfile.ZipFile(model_path, "w") as archive:
+            for name, member in members.items():
+                archive.writestr(name, member)
+    csv_text = {"missing column": "size,count\n1,2\n", "not a number": "size,color,count\n"
+                "big,red,1\n", "ragged csv": "size,color,count\n1,red,2\n3,blue\n",
+                "empty csv": "", "header only": "size,color,count\n"}.get(
+        case, "size,color,count\n1.5,red,2\n")
+    if case != "missing csv":
+        csv_path.write_text(csv_text)
+    commands = [["predict", model_path, csv_path]]
+    if case.endswith("model"):  # show reads the model only
+        commands.append(["show", model_path])
+    for command in commands:
+        code, out, err = main(capsys, *command)
+        assert code == 2 and out == "", (case, command, out, err)
+        assert err.startswith("fasttree: error: ") and message in err, err
+        assert len(err.strip().splitlines()) == 1, err
+
+
+def test_installed_entry_point(tmp_path):
+    """The ``fasttree`` console script (pyproject's [project.scripts]) runs the loop."""
+    import shutil
+
+    script = shutil.which("fasttree", path=str(Path(sys.executable).parent))
+    assert script is not None, "install the package (pip install -e .) to get the script"
+    data = tmp_path / "train.csv"
+    data.write_text(LOOP_CSV)
+    model = tmp_path / "m.ft"
+    fit = subprocess.run([script, "fit", str(data), "--no-cv", "--save", str(model)],
+                         capture_output=True, text=True, timeout=600)
+    assert fit.returncode == 0, fit.stderr
+    predict = subprocess.run([script, "predict", str(model), str(data)], capture_output=True,
+                             text=True, timeout=600)
+    assert predict.returncode == 0, predict.stderr
+    assert predict.stdout.splitlines()[0] == "label"
+    bad = subprocess.run([script, "show", str(data)], capture_output=True, text=True,
+                         timeout=600)
+    assert bad.returncode == 2 and bad.stderr.startswith("fasttree: error: ")
