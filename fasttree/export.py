@@ -5,6 +5,16 @@ import numbers
 import numpy as np
 
 from ._dtypes import SPLIT_MULTIWAY, SPLIT_THRESHOLD
+from .estimators import _BaseDecisionTree
+
+
+def check_fitted_tree(estimator, caller):
+    """``TypeError`` unless ``estimator`` is a fasttree tree estimator; ``NotFittedError`` unless
+    it is fitted."""
+    if not isinstance(estimator, _BaseDecisionTree):
+        raise TypeError(f"{caller} takes a fitted fasttree tree estimator; got "
+                        f"{type(estimator).__name__}.")
+    estimator._check_is_fitted()
 
 
 def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show_weights=False):
@@ -32,7 +42,7 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
     -------
     text : str
     """
-    estimator._check_is_fitted()
+    check_fitted_tree(estimator, "export_text")
     tree = estimator.tree_
     if feature_names is None:
         feature_names = getattr(estimator, "feature_names_in_", None)
@@ -225,12 +235,13 @@ class NodeLabels:
     the feature for a multiway one; then ``missing → left``/``right``/``every branch`` when the
     feature had missing values in training), ``<criterion> = ...`` (``impurity``),
     ``samples = ...``, ``value = ...`` and ``class = ...`` (``class_names``).  Parameters as in
-    :func:`export_graphviz`; ``characters`` is the output's set of special characters.
+    :func:`export_graphviz`; ``characters`` is the output's set of special characters,
+    ``escape`` escapes a name for the output, ``caller`` names the function in errors.
     """
 
     def __init__(self, estimator, *, feature_names, class_names, label, filled, impurity,
-                 node_ids, proportion, precision, characters, escape):
-        estimator._check_is_fitted()
+                 node_ids, proportion, precision, characters, escape, caller):
+        check_fitted_tree(estimator, caller)
         from .interop import sklearn_criterion
 
         tree = estimator.tree_
@@ -460,7 +471,7 @@ def export_graphviz(decision_tree, out_file=None, *, max_depth=None, feature_nam
     labels = NodeLabels(decision_tree, feature_names=feature_names, class_names=class_names,
                         label=label, filled=filled, impurity=impurity, node_ids=node_ids,
                         proportion=proportion, precision=precision, characters=characters,
-                        escape=lambda text: text.replace('"', r"\""))
+                        escape=lambda text: text.replace('"', r"\""), caller="export_graphviz")
     tree = decision_tree.tree_
     style = [s for s, on in (("filled", filled), ("rounded", rounded)) if on]
     lines = ["digraph Tree {",

@@ -10,6 +10,7 @@ inside :func:`to_sklearn`.
 import numpy as np
 
 from ._dtypes import SPLIT_THRESHOLD
+from .export import check_fitted_tree
 
 #: The scikit-learn criterion whose impurity a fasttree criterion stores (gain ratio chooses
 #: splits by gain / split information, but the nodes' impurity is Shannon entropy).
@@ -89,7 +90,7 @@ def to_sklearn(estimator):
         If scikit-learn cannot represent the tree: category subset or multiway splits,
         C4.5's fractional missing values, or categorical input features.
     """
-    estimator._check_is_fitted()
+    check_fitted_tree(estimator, "to_sklearn")
     check_representable(estimator)
     try:
         from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor

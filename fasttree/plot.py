@@ -76,7 +76,7 @@ def plot_tree(decision_tree, *, max_depth=None, feature_names=None, class_names=
     labels = NodeLabels(decision_tree, feature_names=feature_names, class_names=class_names,
                         label=label, filled=filled, impurity=impurity, node_ids=node_ids,
                         proportion=proportion, precision=precision,
-                        characters=_MPL_CHARACTERS, escape=str)
+                        characters=_MPL_CHARACTERS, escape=str, caller="plot_tree")
     _check_int(max_depth, "max_depth", allow_none=True)
     tree = decision_tree.tree_
     nodes, x, n_columns = _layout(tree, max_depth)

@@ -212,3 +212,10 @@ def test_bad_arguments(kwargs, error, match):
 def test_not_fitted():
     with pytest.raises(NotFittedError):
         export_graphviz(DecisionTreeClassifier())
+
+
+def test_not_a_fasttree_tree():
+    converted = FITTED["classifier"]().to_sklearn()
+    for function in (export_graphviz, fasttree.export_text, fasttree.plot_tree):
+        with pytest.raises(TypeError, match="fasttree tree estimator"):
+            function(converted)

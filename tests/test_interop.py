@@ -19,6 +19,7 @@ from fasttree import (
     ID3Classifier,
     NotFittedError,
 )
+from fasttree.interop import to_sklearn
 
 DATA = "/work/shared/data/"
 RNG = np.random.default_rng(0)
@@ -206,3 +207,5 @@ def test_fractional_missing_is_refused():
 def test_not_fitted():
     with pytest.raises(NotFittedError):
         DecisionTreeClassifier().to_sklearn()
+    with pytest.raises(TypeError, match="fasttree tree estimator"):
+        to_sklearn(sklearn.tree.DecisionTreeClassifier().fit(IRIS_X, IRIS_Y))
