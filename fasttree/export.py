@@ -1,11 +1,22 @@
 """Text and DOT renderings of a fitted tree and the wording they share (read the node arrays)."""
 
+import html
 import numbers
 
 import numpy as np
 
 from ._dtypes import SPLIT_MULTIWAY, SPLIT_THRESHOLD
 from .estimators import _BaseDecisionTree
+
+
+#: The scikit-learn criterion whose impurity a fasttree criterion stores (gain ratio chooses
+#: splits by gain / split information, but the nodes' impurity is Shannon entropy).
+SKLEARN_CRITERION = {"gain_ratio": "entropy"}
+
+
+def sklearn_criterion(criterion):
+    """scikit-learn's name of the impurity that a fasttree ``criterion`` stores in the tree."""
+    return SKLEARN_CRITERION.get(criterion, criterion)
 
 
 def check_fitted_tree(estimator, caller):
@@ -242,8 +253,6 @@ class NodeLabels:
     def __init__(self, estimator, *, feature_names, class_names, label, filled, impurity,
                  node_ids, proportion, precision, characters, escape, caller):
         check_fitted_tree(estimator, caller)
-        from .interop import sklearn_criterion
-
         tree = estimator.tree_
         if label not in ("all", "root", "none"):
             raise ValueError(f"label must be 'all', 'root' or 'none'; got {label!r}.")
@@ -258,8 +267,7 @@ class NodeLabels:
             names = [escape(name) for name in feature_names]
         else:
             names = [f"x{characters[1]}{f}{characters[2]}" for f in range(tree.n_features)]
-        self.is_classifier = estimator._estimator_type == "classifier"
-        if self.is_classifier:
+        if estimator._estimator_type == "classifier":
             self.n_classes = np.atleast_1d(np.asarray(estimator.n_classes_, dtype=np.intp))
         else:
             self.n_classes = np.ones(tree.n_outputs, dtype=np.intp)
@@ -281,7 +289,6 @@ class NodeLabels:
         self.proportion = proportion
         self.precision = precision
         self.characters = characters
-        self.filled = filled
         self._colors = self._palette() if filled else None
 
     def _round(self, value):
@@ -451,7 +458,8 @@ def export_graphviz(decision_tree, out_file=None, *, max_depth=None, feature_nam
     rounded : bool, default=False
         Rounded node boxes.
     special_characters : bool, default=False
-        HTML-like labels (``&le;``, subscripts) for PostScript output.
+        HTML-like labels (``&le;``, subscripts) for PostScript output; names are
+        HTML-escaped there (scikit-learn leaves ``<``, ``>`` and ``&`` as they are).
     precision : int, default=3
         Digits after the point of thresholds, impurities and values.
     fontname : str, default="helvetica"
@@ -467,11 +475,14 @@ def export_graphviz(decision_tree, out_file=None, *, max_depth=None, feature_nam
     if not (out_file is None or isinstance(out_file, str) or hasattr(out_file, "write")):
         raise TypeError("out_file must be None, a path or an object with a write method; got "
                         f"{type(out_file).__name__}.")
-    characters = _HTML_CHARACTERS if special_characters else _DOT_CHARACTERS
+    if special_characters:  # HTML-like labels: names may hold <, > or &
+        characters, escape = _HTML_CHARACTERS, html.escape
+    else:
+        characters, escape = _DOT_CHARACTERS, lambda text: text.replace('"', r"\"")
     labels = NodeLabels(decision_tree, feature_names=feature_names, class_names=class_names,
                         label=label, filled=filled, impurity=impurity, node_ids=node_ids,
                         proportion=proportion, precision=precision, characters=characters,
-                        escape=lambda text: text.replace('"', r"\""), caller="export_graphviz")
+                        escape=escape, caller="export_graphviz")
     tree = decision_tree.tree_
     style = [s for s, on in (("filled", filled), ("rounded", rounded)) if on]
     lines = ["digraph Tree {",

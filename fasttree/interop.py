@@ -10,16 +10,7 @@ inside :func:`to_sklearn`.
 import numpy as np
 
 from ._dtypes import SPLIT_THRESHOLD
-from .export import check_fitted_tree
-
-#: The scikit-learn criterion whose impurity a fasttree criterion stores (gain ratio chooses
-#: splits by gain / split information, but the nodes' impurity is Shannon entropy).
-SKLEARN_CRITERION = {"gain_ratio": "entropy"}
-
-
-def sklearn_criterion(criterion):
-    """scikit-learn's name of the impurity that a fasttree ``criterion`` stores in the tree."""
-    return SKLEARN_CRITERION.get(criterion, criterion)
+from .export import check_fitted_tree, sklearn_criterion
 
 
 def check_representable(estimator):

@@ -45,6 +45,8 @@ FITTED = {
         IRIS_X, IRIS_Y, sample_weight=WEIGHTS),
     "multi_output_classifier": lambda: DecisionTreeClassifier(max_depth=2).fit(
         IRIS_X, np.c_[IRIS_Y, IRIS_Y % 2]),
+    "gain_ratio": lambda: DecisionTreeClassifier(max_depth=3, criterion="gain_ratio").fit(
+        IRIS_X, IRIS_Y),
     "regressor": lambda: DecisionTreeRegressor(max_depth=3).fit(DIAB_X, DIAB_Y),
     "multi_output_regressor": lambda: DecisionTreeRegressor(max_depth=2).fit(
         DIAB_X, np.c_[DIAB_Y, DIAB_Y / 3]),
@@ -181,6 +183,16 @@ def test_missing_routing_shown():
     child = tree.children_left[node] + tree.missing_branch[node]
     edge = graph.get_edge(str(node), str(child))[0]
     assert edge.get_label().endswith(' (missing)"')
+
+
+def test_html_labels_escape_names():
+    X, y = _load("adult_sample_missing.csv")
+    est = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    assert "<=50K" in list(est.classes_)
+    dot = export_graphviz(est, class_names=list(est.classes_), special_characters=True)
+    assert "class = &lt;=50K>" in dot and "class = <=50K" not in dot
+    _, nodes, edges = _parse(dot)
+    assert len(nodes) == est.tree_.node_count
 
 
 def test_label_text_matches_export_text_wording():
