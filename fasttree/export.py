@@ -441,7 +441,7 @@ def export_graphviz(decision_tree, out_file=None, *, max_depth=None, feature_nam
         Names of the classes in ascending order (single-output classifiers); True writes
         ``y[k]``; None leaves the majority class out.
     label : {"all", "root", "none"}, default="all"
-        Where to write the field names (``samples = ``...).
+        Where to write the field names (``samples =`` and the others).
     filled : bool, default=False
         Fill nodes with the colour of their majority class, the extremity of their value
         (regression) or the purity of the node (several outputs).
@@ -458,8 +458,8 @@ def export_graphviz(decision_tree, out_file=None, *, max_depth=None, feature_nam
     rounded : bool, default=False
         Rounded node boxes.
     special_characters : bool, default=False
-        HTML-like labels (``&le;``, subscripts) for PostScript output; names are
-        HTML-escaped there (scikit-learn leaves ``<``, ``>`` and ``&`` as they are).
+        HTML-like labels (the "less or equal" sign, subscripts) for PostScript output; names
+        are HTML-escaped there (scikit-learn does not escape them).
     precision : int, default=3
         Digits after the point of thresholds, impurities and values.
     fontname : str, default="helvetica"
