@@ -7,13 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.datasets import load_breast_cancer, make_classification
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import train_test_split
 
-sklearn = pytest.importorskip("sklearn")
-from sklearn.datasets import load_breast_cancer, make_classification  # noqa: E402
-from sklearn.ensemble import RandomForestClassifier  # noqa: E402
-from sklearn.model_selection import train_test_split  # noqa: E402
-
-import fasttree  # noqa: E402
+import fasttree
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "plot_random_forest_kernels.py"
 
