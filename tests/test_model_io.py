@@ -622,3 +622,109 @@ def test_truncations_and_bit_flips_in_a_child_process(model_bytes):
     assert out.returncode == 0, (out.stdout + out.stderr).decode()[-3000:]
     counts = json.loads(out.stdout.decode().strip().splitlines()[-1])
     assert counts["ValueError"] > len(model_bytes) // 17  # every truncation and most flips
+
+
+MUTATION_CHILD = textwrap.dedent("""
+    import io, json, sys, warnings, zipfile
+    import numpy as np
+    import fasttree
+
+    warnings.simplefilter("ignore")
+    data = sys.stdin.buffer.read()
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        contents = {name: archive.read(name) for name in archive.namelist()}
+    metadata = json.loads(contents["metadata.json"])
+    original = fasttree.load(io.BytesIO(data))
+    X = np.random.default_rng(0).normal(size=(40, original.n_features_in_)).astype(object)
+    X[::5, 0] = np.nan
+    for j, cats in enumerate(original.categories_):
+        if cats is not None:
+            X[:, j] = np.resize(np.append(cats, "unseen"), 40)
+
+    def variant(meta=None, array=None):
+        parts = dict(contents)
+        if meta is not None:
+            parts["metadata.json"] = json.dumps(meta).encode()
+        if array is not None:
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, array[1])
+            parts[array[0] + ".npy"] = buffer.getvalue()
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as archive:
+            for name, member in parts.items():
+                archive.writestr(name, member)
+        return out.getvalue()
+
+    def leaf_paths(node, path=()):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                yield from leaf_paths(value, path + (key,))
+        elif isinstance(node, list) and node:
+            for i in (0, len(node) - 1):
+                yield from leaf_paths(node[i], path + (i,))
+        yield path
+
+    def replaced(path, value):
+        meta = json.loads(json.dumps(metadata))
+        if not path:
+            return value
+        target = meta
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        return meta
+
+    variants = []
+    for path in leaf_paths(metadata):
+        for value in (None, -1, 2**70, "x", [], {"dtype": "|O"}):
+            variants.append((f"metadata {path} = {value!r}", variant(meta=replaced(path, value))))
+    n = int(metadata["tree"]["node_count"])
+    for name in sorted(n for n in contents if n.endswith(".npy")):
+        array = np.load(io.BytesIO(contents[name]), allow_pickle=False)
+        if array.size == 0:
+            continue
+        flat = array.reshape(-1)
+        for index in sorted({0, flat.size // 2, flat.size - 1}):
+            for value in (-1, 1, n, 2**40, np.nan):
+                mutated = flat.copy()
+                if mutated.dtype.kind != "f" and not np.isfinite(value):
+                    continue
+                if mutated.dtype.kind in "iu" and not (np.iinfo(mutated.dtype).min <= value
+                                                       <= np.iinfo(mutated.dtype).max):
+                    continue
+                mutated[index] = value
+                variants.append((f"{name}[{index}] = {value}",
+                                 variant(array=(name[:-4], mutated.reshape(array.shape)))))
+    counts = {"ValueError": 0, "loaded": 0}
+    for label, blob in variants:
+        try:
+            model = fasttree.load(io.BytesIO(blob))
+        except ValueError:
+            counts["ValueError"] += 1
+            continue
+        except BaseException as exc:
+            print(f"{label}: load raised {type(exc).__name__}: {exc}")
+            sys.exit(1)
+        try:  # a file that loads is a model every reader handles
+            model.predict(X), model.apply(X), model.decision_path(X)
+            model.feature_importances_, fasttree.export_text(model), repr(model)
+            if hasattr(model, "classes_"):
+                model.predict_proba(X)
+        except BaseException as exc:
+            print(f"{label}: loaded, then {type(exc).__name__}: {exc}")
+            sys.exit(1)
+        counts["loaded"] += 1
+    counts["variants"] = len(variants)
+    print(json.dumps(counts))
+""")
+
+
+def test_every_field_mutated_in_a_child_process(model_bytes):
+    """Each metadata field (first and last list entries) set to values of every JSON type, and
+    entries of every node array set to boundary values: ValueError, or a model every reader
+    (predict, apply, decision_path, importances, export_text) handles without an error."""
+    out = subprocess.run([sys.executable, "-c", MUTATION_CHILD], input=model_bytes,
+                         capture_output=True, timeout=600)
+    assert out.returncode == 0, (out.stdout + out.stderr).decode()[-3000:]
+    counts = json.loads(out.stdout.decode().strip().splitlines()[-1])
+    assert counts["ValueError"] > counts["loaded"] > 0, counts
