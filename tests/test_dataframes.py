@@ -92,7 +92,6 @@ def _assert_same_tree(a, b):
 
 ESTIMATORS = {
     "tree": lambda: fasttree.DecisionTreeClassifier(random_state=0),
-    "tree-multiway": lambda: fasttree.DecisionTreeClassifier(categorical_split="multiway"),
     "extra": lambda: fasttree.ExtraTreeClassifier(random_state=0, max_features=None),
     "id3": lambda: fasttree.ID3Classifier(),
     "c45": lambda: fasttree.C45Classifier(min_samples_leaf=1),
@@ -238,6 +237,17 @@ def test_feature_name_checks_match_scikit_learn(library):
         mine = _outcome(ours_cls().fit, mixed, y)
         assert mine[0][0] is TypeError
         assert mine == _outcome(theirs_cls().fit, mixed, y)
+
+
+@pytest.mark.parametrize("est", [
+    fasttree.DecisionTreeClassifier(), fasttree.ExtraTreeRegressor(), fasttree.C45Classifier(),
+    EqualFrequencyDiscretizer(), EntropyDiscretizer()], ids=lambda e: type(e).__name__)
+def test_scikit_learns_column_names_check(est):
+    # not in check_estimator's default list for these estimators; it checks every fitted
+    # method for scikit-learn's warnings and errors about feature names
+    from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
+
+    check_dataframe_column_names_consistency(type(est).__name__, est)
 
 
 def test_refit_without_names_forgets_them():
