@@ -23,7 +23,7 @@ ordered pandas ``Categorical`` with Orange's interval labels: ``'< 5.45'``, ``'5
 ``'≥ 6.15'`` (``labels_`` holds them; a column without any cut has the single label
 ``'single_value'``, as in Orange); with ``set_output(transform="polars")``, a polars DataFrame
 whose discretized columns are ``Enum`` of the same labels.  polars and pyarrow tables are
-accepted as input (converted once, see :mod:`fasttree._frames`).
+accepted as input (converted once; see the quick start's "DataFrames" section).
 """
 
 import heapq
