@@ -15,7 +15,7 @@ polars ``Categorical``                ``category`` of its distinct values, sorte
                                       2.0 a Categorical has no fixed category list)
 Arrow ``dictionary``                  ``category`` with the dictionary, in its order (as
                                       ``pyarrow.Table.to_pandas``)
-null (all missing)                    object column of None
+null (all missing)                    object column of missing values
 anything else (dates, lists, ...)     ``TypeError`` naming the column
 ====================================  ===========================================================
 
@@ -49,13 +49,18 @@ def _is_arrow_array(obj):
             and not hasattr(obj, "schema"))
 
 
+def is_dataframe(X):
+    """A pandas-like DataFrame (duck-typed: no pandas import)."""
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
 def column_names(X):
     """Column names of a pandas, polars or pyarrow table (a list), else None."""
     if _is_polars_frame(X):
         return list(X.columns)
     if _is_arrow_table(X):
         return list(X.column_names)
-    if hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc"):  # pandas-like
+    if is_dataframe(X):
         return list(X.columns)
     return None
 
@@ -165,6 +170,10 @@ def _polars_column(s, name, pd):
 
 # -- pyarrow ---------------------------------------------------------------------------------------
 
+def _is_arrow_string(t):
+    return str(t) in ("string", "large_string", "string_view")  # is_string_view: pyarrow>=16
+
+
 def _arrow_column(col, column, name, pd):
     """One Arrow column (Array or ChunkedArray) as a NumPy array or a pandas Categorical."""
     import pyarrow as pa
@@ -176,12 +185,12 @@ def _arrow_column(col, column, name, pd):
     if types.is_integer(t) or types.is_floating(t) or types.is_boolean(t) or types.is_null(t):
         values = col.to_numpy()
         return values.astype(object, copy=False) if types.is_null(t) else values
-    if str(t) in ("string", "large_string", "string_view"):  # is_string_view: pyarrow>=16
+    if _is_arrow_string(t):
         return col.to_numpy().astype(object, copy=False)
     if types.is_dictionary(t):
         value_type = t.value_type
-        if not (types.is_string(value_type) or types.is_large_string(value_type)
-                or types.is_integer(value_type) or types.is_floating(value_type)):
+        if not (_is_arrow_string(value_type) or types.is_integer(value_type)
+                or types.is_floating(value_type)):
             raise unsupported_column(name, column, t)
         if pd is None:  # a target: the values themselves
             return col.cast(value_type).to_numpy().astype(object, copy=False)

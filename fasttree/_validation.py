@@ -6,15 +6,10 @@ import warnings
 import numpy as np
 
 from ._dtypes import FLOAT_DTYPE, INDEX_DTYPE, X_DTYPE
-from ._frames import as_vector, column_names, unsupported_column
+from ._frames import as_vector, column_names, is_dataframe, unsupported_column
 from .exceptions import data_conversion_warning
 
 _FLOAT32_MAX = np.finfo(np.float32).max
-
-
-def is_dataframe(X):
-    """A pandas-like DataFrame (duck-typed: no pandas import)."""
-    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
 def is_sparse(X):
