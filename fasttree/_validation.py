@@ -10,6 +10,7 @@ from ._frames import as_vector, column_names, is_dataframe, unsupported_column
 from .exceptions import data_conversion_warning
 
 _FLOAT32_MAX = np.finfo(np.float32).max
+_BLOCK_BYTES = 64 * 2**20  # float64 temporaries while a DataFrame becomes float32
 
 
 def is_sparse(X):
@@ -192,14 +193,16 @@ def check_X(X, *, order, name="X"):
 
 
 def _frame_as_float32(X, name, order):
-    """A numeric DataFrame as a float32 array filled one column at a time: no float64 copy of
-    the whole table (a float64 column without missing values is read in place)."""
-    out = np.empty(X.shape, dtype=X_DTYPE, order=order)
-    for j in range(X.shape[1]):
-        column = X.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
-        if _too_large(column):
+    """A numeric DataFrame as a float32 array, converted in blocks of columns: the float64
+    temporaries stay under ``_BLOCK_BYTES`` instead of copying the whole table."""
+    n_rows, n_columns = X.shape
+    out = np.empty((n_rows, n_columns), dtype=X_DTYPE, order=order)
+    step = max(1, _BLOCK_BYTES // (8 * max(n_rows, 1)))
+    for start in range(0, n_columns, step):
+        block = X.iloc[:, start:start + step].to_numpy(dtype=np.float64, na_value=np.nan)
+        if _too_large(block):
             raise ValueError(f"{name} contains a value too large for float32.")
-        out[:, j] = column
+        out[:, start:start + step] = block
     return out
 
 

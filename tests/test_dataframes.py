@@ -353,3 +353,36 @@ def test_unsupported_columns_are_named(table):
 def test_lazy_frame_is_refused():
     with pytest.raises(TypeError, match="LazyFrame; call .collect"):
         fasttree.DecisionTreeClassifier().fit(pl.DataFrame({"a": [1.0, 2.0]}).lazy(), [0, 1])
+
+
+# -- conversion details --------------------------------------------------------------------------
+
+def test_frames_become_float32_in_blocks_of_columns(monkeypatch):
+    from fasttree import _validation
+
+    rng = np.random.default_rng(9)
+    values = rng.normal(size=(50, 7))
+    values[::4, 2] = np.nan
+    frame = pd.DataFrame(values).astype({3: "float32", 4: "Float64"})
+    frame[5] = pd.array(np.arange(50) % 3, dtype="Int64")
+    frame.loc[::5, 5] = pd.NA
+    monkeypatch.setattr(_validation, "_BLOCK_BYTES", 8 * 50 * 3)  # three columns a block
+    expected = frame.to_numpy(dtype=np.float64, na_value=np.nan).astype(np.float32)
+    for order in ("C", "F"):
+        out = _validation.check_X(frame, order=order)
+        np.testing.assert_array_equal(out, expected)
+        assert out.flags[f"{order}_CONTIGUOUS"]
+    frame[6] = 1e39  # too large for float32, in the last block
+    with pytest.raises(ValueError, match="too large for float32"):
+        _validation.check_X(frame, order="C")
+
+
+def test_polars_and_arrow_need_pandas(monkeypatch):
+    import sys
+
+    tables = ((pl.DataFrame({"a": [1.0, 2.0]}), "polars DataFrames"),
+              (pa.table({"a": [1.0, 2.0]}), "pyarrow Tables"))
+    monkeypatch.setitem(sys.modules, "pandas", None)  # "import pandas" raises ImportError
+    for table, what in tables:
+        with pytest.raises(ImportError, match=f"reads {what} through pandas; install pandas"):
+            fasttree.DecisionTreeClassifier().fit(table, [0, 1])
