@@ -18,7 +18,7 @@ from . import (
     ID3Classifier,
     export_text,
 )
-from .datasets import DatasetError, _delimiter, load_ionosphere, read_csv
+from .datasets import DatasetError, load_ionosphere, read_csv, read_rows
 from .evaluation import cross_val_score
 from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, report_progress
 from .model_io import load
@@ -221,35 +221,20 @@ def _read_features(path, est):
     numeric features as floats (NaN for an empty cell), categorical ones as strings (None for
     an empty cell), as :func:`~fasttree.datasets.read_csv` reads a training file.
 
-    The file needs no target column, so it is read here rather than by ``read_csv`` (which
-    takes one column as the target); the model, not the new file's cells, decides which
-    columns are categorical.
+    The file needs no target column (it is read with :func:`~fasttree.datasets.read_rows`, the
+    reader under ``read_csv``); the model, not the new file's cells, decides which columns are
+    categorical.
     """
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        text = handle.read()
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
-    try:
-        numbered = [(reader.line_num, row) for row in reader if row]
-    except csv.Error as exc:
-        raise DatasetError(f"line {reader.line_num}: {exc}") from None
-    if not numbered:
-        raise DatasetError("the file is empty")
-    header = numbered[0][1]
-    if len(numbered) == 1:
-        raise DatasetError("the file has a header but no data rows")
-    for line_no, row in numbered[1:]:
-        if len(row) != len(header):
-            raise DatasetError(
-                f"line {line_no} has {len(row)} fields; the header has {len(header)}")
+    header, rows = read_rows(path)
     names = _feature_names(est)
     absent = [name for name in names if name not in header]
     if absent:
         raise DatasetError(f"no column named {absent[0]!r} (the model's features are: "
                            f"{', '.join(names)})")
-    X = np.empty((len(numbered) - 1, len(names)), dtype=object)
+    X = np.empty((len(rows), len(names)), dtype=object)
     for j, name in enumerate(names):
         column = header.index(name)
-        values = [row[column] for _, row in numbered[1:]]
+        values = [row[column] for row in rows]
         categories = est.categories_[j]
         if categories is not None and all(isinstance(c, str) for c in categories.tolist()):
             X[:, j] = [None if v == "" else v for v in values]

@@ -42,33 +42,15 @@ def read_csv(source, target=None):
     Dataset
 
     A feature column whose non-empty cells are all numbers is numeric; any other is categorical.
-    An empty cell is a missing value.  The delimiter is the one of ``, ; TAB |`` that the header
-    line holds most often (``,`` if none); a UTF-8 byte-order mark is ignored; blank lines are
-    skipped (line numbers in messages are the file's).
+    An empty cell is a missing value.  The file is read by :func:`read_rows` (delimiter, byte-order
+    mark, blank lines).
 
     Raises
     ------
     DatasetError
-        Unknown target column, an empty target cell, a ragged row, or no data rows.
+        Unknown target column, an empty target cell, or any error of :func:`read_rows`.
     """
-    if hasattr(source, "read"):
-        text = source.read()
-    else:
-        with open(source, newline="", encoding="utf-8-sig") as handle:
-            text = handle.read()
-    text = text.removeprefix("\ufeff")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
-    numbered = [(reader.line_num, row) for row in reader if row]
-    if not numbered:
-        raise DatasetError("the file is empty")
-    header = numbered[0][1]
-    body = [row for _, row in numbered[1:]]
-    if not body:
-        raise DatasetError("the file has a header but no data rows")
-    for line_no, row in numbered[1:]:
-        if len(row) != len(header):
-            raise DatasetError(
-                f"line {line_no} has {len(row)} fields; the header has {len(header)}")
+    header, body = read_rows(source)
     if target is None:
         target = header[-1]
     if target not in header:
@@ -94,6 +76,50 @@ def read_csv(source, target=None):
         X = np.column_stack(numeric) if numeric else np.empty((len(body), 0))
     return Dataset(X=X, y=_as_numbers_if_possible(y), feature_names=feature_names,
                    target_name=target, categorical=categorical)
+
+
+def read_rows(source):
+    """The header and data rows of a CSV file, checked: not empty, no ragged row.
+
+    Parameters
+    ----------
+    source : str, path or text file object
+
+    Returns
+    -------
+    header : list of str
+    rows : list of list of str
+        The data rows, blank lines skipped.
+
+    The delimiter is the one of ``, ; TAB |`` that the header line holds most often (``,`` if
+    none); a UTF-8 byte-order mark is ignored; line numbers in messages are the file's.
+
+    Raises
+    ------
+    DatasetError
+        An empty file, a header without data rows, a ragged row or malformed CSV.
+    """
+    if hasattr(source, "read"):
+        text = source.read()
+    else:
+        with open(source, newline="", encoding="utf-8-sig") as handle:
+            text = handle.read()
+    text = text.removeprefix("\ufeff")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text))
+    try:
+        numbered = [(reader.line_num, row) for row in reader if row]
+    except csv.Error as exc:
+        raise DatasetError(f"line {reader.line_num}: {exc}") from None
+    if not numbered:
+        raise DatasetError("the file is empty")
+    header = numbered[0][1]
+    if len(numbered) == 1:
+        raise DatasetError("the file has a header but no data rows")
+    for line_no, row in numbered[1:]:
+        if len(row) != len(header):
+            raise DatasetError(
+                f"line {line_no} has {len(row)} fields; the header has {len(header)}")
+    return header, [row for _, row in numbered[1:]]
 
 
 DELIMITERS = (",", ";", "\t", "|")
