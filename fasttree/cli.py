@@ -5,6 +5,7 @@
 import argparse
 import csv
 import io
+import os
 import sys
 import time
 import warnings
@@ -313,6 +314,13 @@ def main(argv=None):
     Returns
     -------
     int
-        The exit code: 0, or 2 after a one-line ``fasttree: error: ...`` on stderr.
+        The exit code: 0, or 2 after a one-line ``fasttree: error: ...`` on stderr, or 1 when
+        the reader of the output closed it early (``fasttree predict ... | head``).
     """
-    return run(_parser().parse_args(argv))
+    try:
+        return run(_parser().parse_args(argv))
+    except BrokenPipeError:
+        # Python would report the pipe again when it flushes stdout at exit: point stdout at
+        # /dev/null first (the recipe of the signal module's documentation)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

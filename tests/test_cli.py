@@ -339,3 +339,22 @@ def test_installed_entry_point(tmp_path):
     bad = subprocess.run([script, "show", str(data)], capture_output=True, text=True,
                          timeout=600)
     assert bad.returncode == 2 and bad.stderr.startswith("fasttree: error: ")
+
+
+
+def test_output_closed_early_by_its_reader():
+    """``fasttree predict ... | head -1``: exit code 1 and no traceback, neither from the write
+    nor from Python's flush of stdout at exit.  (This sandbox's pipes accept writes after their
+    reader has gone, so the closed pipe is simulated: the command raises BrokenPipeError with
+    output still buffered.)"""
+    proc = subprocess.run([sys.executable, "-c", """if 1:
+        import sys
+        import fasttree.cli as cli
+        def run(args):
+            sys.stdout.write("pending output")  # still buffered when the pipe breaks
+            raise BrokenPipeError(32, "Broken pipe")
+        cli.run = run
+        sys.exit(cli.main(["show", "model.ft"]))
+    """], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == ""
