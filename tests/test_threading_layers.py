@@ -80,14 +80,13 @@ def _available(layer):
 
 @pytest.mark.parametrize("code", [FORK_AFTER_FIT, CONCURRENT_THREADS],
                          ids=["fork_after_fit", "concurrent_threads"])
-@pytest.mark.parametrize("layer", ["default", "tbb", "omp", "workqueue"])
+@pytest.mark.parametrize("layer", ["tbb", "omp", "workqueue"])
 def test_each_threading_layer_survives_forks_and_threads(layer, code):
-    if layer != "default" and not _available(layer):
+    if not _available(layer):
         pytest.skip(f"numba's {layer!r} threading layer is not available on this machine")
     proc = _run(code, layer)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    if layer != "default":
-        assert proc.stdout.split()[-1] == layer
+    assert proc.stdout.split()[-1] == layer
 
 
 def test_grid_search_on_joblibs_multiprocessing_backend_after_a_fit():
