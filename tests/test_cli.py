@@ -1,5 +1,6 @@
 """The command line: the bundled main job, user CSV files and one-line errors."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -321,25 +322,28 @@ def test_predict_and_show_one_line_errors(capsys, saved_model, tmp_path, case, m
 
 
 def test_installed_entry_point(tmp_path):
-    """The ``fasttree`` console script (pyproject's [project.scripts]) runs the loop."""
+    """The ``fasttree`` console script (pyproject's [project.scripts]) runs the loop.
+
+    The script imports the checkout's fasttree, like every other test (the installed copy holds
+    the same files, and a second copy would compile the kernels a second time)."""
     import shutil
 
     script = shutil.which("fasttree", path=str(Path(sys.executable).parent))
     assert script is not None, "install the package (pip install -e .) to get the script"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     data = tmp_path / "train.csv"
     data.write_text(LOOP_CSV)
     model = tmp_path / "m.ft"
     fit = subprocess.run([script, "fit", str(data), "--no-cv", "--save", str(model)],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, env=env)
     assert fit.returncode == 0, fit.stderr
     predict = subprocess.run([script, "predict", str(model), str(data)], capture_output=True,
-                             text=True, timeout=600)
+                             text=True, timeout=600, env=env)
     assert predict.returncode == 0, predict.stderr
     assert predict.stdout.splitlines()[0] == "label"
     bad = subprocess.run([script, "show", str(data)], capture_output=True, text=True,
-                         timeout=600)
+                         timeout=600, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("fasttree: error: ")
-
 
 
 def test_output_closed_early_by_its_reader():
