@@ -261,7 +261,7 @@ class _BaseDecisionTree(BaseEstimator):
         if not positive.all():
             # scikit-learn's splitter never sees zero-weight rows: they count for nothing, not
             # even for min_samples_leaf or n_node_samples
-            X = X[positive] if is_sparse(X) else np.ascontiguousarray(X[positive])
+            X = self._take_rows(X, positive)
             y, weight = y[positive], weight[positive]
         if is_sparse(X):
             self._check_sparse_fit()
@@ -277,7 +277,8 @@ class _BaseDecisionTree(BaseEstimator):
             self._check_hist_fit(X, monotonic_cst)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
                             n_categories=self._n_categories(), multi_output=multi_output,
-                            monotonic_cst=monotonic_cst)
+                            monotonic_cst=monotonic_cst,
+                            splitter=self._make_splitter(X, y, weight, params, n_classes))
         with numba_threads(self.n_jobs):
             self.tree_ = grower.grow()
         self.tree_.weighted_n_node_samples *= weight_scale  # the user's scale
@@ -288,6 +289,15 @@ class _BaseDecisionTree(BaseEstimator):
         self.n_outputs_ = n_outputs
         self._prune(pruning, validation)
         return self
+
+    def _take_rows(self, X, rows):
+        """The rows of ``X`` selected by the boolean mask ``rows``, as the grower takes them."""
+        return X[rows] if is_sparse(X) else np.ascontiguousarray(X[rows])
+
+    def _make_splitter(self, X, y, sample_weight, params, n_classes):
+        """The grower's splitter, or None for the one it builds from ``X``: the hook of
+        estimators whose ``X`` lives elsewhere (:mod:`fasttree.dask`)."""
+        return None
 
     def _check_binning(self):
         """``max_bins`` and ``binning`` (read by ``splitter="hist"`` only, checked always)."""
