@@ -27,11 +27,19 @@ _warned = []
 #: (dispatcher, cache, options) of every kernel compiled with ``parallel=True``
 _PARALLEL_KERNELS = []
 _forked_from_openmp = []
+#: numba's automatic parallelization limited to explicit ``prange`` loops
+_PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": False,
+                "setitem": False, "numpy": False, "stencil": False, "fusion": False,
+                "prange": True}
+#: kernels made by a factory, one per (factory, key) (see :func:`specialized`)
+_SPECIALIZED = {}
 
 
 def njit(*, cache=False, **options):
     """``numba.njit(cache=cache, **options)``, falling back to ``cache=False`` (with one warning
     per process) when numba has no writable cache location."""
+    if options.get("parallel") is True:
+        options["parallel"] = dict(_PRANGE_ONLY)
     def decorate(func):
         dispatcher = _compile(func, cache, options)
         if options.get("parallel"):
@@ -60,6 +68,29 @@ def _warn_once(exc):
         "fasttree: numba has no writable cache location, so the kernels are compiled in memory "
         "in every new process (tens of seconds on first use); set NUMBA_CACHE_DIR to a writable "
         f"folder to cache them ({exc})", RuntimeWarning, stacklevel=5)
+
+
+def specialized(factory, *key):
+    """The kernel ``factory(*key)`` returns, made once per process.
+
+    A factory closes its kernel over ``key``, flags that numba reads as compile-time constants
+    (it prunes the branches they rule out), so a call compiles only the code its kind of input
+    needs; numba caches each closure on disk by the values it closes over.  In a child forked
+    from an ``omp`` parent this returns the single-thread twin.
+    """
+    kernel = _SPECIALIZED.get((factory, key))
+    if kernel is None:
+        kernel = _SPECIALIZED[factory, key] = factory(*key)
+        if _forked_from_openmp:  # made after the fork: swap it like the others were
+            kernel = _SPECIALIZED[factory, key] = _twin_of(kernel)
+    return kernel
+
+
+def _twin_of(kernel):
+    for dispatcher, cache, options in _PARALLEL_KERNELS:
+        if dispatcher is kernel:
+            return _single_thread_twin(dispatcher, cache, options)
+    return kernel
 
 
 def forked_from_openmp():
@@ -99,6 +130,8 @@ def _after_fork_in_child():
             twin = twins.get(id(value))
             if twin is not None:
                 setattr(module, attr, twin)
+    for key, kernel in _SPECIALIZED.items():
+        _SPECIALIZED[key] = twins.get(id(kernel), kernel)
 
 
 if hasattr(os, "register_at_fork"):

@@ -48,7 +48,7 @@ def search_record(kernel, *args, **options):
     whose shape is the record's); the optional rules the kernel has are passed by name (off
     unless given in ``options``), the record's arrays by field name.
     """
-    params = inspect.signature(kernel.py_func).parameters
+    params = inspect.signature(getattr(kernel, "py_func", kernel)).parameters
     kwargs = {k: v for k, v in {**OPTIONS_OFF, **options}.items() if k in params}
     record = new_split_record(*args[7].shape)
     kernel(*args, **kwargs, **record._asdict())

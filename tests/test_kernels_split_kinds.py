@@ -202,7 +202,7 @@ OPTIONS_OFF = {"min_branch_fraction": 0.0, "missing_fractional": False,
 def run_search(kernel, shape, *args):
     """A search kernel into a fresh SplitRecord of ``shape``: ``args`` positionally, the optional
     rules the kernel has (off) and the record's arrays by name."""
-    params = inspect.signature(kernel.py_func).parameters
+    params = inspect.signature(getattr(kernel, "py_func", kernel)).parameters
     record = new_split_record(*shape)
     kernel(*args, **{k: v for k, v in OPTIONS_OFF.items() if k in params}, **record._asdict())
     return record

@@ -20,7 +20,6 @@ def _next_node(x, node, children_left, threshold, split_kind, missing_branch, ca
         category_n_codes[node], category_branch)
 
 
-@njit(parallel=True, cache=True)
 def apply_tree(X, children_left, children_right, feature, threshold, split_kind, missing_branch,
                category_offset, category_n_codes, category_branch):
     """Leaf reached by every row, blocks of rows in parallel.
@@ -51,23 +50,36 @@ category_offset, category_n_codes, category_branch : the tree's node arrays (IN)
     """
     check_tree(X.shape[1], children_left, children_right, feature, threshold, split_kind,
                missing_branch, category_offset, category_n_codes, category_branch)
+    # two kernels, so that a tree of thresholds compiles only its own walk
+    if np.all((children_left == -1) | (split_kind == SPLIT_THRESHOLD)):
+        return _apply_thresholds(X, children_left, children_right, feature, threshold,
+                                 missing_branch)
+    return _apply_general(X, children_left, feature, threshold, split_kind, missing_branch,
+                          category_offset, category_n_codes, category_branch)
+
+
+@njit(parallel=True, cache=True)
+def _apply_general(X, children_left, feature, threshold, split_kind, missing_branch,
+                   category_offset, category_n_codes, category_branch):
+    """:func:`apply_tree` for any tree: each row walks with the general routing rule."""
+    n_samples = X.shape[0]
+    leaf = np.empty(n_samples, dtype=np.int32)
+    for i in prange(n_samples):
+        node = 0
+        while children_left[node] != -1:
+            node = _next_node(X[i, feature[node]], node, children_left, threshold, split_kind,
+                              missing_branch, category_offset, category_n_codes, category_branch)
+        leaf[i] = node
+    return leaf
+
+
+@njit(parallel=True, cache=True)
+def _apply_thresholds(X, children_left, children_right, feature, threshold, missing_branch):
+    """:func:`apply_tree` for a tree of numeric thresholds: blocks of rows, one branch-free step
+    per level."""
     n_samples = X.shape[0]
     node_count = children_left.shape[0]
     leaf = np.empty(n_samples, dtype=np.int32)
-    thresholds_only = True
-    for node in range(node_count):
-        if children_left[node] != -1 and split_kind[node] != SPLIT_THRESHOLD:
-            thresholds_only = False
-    if not thresholds_only:
-        for i in prange(n_samples):
-            node = 0
-            while children_left[node] != -1:
-                node = _next_node(X[i, feature[node]], node, children_left, threshold, split_kind,
-                                  missing_branch, category_offset, category_n_codes,
-                                  category_branch)
-            leaf[i] = node
-        return leaf
-
     # leaves point to themselves and send every row "left", i.e. nowhere
     step_left = np.empty(node_count, dtype=np.int32)
     step_right = np.empty(node_count, dtype=np.int32)
@@ -107,6 +119,8 @@ category_offset, category_n_codes, category_branch : the tree's node arrays (IN)
         for r in range(size):
             leaf[first + r] = nodes[r]
     return leaf
+
+
 
 
 @njit(parallel=True, cache=True)

@@ -180,7 +180,7 @@ def split_information(branch_weight, total):
     return max(s / total, 0.0)
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def node_impurity(stats, criterion):
     """Weight and impurity of nodes from their statistics.
 
@@ -201,7 +201,7 @@ def node_impurity(stats, criterion):
     weight = np.empty(n_nodes)
     impurity = np.empty(n_nodes)
     # Per-unit forms (1 - sum p**2, -sum p log2 p, E[y**2] - E[y]**2), scikit-learn's node formulas.
-    for i in prange(n_nodes):
+    for i in range(n_nodes):  # a few thousand nodes at most: threads would cost more
         if criterion == CRITERION_SQUARED_ERROR:
             w = stats[i, 0]
             value = 0.0

@@ -79,39 +79,48 @@ def presort_features(X):
             for f in range(n_features):
                 sorted_x[f, i] = X[i, f]
     for f in prange(n_features):
-        keys = np.empty(n_samples, dtype=np.uint32)
-        keys_tmp = np.empty(n_samples, dtype=np.uint32)
-        idx = np.empty(n_samples, dtype=np.int32)
-        idx_tmp = np.empty(n_samples, dtype=np.int32)
-        bits = sorted_x[f].view(np.uint32)
-        counts = np.zeros((_N_PASSES, _N_BUCKETS), dtype=np.int64)
-        for i in range(n_samples):
-            key = _float_to_key(bits[i])
-            keys[i] = key
-            idx[i] = i
-            for d in range(_N_PASSES):
-                counts[d, (key >> np.uint32(d * _RADIX_BITS)) & _DIGIT_MASK] += 1
-        for d in range(_N_PASSES):
-            shift = np.uint32(d * _RADIX_BITS)
-            if counts[d, (keys[0] >> shift) & _DIGIT_MASK] == n_samples:
-                continue  # every key has the same digit: the pass would not move anything
-            # exclusive prefix sums: offset[b] = first output slot of bucket b
-            offset = np.empty(_N_BUCKETS, dtype=np.int64)
-            running = 0
-            for b in range(_N_BUCKETS):
-                offset[b] = running
-                running += counts[d, b]
-            for i in range(n_samples):
-                key = keys[i]
-                b = (key >> shift) & _DIGIT_MASK
-                slot = offset[b]
-                offset[b] = slot + 1
-                keys_tmp[slot] = key
-                idx_tmp[slot] = idx[i]
-            keys, keys_tmp = keys_tmp, keys
-            idx, idx_tmp = idx_tmp, idx
-        out_bits = sorted_x[f].view(np.uint32)
-        for p in range(n_samples):
-            out_bits[p] = _key_to_float_bits(keys[p])
-            sorted_idx[f, p] = idx[p]
+        _sort_row(sorted_x[f], sorted_idx[f])
     return sorted_x, sorted_idx
+
+
+@njit(cache=True)
+def _sort_row(values, row_ids):
+    """Radix-sort one feature row in place: ``values`` (float32, in row order) become sorted and
+    ``row_ids`` receives their rows (the loop body of :func:`presort_features`, a function of
+    its own so that numba's parallel passes see a small loop: compile time)."""
+    n = values.shape[0]
+    keys = np.empty(n, dtype=np.uint32)
+    keys_tmp = np.empty(n, dtype=np.uint32)
+    idx = np.empty(n, dtype=np.int32)
+    idx_tmp = np.empty(n, dtype=np.int32)
+    bits = values.view(np.uint32)
+    counts = np.zeros((_N_PASSES, _N_BUCKETS), dtype=np.int64)
+    for i in range(n):
+        key = _float_to_key(bits[i])
+        keys[i] = key
+        idx[i] = i
+        for d in range(_N_PASSES):
+            counts[d, (key >> np.uint32(d * _RADIX_BITS)) & _DIGIT_MASK] += 1
+    for d in range(_N_PASSES):
+        shift = np.uint32(d * _RADIX_BITS)
+        if counts[d, (keys[0] >> shift) & _DIGIT_MASK] == n:
+            continue  # every key has the same digit: the pass would not move anything
+        # exclusive prefix sums: offset[b] = first output slot of bucket b
+        offset = np.empty(_N_BUCKETS, dtype=np.int64)
+        running = 0
+        for b in range(_N_BUCKETS):
+            offset[b] = running
+            running += counts[d, b]
+        for i in range(n):
+            key = keys[i]
+            b = (key >> shift) & _DIGIT_MASK
+            slot = offset[b]
+            offset[b] = slot + 1
+            keys_tmp[slot] = key
+            idx_tmp[slot] = idx[i]
+        keys, keys_tmp = keys_tmp, keys
+        idx, idx_tmp = idx_tmp, idx
+    out_bits = values.view(np.uint32)
+    for p in range(n):
+        out_bits[p] = _key_to_float_bits(keys[p])
+        row_ids[p] = idx[p]

@@ -28,7 +28,7 @@ with them on the left and on the right, and "every known value left, missing rig
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._jit import njit, specialized
 
 from .._dtypes import (
     CRITERION_ENTROPY,
@@ -387,7 +387,6 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
     return best_a, best_a_p, False, best_a_w, n_candidates
 
 
-@njit(parallel=True, cache=True)
 def find_best_splits_classification(
     sorted_x,
     sorted_idx,
@@ -470,123 +469,165 @@ def find_best_splits_classification(
     Parallel over features; each (feature, node) pair is scanned sequentially and writes only its
     own record slot, so results do not depend on the number of threads.  Within a feature a tie
     goes to the lowest threshold (strict ``<``).
-    """
-    n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
-    unit_weight = sample_weight.shape[0] == 0
-    # with unit weights a child of n rows weighs n, so both minimums are one row count
-    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-    table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
-    count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
-    # per node, once (not once per feature): weight and weighted impurity
-    seg_weight = np.empty(n_segments)
-    seg_weighted_impurity = np.empty(n_segments)
-    for s in range(n_segments):
-        seg_weight[s] = seg_class_weight[s].sum()
-        seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
 
-    for f in prange(n_features):
-        _classification_feature(
-            np.int64(f), sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-            seg_class_weight, seg_weight, seg_weighted_impurity, feature_mask, criterion,
-            min_samples_leaf, min_weight_leaf, min_rows_leaf, table, count_table, xlog2x,
-            min_branch_fraction, missing_fractional, monotonic_cst, node_bounds,
-            children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-            n_missing, n_candidates)
+    A Python function choosing, per kind of call (weighted or not, two classes or more, missing
+    values, C4.5's rules, constraints), a parallel kernel compiled for that kind only (see
+    :func:`fasttree._jit.specialized`): the first call of a kind compiles just the scans it uses.
+    """
+    unit_weight = sample_weight.shape[0] == 0
+    if unit_weight and criterion == CRITERION_ENTROPY and xlog2x.shape[0] <= sorted_x.shape[1]:
+        raise ValueError("entropy with unit weights needs xlog2x of length n_samples + 1 "
+                         f"(xlog2x_table(n_samples)), got {xlog2x.shape[0]}")
+    kernel = specialized(
+        _classification_search, unit_weight, unit_weight and seg_class_weight.shape[1] == 2,
+        may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0,
+        min_branch_fraction > 0.0)
+    kernel(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
+           feature_mask, criterion, min_samples_leaf, min_weight_leaf, xlog2x,
+           min_branch_fraction, monotonic_cst, node_bounds, children_impurity, gain, split_info,
+           threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+
+
+def may_miss(sorted_x, seg_end):
+    """Whether any segment may hold a missing value: NaN sorts last, so only the last value of
+    each segment in each feature row needs a look (an empty segment's look is harmless)."""
+    if sorted_x.shape[1] == 0 or seg_end.shape[0] == 0:
+        return False
+    last = np.clip(np.asarray(seg_end) - 1, 0, sorted_x.shape[1] - 1)
+    return bool(np.isnan(sorted_x[:, last]).any())
+
+
+def _classification_search(unit_weight, binary, may_miss, fractional, constrained, c45):
+    """The parallel kernel of :func:`find_best_splits_classification` for one kind of call.
+
+    Every argument is a flag the kernel closes over, so numba prunes the scans it rules out:
+    ``unit_weight`` (no weights), ``binary`` (unit weights and two classes), ``may_miss``
+    (missing values in some segment), ``fractional`` (C4.5's missing rows), ``constrained``
+    (monotonicity constraints), ``c45`` (C4.5's minimum branch weight).
+    """
+    weighted = not unit_weight
+    fractional = may_miss and fractional
+    missing_binary = may_miss and binary and not fractional
+    missing_general = may_miss and not binary and not fractional
+
+    @njit(parallel=True, cache=True)
+    def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+               seg_class_weight, feature_mask, criterion, min_samples_leaf, min_weight_leaf,
+               xlog2x, min_branch_fraction, monotonic_cst, node_bounds, children_impurity, gain,
+               split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+               n_candidates):
+        n_features = sorted_x.shape[0]
+        n_segments = seg_start.shape[0]
+        n_classes = seg_class_weight.shape[1]
+        # with unit weights a child of n rows weighs n, so both minimums are one row count
+        min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+        table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
+        count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
+        # per node, once (not once per feature): weight and weighted impurity
+        seg_weight = np.empty(n_segments)
+        seg_weighted_impurity = np.empty(n_segments)
+        for s in range(n_segments):
+            seg_weight[s] = seg_class_weight[s].sum()
+            seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
+
+        for f in prange(n_features):
+            left = np.empty(n_classes)
+            scratch = np.empty((4, n_classes))
+            left_count = np.empty(n_classes, dtype=np.int64)
+            total_count = np.empty(n_classes, dtype=np.int64)
+            xs = sorted_x[f]
+            for s in range(n_segments):
+                if feature_mask[f, s] == 0:
+                    continue
+                start = seg_start[s]
+                end = seg_end[s]
+                if end - start < 2 * min_samples_leaf or _same_value(xs[start], xs[end - 1]):
+                    continue
+                cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+                xs_node = xs[start:end]
+                idx_node = sorted_idx[f, start:end]
+                labels_node = sorted_y[f, start:end]
+                counts = seg_class_weight[s]
+                w_node = seg_weight[s]
+                n_miss = count_missing(xs_node) if may_miss else 0
+                missing_left = False
+                seg_min_weight = min_weight_leaf
+                seg_min_rows = min_rows_leaf
+                if c45:
+                    seg_min_weight, seg_min_rows = _c45_min_branch(
+                        xs_node, idx_node, sample_weight, n_miss, w_node, n_classes,
+                        min_branch_fraction, min_weight_leaf, min_rows_leaf)
+                # each test starts with a constant flag: numba drops the branches it rules out
+                if constrained and cst != 0:  # the only scan checking constraints
+                    best, best_p, missing_left, w_left, n_cand = _scan_missing(
+                        xs_node, idx_node, labels_node, sample_weight, counts, n_miss, scratch,
+                        criterion, min_samples_leaf, seg_min_weight, table, cst, lower, upper)
+                elif fractional and n_miss > 0:
+                    _fractional_split(
+                        f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss,
+                        w_node, seg_weighted_impurity[s], scratch[0], left, criterion,
+                        min_samples_leaf, seg_min_weight, children_impurity, gain, split_info,
+                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+                    continue
+                elif missing_binary and n_miss > 0:
+                    best, best_p, missing_left, w_left, n_cand = \
+                        _scan_missing_unit_weight_binary(
+                            xs_node, labels_node, np.int64(counts[1]), n_miss, criterion,
+                            seg_min_rows, table)
+                elif missing_general and n_miss > 0:  # missing rows on either side
+                    best, best_p, missing_left, w_left, n_cand = _scan_missing(
+                        xs_node, idx_node, labels_node, sample_weight, counts, n_miss, scratch,
+                        criterion, min_samples_leaf, seg_min_weight, table, cst, lower, upper)
+                elif weighted:
+                    best, best_p, w_left, n_cand = _scan_weighted(
+                        xs_node, idx_node, labels_node, sample_weight, counts, left, criterion,
+                        min_samples_leaf, seg_min_weight)
+                elif binary:
+                    best, best_p, n_cand = _scan_unit_weight_binary(
+                        xs_node, labels_node, np.int64(counts[1]), criterion, seg_min_rows, xlog2x)
+                    w_left = best_p + 1.0
+                else:
+                    for k in range(n_classes):
+                        total_count[k] = np.int64(counts[k])
+                    best, best_p, n_cand = _scan_unit_weight(
+                        xs_node, labels_node, total_count, left_count, criterion, seg_min_rows,
+                        xlog2x)
+                    w_left = best_p + 1.0
+                if best_p < 0:
+                    continue
+                _store_binary_split(
+                    f, s, best, seg_weighted_impurity[s], w_node, w_left, xs_node, best_p,
+                    n_miss, missing_left, n_cand, count_table, children_impurity, gain,
+                    split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                    n_candidates)
+
+    return search
 
 
 @njit(cache=True)
-def _classification_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-                            seg_class_weight, seg_weight, seg_weighted_impurity, feature_mask,
-                            criterion, min_samples_leaf, min_weight_leaf, min_rows_leaf, table,
-                            count_table, xlog2x, min_branch_fraction, missing_fractional,
-                            monotonic_cst, node_bounds, children_impurity, gain, split_info,
-                            threshold, n_left, n_branches, missing_branch, n_missing,
-                            n_candidates):
-    """Every node of one feature for :func:`find_best_splits_classification`: the parallel
-    loop's whole body, a function of its own so that numba's parallel passes see a small loop
-    (compile time), called once per feature (no per-node call overhead)."""
-    unit_weight = sample_weight.shape[0] == 0
-    n_classes = seg_class_weight.shape[1]
-    left = np.empty(n_classes)
-    scratch = np.empty((4, n_classes))
-    left_count = np.empty(n_classes, dtype=np.int64)
-    total_count = np.empty(n_classes, dtype=np.int64)
-    xs = sorted_x[f]
-    for s in range(seg_start.shape[0]):
-        if feature_mask[f, s] == 0:
-            continue
-        start = seg_start[s]
-        end = seg_end[s]
-        if end - start < 2 * min_samples_leaf or _same_value(xs[start], xs[end - 1]):
-            continue
-        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-        xs_node = xs[start:end]
-        idx_node = sorted_idx[f, start:end]
-        labels_node = sorted_y[f, start:end]
-        counts = seg_class_weight[s]
-        w_node = seg_weight[s]
-        node_weighted_impurity = seg_weighted_impurity[s]
-        n_miss = count_missing(xs_node)
-        n_node = xs_node.shape[0]
-        missing_left = False
-        seg_min_weight = min_weight_leaf
-        seg_min_rows = min_rows_leaf
-        if min_branch_fraction > 0.0:
-            seg_min_weight, seg_min_rows = _c45_min_branch(
-                xs_node, idx_node, sample_weight, n_miss, w_node, n_classes, min_branch_fraction,
-                min_weight_leaf, min_rows_leaf)
-        if cst != 0 or (n_miss > 0 and not missing_fractional and not (
-                unit_weight and n_classes == 2
-                and (criterion == CRITERION_GINI or table.shape[0] > 0))):
-            # the general scan: missing rows on either side; the only one checking constraints
-            best, best_p, missing_left, w_left, n_cand = _scan_missing(
-                xs_node, idx_node, labels_node, sample_weight, counts, n_miss, scratch, criterion,
-                min_samples_leaf, seg_min_weight, table, cst, lower, upper)
-        elif n_miss > 0 and missing_fractional:
-            n_known = n_node - n_miss
-            known = scratch[0]
-            for k in range(n_classes):
-                known[k] = counts[k]
-            for p in range(n_known, n_node):
-                known[labels_node[p]] -= sample_weight[idx_node[p]]
-            w_known = 0.0
-            for k in range(n_classes):
-                known[k] = max(known[k], 0.0)
-                w_known += known[k]
-            best, best_p, w_left, n_cand = _scan_weighted(
-                xs_node[:n_known], idx_node[:n_known], labels_node[:n_known], sample_weight, known,
-                left, criterion, min_samples_leaf, seg_min_weight)
-            if best_p >= 0:
-                _store_fractional_split(
-                    f, s, best, weighted_class_impurity(known, criterion), node_weighted_impurity,
-                    w_node, w_known, w_left, xs_node, best_p, n_miss, n_cand, children_impurity,
-                    gain, split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                    n_candidates)
-            continue
-        elif n_miss > 0:
-            best, best_p, missing_left, w_left, n_cand = _scan_missing_unit_weight_binary(
-                xs_node, labels_node, np.int64(counts[1]), n_miss, criterion, seg_min_rows, table)
-        elif not unit_weight:
-            best, best_p, w_left, n_cand = _scan_weighted(
-                xs_node, idx_node, labels_node, sample_weight, counts, left, criterion,
-                min_samples_leaf, seg_min_weight)
-        elif n_classes == 2:
-            best, best_p, n_cand = _scan_unit_weight_binary(
-                xs_node, labels_node, np.int64(counts[1]), criterion, seg_min_rows, xlog2x)
-            w_left = best_p + 1.0
-        else:
-            for k in range(n_classes):
-                total_count[k] = np.int64(counts[k])
-            best, best_p, n_cand = _scan_unit_weight(
-                xs_node, labels_node, total_count, left_count, criterion, seg_min_rows, xlog2x)
-            w_left = best_p + 1.0
-        if best_p < 0:
-            continue
-        _store_binary_split(
-            f, s, best, node_weighted_impurity, w_node, w_left, xs_node, best_p, n_miss,
-            missing_left, n_cand, count_table, children_impurity, gain, split_info, threshold,
-            n_left, n_branches, missing_branch, n_missing, n_candidates)
+def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_node,
+                      node_weighted_impurity, known, left, criterion, min_samples_leaf,
+                      min_weight, children_impurity, gain, split_info, threshold, n_left,
+                      n_branches, missing_branch, n_missing, n_candidates):
+    """C4.5's split of one node with missing rows: the threshold chosen on the known rows (the
+    tail of the node's segment), written by :func:`_store_fractional_split`."""
+    n_known = xs.shape[0] - n_miss
+    for k in range(counts.shape[0]):
+        known[k] = counts[k]
+    for p in range(n_known, xs.shape[0]):
+        known[labels[p]] -= sample_weight[idx[p]]
+    w_known = 0.0
+    for k in range(counts.shape[0]):
+        known[k] = max(known[k], 0.0)
+        w_known += known[k]
+    best, best_p, w_left, n_cand = _scan_weighted(
+        xs[:n_known], idx[:n_known], labels[:n_known], sample_weight, known, left, criterion,
+        min_samples_leaf, min_weight)
+    if best_p >= 0:
+        _store_fractional_split(
+            f, s, best, weighted_class_impurity(known, criterion), node_weighted_impurity, w_node,
+            w_known, w_left, xs, best_p, n_miss, n_cand, children_impurity, gain, split_info,
+            threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
 
 
 #: C4.5's cap on its minimum branch weight for thresholds.
@@ -816,7 +857,6 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
     return best_a, best_a_p, False, best_a_w, n_candidates
 
 
-@njit(parallel=True, cache=True)
 def find_best_splits_regression(
     sorted_x,
     sorted_idx,
@@ -872,79 +912,105 @@ def find_best_splits_regression(
     ``children_impurity`` is ``c - proxy`` with scikit-learn's proxy (maximised, lowest threshold
     on a tie): for squared error the children's total squared error.
     """
-    n_features = sorted_x.shape[0]
-    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+    unit_weight = sample_weight.shape[0] == 0
+    if unit_weight and criterion == CRITERION_SQUARED_ERROR and \
+            reciprocal.shape[0] <= sorted_x.shape[1]:
+        raise ValueError("squared error with unit weights needs reciprocal of length "
+                         f"n_samples + 1 (reciprocal_table(n_samples)), got {reciprocal.shape[0]}")
+    kernel = specialized(
+        _regression_search, unit_weight, criterion == CRITERION_SQUARED_ERROR,
+        may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
+    kernel(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums,
+           feature_mask, criterion, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
+           node_bounds, children_impurity, gain, split_info, threshold, n_left, n_branches,
+           missing_branch, n_missing, n_candidates)
 
-    for f in prange(n_features):
-        _regression_feature(
-            np.int64(f), sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-            seg_sums, feature_mask, criterion, min_samples_leaf, min_weight_leaf, min_rows_leaf,
-            reciprocal, missing_fractional, monotonic_cst, node_bounds, children_impurity, gain,
-            split_info, threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+
+def _regression_search(unit_weight, squared_error, may_miss, fractional, constrained):
+    """The parallel kernel of :func:`find_best_splits_regression` for one kind of call, like
+    :func:`_classification_search`: ``squared_error`` (else Poisson, which always takes the
+    general scan) is a flag too."""
+    weighted = not unit_weight
+    fractional = may_miss and fractional
+    poisson = not squared_error
+
+    @njit(parallel=True, cache=True)
+    def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums,
+               feature_mask, criterion, min_samples_leaf, min_weight_leaf, reciprocal,
+               monotonic_cst, node_bounds, children_impurity, gain, split_info, threshold,
+               n_left, n_branches, missing_branch, n_missing, n_candidates):
+        n_features = sorted_x.shape[0]
+        min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+        for f in prange(n_features):
+            for s in range(seg_start.shape[0]):
+                if feature_mask[f, s] == 0:
+                    continue
+                start = seg_start[s]
+                end = seg_end[s]
+                # node slices: indices from 0, so numba emits no wrap-around checks
+                xs = sorted_x[f, start:end]
+                if end - start < 2 * min_samples_leaf or _same_value(xs[0], xs[end - start - 1]):
+                    continue
+                cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+                idx = sorted_idx[f, start:end]
+                ys = sorted_y[f, start:end]
+                sums = seg_sums[s]
+                n_miss = count_missing(xs) if may_miss else 0
+                missing_left = False
+                node_impurity = weighted_regression_impurity(sums[0], sums[1], sums[2],
+                                                             criterion)
+                # each test starts with a constant flag: numba drops the branches it rules out
+                if fractional and n_miss > 0 and cst == 0:
+                    _fractional_regression_split(
+                        f, s, xs, ys, idx, sample_weight, sums, n_miss, node_impurity, criterion,
+                        min_samples_leaf, min_weight_leaf, children_impurity, gain, split_info,
+                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+                    continue
+                if poisson or (may_miss and n_miss > 0) or (constrained and cst != 0):
+                    best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
+                        xs, ys, idx, sample_weight, sums[0], sums[1], n_miss, min_samples_leaf,
+                        min_weight_leaf, criterion, cst, lower, upper)
+                elif weighted:
+                    best, best_p, w_left, n_cand = _scan_regression_weighted(
+                        xs, ys, idx, sample_weight, sums[0], sums[1], min_samples_leaf,
+                        min_weight_leaf, criterion)
+                else:
+                    best, best_p, n_cand = _scan_regression_unit_weight(
+                        xs, ys, sums[1], min_rows_leaf, reciprocal)
+                    w_left = best_p + 1.0
+                if best_p < 0:
+                    continue
+                _store_binary_split(
+                    f, s, max(sums[2] - best, 0.0), node_impurity, sums[0], w_left, xs, best_p,
+                    n_miss, missing_left, n_cand, np.empty(0), children_impurity, gain,
+                    split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                    n_candidates)
+
+    return search
 
 
 @njit(cache=True)
-def _regression_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-                        seg_sums, feature_mask, criterion, min_samples_leaf, min_weight_leaf,
-                        min_rows_leaf, reciprocal, missing_fractional, monotonic_cst,
-                        node_bounds, children_impurity, gain, split_info, threshold, n_left,
-                        n_branches, missing_branch, n_missing, n_candidates):
-    """Every node of one feature for :func:`find_best_splits_regression` (a function of its own,
-    like :func:`_classification_feature`, for compile time)."""
-    unit_weight = sample_weight.shape[0] == 0
-    for s in range(seg_start.shape[0]):
-        if feature_mask[f, s] == 0:
-            continue
-        start = seg_start[s]
-        end = seg_end[s]
-        # node slices: indices from 0, so numba emits no wrap-around checks
-        xs = sorted_x[f, start:end]
-        if end - start < 2 * min_samples_leaf or _same_value(xs[0], xs[end - start - 1]):
-            continue
-        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-        idx = sorted_idx[f, start:end]
-        ys = sorted_y[f, start:end]
-        sums = seg_sums[s]
-        n_node = xs.shape[0]
-        n_miss = count_missing(xs)
-        missing_left = False
-        node_impurity = weighted_regression_impurity(sums[0], sums[1], sums[2], criterion)
-        if n_miss > 0 and missing_fractional and cst == 0:
-            n_known = n_node - n_miss
-            w_known = sums[0]
-            sum_known = sums[1]
-            sq_known = sums[2]
-            for p in range(n_known, n_node):
-                w = sample_weight[idx[p]]
-                w_known -= w
-                sum_known -= w * ys[p]
-                sq_known -= w * regression_target_term(ys[p], criterion)
-            best, best_p, w_left, n_cand = _scan_regression_weighted(
-                xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known,
-                min_samples_leaf, min_weight_leaf, criterion)
-            if best_p >= 0:
-                _store_fractional_split(
-                    f, s, max(sq_known - best, 0.0),
-                    weighted_regression_impurity(w_known, sum_known, sq_known, criterion),
-                    node_impurity, sums[0], w_known, w_left, xs, best_p, n_miss, n_cand,
-                    children_impurity, gain, split_info, threshold, n_left, n_branches,
-                    missing_branch, n_missing, n_candidates)
-            continue
-        if n_miss > 0 or criterion != CRITERION_SQUARED_ERROR or cst != 0:
-            best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
-                xs, ys, idx, sample_weight, sums[0], sums[1], n_miss, min_samples_leaf,
-                min_weight_leaf, criterion, cst, lower, upper)
-        elif unit_weight:
-            best, best_p, n_cand = _scan_regression_unit_weight(xs, ys, sums[1], min_rows_leaf,
-                                                                reciprocal)
-            w_left = best_p + 1.0
-        else:
-            best, best_p, w_left, n_cand = _scan_regression_weighted(
-                xs, ys, idx, sample_weight, sums[0], sums[1], min_samples_leaf, min_weight_leaf,
-                criterion)
-        if best_p < 0:
-            continue
-        _store_binary_split(
-            f, s, max(sums[2] - best, 0.0), node_impurity, sums[0], w_left, xs, best_p, n_miss,
-            missing_left, n_cand, np.empty(0), children_impurity, gain, split_info, threshold,
-            n_left, n_branches, missing_branch, n_missing, n_candidates)
+def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss, node_impurity,
+                                 criterion, min_samples_leaf, min_weight_leaf, children_impurity,
+                                 gain, split_info, threshold, n_left, n_branches, missing_branch,
+                                 n_missing, n_candidates):
+    """C4.5's split of one regression node with missing rows, like :func:`_fractional_split`."""
+    n_known = xs.shape[0] - n_miss
+    w_known = sums[0]
+    sum_known = sums[1]
+    sq_known = sums[2]
+    for p in range(n_known, xs.shape[0]):
+        w = sample_weight[idx[p]]
+        w_known -= w
+        sum_known -= w * ys[p]
+        sq_known -= w * regression_target_term(ys[p], criterion)
+    best, best_p, w_left, n_cand = _scan_regression_weighted(
+        xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known,
+        min_samples_leaf, min_weight_leaf, criterion)
+    if best_p >= 0:
+        _store_fractional_split(
+            f, s, max(sq_known - best, 0.0),
+            weighted_regression_impurity(w_known, sum_known, sq_known, criterion),
+            node_impurity, sums[0], w_known, w_left, xs, best_p, n_miss, n_cand,
+            children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+            n_missing, n_candidates)
