@@ -36,13 +36,7 @@ from numba import prange
 
 from ._dtypes import SELECT_IMPURITY, SPLIT_SUBSET, SPLIT_THRESHOLD
 from ._jit import njit
-from .kernels import (
-    new_split_record,
-    node_impurity,
-    partition_segments_kway,
-    route_rows,
-    select_best_splits,
-)
+from .kernels import new_split_record, node_impurity, route_rows, select_best_splits
 from .splitter import ExactSplitter, weight_tables
 
 #: One shard's best split of one node, as sent to the driver: 24 bytes.  ``code`` packs the
@@ -54,14 +48,81 @@ RECORD_DTYPE = np.dtype([("children_impurity", "<f8"), ("threshold", "<f8"),
 
 
 @njit(parallel=True, cache=True)
-def _mark_right_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left, row_branch):
-    """``row_branch[row] = 1`` for every row after the first ``split_n_left[s]`` positions of
+def _mark_right_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left, goes_right):
+    """``goes_right[row] = 1`` for every row after the first ``split_n_left[s]`` positions of
     segment ``s`` in its split feature's row: the right child of a prefix split, decided by
     position exactly as :func:`~fasttree.kernels.partition_segments` decides it."""
     for s in prange(seg_start.shape[0]):
         idx = sorted_idx[split_feature[s], seg_start[s] + split_n_left[s]:seg_end[s]]
         for p in range(idx.shape[0]):
-            row_branch[idx[p]] = 1
+            goes_right[idx[p]] = 1
+
+
+@njit(parallel=True, cache=True)
+def partition_two_way(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, goes_right):
+    """Stable in-place two-way partition of segments in every feature row, by a byte per row.
+
+    ::
+
+        before, feature g:  [ r3 r0 r7 r1 r5 ]   rows sorted by x_g inside the node
+        goes_right:            0  1  0  1  0     (indexed by row id)
+        after,  feature g:  [ r3 r7 r5 | r0 r1 ] left | right, each still sorted by x_g
+
+    The result of :func:`~fasttree.kernels.partition_segments_kway` with two branches per
+    segment (``tests/test_dask.py`` compares them), reading one byte per row instead of an int32:
+    on the 2-core machine of ``docs/dask.rst`` the int32 marks made the move about six times
+    slower (a million rows no longer fit the cache as bytes do).
+
+    Invariant of the scan: positions ``[start, start + write)`` hold the left rows seen so far,
+    in order; ``write <= p``, so a write never overtakes the read; right rows wait in a buffer
+    and are copied after the left ones.
+
+    Parameters
+    ----------
+    sorted_x, sorted_idx, sorted_y : the working layout (IN/OUT)
+        As in :func:`~fasttree.kernels.partition_segments`.
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        Segments to split; ranges must not overlap.
+    goes_right : ndarray of shape (n_samples,), uint8 (IN)
+        1 for a row of these segments that goes right, 0 for one that goes left.
+    """
+    n_segments = seg_start.shape[0]
+    max_len = 0
+    for s in range(n_segments):
+        max_len = max(max_len, seg_end[s] - seg_start[s])
+    has_labels = sorted_y.shape[1] > 0
+    for g in prange(sorted_x.shape[0]):
+        buf_x = np.empty(max_len, dtype=np.float32)
+        buf_idx = np.empty(max_len, dtype=np.int32)
+        buf_y = np.empty(max_len if has_labels else 0, dtype=sorted_y.dtype)
+        for s in range(n_segments):
+            start = seg_start[s]
+            xs = sorted_x[g, start:seg_end[s]]
+            idx = sorted_idx[g, start:seg_end[s]]
+            ys = sorted_y[g, start:seg_end[s]] if has_labels else sorted_y[g]
+            write = 0
+            n_right = 0
+            for p in range(xs.shape[0]):
+                # branch-free: written to both places, only the matching cursor advances
+                row = idx[p]
+                x = xs[p]
+                right = np.int64(goes_right[row])
+                xs[write] = x
+                idx[write] = row
+                buf_x[n_right] = x
+                buf_idx[n_right] = row
+                if has_labels:
+                    label = ys[p]
+                    ys[write] = label
+                    buf_y[n_right] = label
+                write += 1 - right
+                n_right += right
+            for j in range(n_right):
+                xs[write + j] = buf_x[j]
+                idx[write + j] = buf_idx[j]
+            if has_labels:
+                for j in range(n_right):
+                    ys[write + j] = buf_y[j]
 
 
 def payload_bytes(obj):
@@ -116,24 +177,22 @@ class ColumnShard:
         self.setup_seconds = time.perf_counter() - t0
 
     def _begin(self, partition):
+        """Set numba's threads for this call, apply ``partition``; the call's start time."""
         import numba
 
+        t0 = time.perf_counter()
         numba.set_num_threads(self.n_threads)
         if partition is not None:
             self._partition(*partition)
-        return time.perf_counter()
+        return t0
 
     def _partition(self, bitmap, seg_start, seg_end, n_left):
         """Move the rows of binary splits in every column, left rows first (stable): the bit of
         a row is 1 when it goes right."""
         sp = self.splitter
-        row_branch = np.unpackbits(bitmap, count=sp.n_samples).astype(np.int32)
-        branch_rows = np.empty(2 * seg_start.shape[0], dtype=np.int64)
-        branch_rows[0::2] = n_left
-        branch_rows[1::2] = seg_end - seg_start - n_left
-        branch_offset = 2 * np.arange(seg_start.shape[0] + 1, dtype=np.int64)
-        partition_segments_kway(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end,
-                                branch_offset, branch_rows, row_branch)
+        goes_right = np.unpackbits(bitmap, count=sp.n_samples)
+        partition_two_way(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end,
+                          goes_right)
 
     def describe(self):
         """``(missing_features, n_threads, threading layer, seconds)`` of this shard: the
@@ -201,32 +260,32 @@ class ColumnShard:
         """
         t0 = self._begin(None)
         sp = self.splitter
-        row_branch = np.zeros(sp.n_samples, dtype=np.int32)
+        goes_right = np.zeros(sp.n_samples, dtype=np.uint8)
         _mark_right_rows(sp.sorted_idx, start[prefix], end[prefix], feature[prefix],
-                         n_left[prefix], row_branch)
+                         n_left[prefix], goes_right)
         routed = np.flatnonzero(~prefix)
         routed_rows = np.zeros(0, dtype=np.int64)
         left = n_left.copy()
         if routed.size:
             r_start, r_end = start[routed], end[routed]
-            offset = 2 * np.arange(routed.size + 1, dtype=np.int64)
             n = routed.size
+            row_branch = np.zeros(sp.n_samples, dtype=np.int32)  # 0 outside the routed nodes
             routed_rows, _, _ = route_rows(
                 sp.sorted_x, sp.sorted_idx, sp.sample_weight, r_start, r_end, feature[routed],
                 np.full(n, SPLIT_THRESHOLD, dtype=np.int64),
                 np.ascontiguousarray(threshold[routed]), missing_branch[routed],
                 np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
-                np.zeros(0, dtype=np.int32), offset, row_branch)
-            partition_segments_kway(sp.sorted_x, sp.sorted_idx, sp.sorted_y, r_start, r_end,
-                                    offset, routed_rows, row_branch)
+                np.zeros(0, dtype=np.int32), 2 * np.arange(n + 1, dtype=np.int64), row_branch)
+            goes_right |= row_branch.astype(np.uint8)
+            partition_two_way(sp.sorted_x, sp.sorted_idx, sp.sorted_y, r_start, r_end,
+                              goes_right)
             left[routed] = routed_rows[0::2]
         child_start = np.repeat(start, 2)
         child_start[1::2] += left
         child_end = np.repeat(end, 2)
         child_end[0::2] = start + left
         stats = sp.node_stats(child_start, child_end, np.repeat(feature, 2))
-        bitmap = np.packbits(row_branch.astype(np.uint8))
-        return bitmap, routed_rows, stats, time.perf_counter() - t0
+        return np.packbits(goes_right), routed_rows, stats, time.perf_counter() - t0
 
 
 class ShardedSplitter:

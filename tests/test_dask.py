@@ -10,16 +10,15 @@ import time
 import numpy as np
 import pytest
 
-pytest.importorskip("distributed")  # the 'dask' extra (part of the 'test' extra)
+import dask.array as da
+import dask.dataframe as dd
+import pandas as pd
+import scipy.sparse
+from distributed import Client, LocalCluster
 
-import dask.array as da  # noqa: E402
-import dask.dataframe as dd  # noqa: E402
-import pandas as pd  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
-
-import fasttree  # noqa: E402
-import fasttree.dask as fdask  # noqa: E402
-from fasttree.grower import report_progress  # noqa: E402
+import fasttree
+import fasttree.dask as fdask
+from fasttree.grower import report_progress
 
 N_WORKERS = 3
 
@@ -78,7 +77,7 @@ def test_same_tree_as_one_machine(client, n_workers, criterion, weighted):
     X, y_class, y_real, weight = _data()
     y = y_real if criterion == "squared_error" else y_class
     w = weight if weighted else None
-    local, sharded = _pair(criterion)
+    local, sharded = _pair(criterion, max_depth=12)
     sharded.set_params(client=client, workers=_workers(client, n_workers))
     sharded.fit(da.from_array(X, chunks=(128, 7)), y, sample_weight=w)
     assert_same_tree(sharded, local.fit(X, y, sample_weight=w))
@@ -207,7 +206,7 @@ def test_worker_killed_mid_fit_raises_within_timeout():
             pid = c.run(os.getpid, workers=[victim])[victim]
             killed = []
 
-            def kill_at_level_two(depth, n_nodes, n_rows, seconds):
+            def kill_at_level_two(depth, n_nodes, n_rows, seconds, pid=pid, killed=killed):
                 if depth == 2:
                     os.kill(pid, signal.SIGKILL)
                     killed.append(time.perf_counter())
@@ -255,9 +254,8 @@ def test_unsupported_inputs_are_refused(client):
         fdask.DecisionTreeRegressor(client=client).fit(X, np.c_[y_real, y_real])
     with pytest.raises(ValueError, match="absolute_error"):
         fdask.DecisionTreeRegressor(client=client, criterion="absolute_error").fit(X, y_real)
-    sparse = pytest.importorskip("scipy.sparse")
     with pytest.raises(ValueError, match="sparse"):
-        fdask.DecisionTreeClassifier(client=client).fit(sparse.csr_matrix(X), y)
+        fdask.DecisionTreeClassifier(client=client).fit(scipy.sparse.csr_matrix(X), y)
 
 
 def test_concurrent_fits_on_one_client(client):
@@ -271,6 +269,34 @@ def test_concurrent_fits_on_one_client(client):
         done = list(pool.map(lambda pair: pair[0].fit(X, pair[1]), fits))
     assert_same_tree(done[0], fasttree.DecisionTreeClassifier(max_depth=6).fit(X, y_class))
     assert_same_tree(done[1], fasttree.DecisionTreeRegressor(max_depth=6).fit(X, y_real))
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("label_dtype", [np.uint8, np.float64])
+def test_partition_two_way_equals_the_kway_kernel(seed, label_dtype):
+    """The shards' two-way mover (a byte per row) against the public k-way kernel (int32)."""
+    from fasttree.kernels import gather_targets, partition_segments_kway, presort_features
+    from fasttree.sharded_splitter import partition_two_way
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    X = np.round(rng.normal(size=(n, 4)), 1).astype(np.float32)
+    sorted_x, sorted_idx = presort_features(X)
+    sorted_y = gather_targets(sorted_idx, rng.integers(0, 3, n).astype(label_dtype))
+    cuts = np.unique(np.r_[0, rng.integers(0, n + 1, 4), n])
+    keep = rng.random(cuts.size - 1) < 0.7  # some segments are not split
+    start, end = cuts[:-1][keep], cuts[1:][keep]
+    goes_right = (rng.random(n) < 0.4).astype(np.uint8)
+    branch_rows = np.zeros(2 * start.size, dtype=np.int64)
+    for j, (a, b) in enumerate(zip(start, end)):
+        right = int(goes_right[sorted_idx[0, a:b]].sum())
+        branch_rows[2 * j:2 * j + 2] = b - a - right, right
+    expected = [a.copy() for a in (sorted_x, sorted_idx, sorted_y)]
+    partition_segments_kway(*expected, start, end, 2 * np.arange(start.size + 1),
+                            branch_rows, goes_right.astype(np.int32))
+    partition_two_way(sorted_x, sorted_idx, sorted_y, start, end, goes_right)
+    for got, want in zip((sorted_x, sorted_idx, sorted_y), expected):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_import_fasttree_does_not_import_dask():
