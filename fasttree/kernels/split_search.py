@@ -480,8 +480,7 @@ def find_best_splits_classification(
                          f"(xlog2x_table(n_samples)), got {xlog2x.shape[0]}")
     kernel = specialized(
         _classification_search, unit_weight, unit_weight and seg_class_weight.shape[1] == 2,
-        may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0,
-        min_branch_fraction > 0.0)
+        may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
     kernel(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
            feature_mask, criterion, min_samples_leaf, min_weight_leaf, xlog2x,
            min_branch_fraction, monotonic_cst, node_bounds, children_impurity, gain, split_info,
@@ -497,13 +496,13 @@ def may_miss(sorted_x, seg_end):
     return bool(np.isnan(sorted_x[:, last]).any())
 
 
-def _classification_search(unit_weight, binary, may_miss, fractional, constrained, c45):
+def _classification_search(unit_weight, binary, may_miss, fractional, constrained):
     """The parallel kernel of :func:`find_best_splits_classification` for one kind of call.
 
     Every argument is a flag the kernel closes over, so numba prunes the scans it rules out:
     ``unit_weight`` (no weights), ``binary`` (unit weights and two classes), ``may_miss``
     (missing values in some segment), ``fractional`` (C4.5's missing rows), ``constrained``
-    (monotonicity constraints), ``c45`` (C4.5's minimum branch weight).
+    (monotonicity constraints).
     """
     weighted = not unit_weight
     fractional = may_miss and fractional
@@ -553,7 +552,7 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                 missing_left = False
                 seg_min_weight = min_weight_leaf
                 seg_min_rows = min_rows_leaf
-                if c45:
+                if min_branch_fraction > 0.0:
                     seg_min_weight, seg_min_rows = _c45_min_branch(
                         xs_node, idx_node, sample_weight, n_miss, w_node, n_classes,
                         min_branch_fraction, min_weight_leaf, min_rows_leaf)
