@@ -31,8 +31,7 @@ import time
 
 import numpy as np
 
-from distributed import default_client
-from distributed.diagnostics.plugin import WorkerPlugin
+from distributed import default_client, wait
 
 from . import estimators as _local
 from ._dtypes import label_dtype
@@ -43,42 +42,6 @@ __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
 
 _SUPPORTED_CRITERIA = ("gini", "entropy", "log_loss", "squared_error", "poisson")
 _DASK_PARAMS = ("client", "partition", "timeout", "workers")
-
-
-def _warm_kernels(n_threads):
-    """Run every kernel a shard calls once on tiny data (classes and real targets; prefix and
-    routed splits), so that no level of a fit waits for numba to load or compile them."""
-    rng = np.random.default_rng(0)
-    X = rng.random((64, 3)).astype(np.float32)
-    X[::7, 0] = np.nan  # missing values: routed splits too
-    for y, n_classes, code in ((rng.integers(0, 2, 64).astype(np.int32), 2, 1),
-                               (rng.random(64), None, 2)):
-        settings = {"n_classes": n_classes, "criterion_code": code, "min_samples_leaf": 1,
-                    "min_weight_leaf": 0.0}
-        for weight in (None, rng.random(64) + 0.5):
-            target = y if n_classes is None else y.astype(label_dtype(n_classes))
-            shard = ColumnShard(X, target, weight, None, 0, settings, n_threads)
-            start, end = np.array([0, 32]), np.array([32, 64])
-            stats, _ = shard.node_stats(start, end, np.zeros(2, dtype=np.int64))
-            shard.non_constant(None, start, end)
-            shard.search(None, start, end, stats, None)
-            bitmap, _, _, _ = shard.route(start, end, np.zeros(2, dtype=np.int64),
-                                          np.array([0.5, 0.5]), np.array([0, 1]),
-                                          np.array([10, 10]), np.array([False, True]))
-            shard.search((bitmap, start, end, np.array([10, 10])), start, end, stats,
-                         np.packbits(np.ones((3, 2), dtype=bool)))
-
-
-class _WarmKernels(WorkerPlugin):
-    """Warm fasttree's kernels once per worker, on the thread that runs the actors (numba's
-    thread count is per thread: set there for the worker's declared threads)."""
-
-    idempotent = True
-    name = "fasttree-warm-kernels"
-
-    async def setup(self, worker):
-        await worker.loop.run_in_executor(worker.executors["actor"], _warm_kernels,
-                                          worker.state.nthreads)
 
 
 class _ShardedInput:
@@ -225,8 +188,12 @@ class _DaskTree:
         n_shards = min(len(addresses), n_features)  # a worker without columns has no part
         addresses = addresses[:n_shards]
         blocks = np.array([j * n_features // n_shards for j in range(n_shards + 1)])
-        client.register_plugin(_WarmKernels())
         parts = self._place_columns(client, X.data, blocks, addresses)
+        try:  # the ingest, timed apart from the presort
+            wait(parts, timeout=timeout)
+        except TimeoutError:
+            raise RuntimeError(f"placing the columns on the workers took more than timeout="
+                               f"{timeout:g} s.") from None
         target = y if n_classes is None else y.astype(label_dtype(n_classes))
         shared = client.scatter([target, sample_weight, X.rows], workers=addresses,
                                 broadcast=True)
@@ -330,7 +297,8 @@ class DecisionTreeClassifier(_DaskTree, _local.DecisionTreeClassifier):
     fit_report_ : dict
         ``workers``, ``feature_blocks`` (worker ``j`` holds features ``feature_blocks[j] ..
         feature_blocks[j + 1] - 1``), ``threads`` (numba threads and threading layer per worker),
-        ``ingest_seconds`` (placing the columns), ``setup_seconds`` (presorting them), and
+        ``ingest_seconds`` (computing the column blocks, the rechunk), ``setup_seconds``
+        (each block brought to its worker if computed elsewhere, checked and presorted), and
         ``levels``: per level ``round_trips``, ``bytes_out`` and ``bytes_in`` per worker,
         ``compute_seconds``, ``communication_seconds`` and ``wait_seconds``
         (:class:`~fasttree.sharded_splitter.ShardedSplitter`).

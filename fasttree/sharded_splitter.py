@@ -34,7 +34,7 @@ import time
 import numpy as np
 from numba import prange
 
-from ._dtypes import SELECT_IMPURITY, SPLIT_SUBSET, SPLIT_THRESHOLD
+from ._dtypes import SELECT_IMPURITY, SPLIT_SUBSET, SPLIT_THRESHOLD, label_dtype
 from ._jit import njit
 from .kernels import new_split_record, node_impurity, route_rows, select_best_splits
 from .splitter import ExactSplitter, weight_tables
@@ -155,18 +155,21 @@ class ColumnShard:
     """
 
     def __init__(self, X_block, y, sample_weight, rows, first_feature, settings, n_threads):
-        import numba
-
         from ._validation import check_X
 
         t0 = time.perf_counter()
-        self.n_threads = int(n_threads)
-        numba.set_num_threads(self.n_threads)
         X = check_X(X_block, order="C")
         if rows is not None:
             X = np.ascontiguousarray(X[rows])
         if X.shape[0] != y.shape[0]:
             raise ValueError(f"a column block has {X.shape[0]} rows, y has {y.shape[0]}")
+        self._setup(X, y, sample_weight, first_feature, settings, n_threads)
+        warm_up(settings, sample_weight is not None, n_threads)
+        self.setup_seconds = time.perf_counter() - t0
+
+    def _setup(self, X, y, sample_weight, first_feature, settings, n_threads):
+        self.n_threads = int(n_threads)
+        self._begin(None)
         self.first_feature = int(first_feature)
         self.splitter = ExactSplitter.from_data(
             X, y, sample_weight, n_classes=settings["n_classes"],
@@ -174,7 +177,6 @@ class ColumnShard:
             criterion_code=settings["criterion_code"],
             min_samples_leaf=settings["min_samples_leaf"],
             min_weight_leaf=settings["min_weight_leaf"], categorical_kind=SPLIT_SUBSET)
-        self.setup_seconds = time.perf_counter() - t0
 
     def _begin(self, partition):
         """Set numba's threads for this call, apply ``partition``; the call's start time."""
@@ -286,6 +288,47 @@ class ColumnShard:
         child_end[0::2] = start + left
         stats = sp.node_stats(child_start, child_end, np.repeat(feature, 2))
         return np.packbits(goes_right), routed_rows, stats, time.perf_counter() - t0
+
+
+_WARM_KINDS = set()
+
+
+def warm_up(settings, weighted, n_threads):
+    """Run every kernel a shard of this kind of fit calls, once per process, on tiny data.
+
+    The split search is compiled per kind of call (weights, two classes or more, criterion,
+    missing values or not: see :func:`fasttree._jit.specialized`), so warming a fixed set would
+    miss some; this runs the fit's own kinds, both with and without missing values, during the
+    shard's set-up, so that no level waits for numba to load or compile a kernel.
+    """
+    n_classes = settings["n_classes"]
+    key = (n_classes if n_classes is None or n_classes <= 2 else min(n_classes, 257),
+           settings["criterion_code"], weighted)
+    if key in _WARM_KINDS:
+        return
+    n = 16
+    X = np.arange(2 * n, dtype=np.float32).reshape(n, 2)
+    X[-3:, 1] = np.nan  # feature 1 misses values in the last rows
+    if n_classes is None:
+        y = np.linspace(1.0, 2.0, n)
+    else:
+        y = (np.arange(n) % n_classes).astype(label_dtype(n_classes))
+    shard = ColumnShard.__new__(ColumnShard)
+    shard._setup(X, y, np.linspace(0.5, 1.5, n) if weighted else None, 0, settings, n_threads)
+    start, end, zero = np.array([0]), np.array([n]), np.zeros(1, dtype=np.int64)
+    stats, _ = shard.node_stats(start, end, zero)
+    shard.non_constant(None, start, end)
+    shard.search(None, start, end, stats, None)  # may miss values
+    part = np.array([8])
+    part_stats, _ = shard.node_stats(zero, part, zero)
+    shard.search(None, zero, part, part_stats, np.packbits(np.ones(2, dtype=bool)))  # may not
+    # feature 1 with its missing rows going left: routed by value, then moved
+    bitmap, _, _, _ = shard.route(start, end, np.ones(1, dtype=np.int64), np.array([40.0]),
+                                  zero, np.array([n - 3]), np.array([False]))
+    shard.route(start, end, zero, np.array([7.5]), np.ones(1, dtype=np.int64), part,
+                np.array([True]))
+    shard.search((bitmap, start, end, np.array([n - 3])), start, end, stats, None)
+    _WARM_KINDS.add(key)
 
 
 class ShardedSplitter:
