@@ -57,6 +57,7 @@ def partition_segments(
             goes_left[idx[p]] = 1
         for p in range(n_left, idx.shape[0]):
             goes_left[idx[p]] = 0
+    left_bits = _pack_bits(goes_left)
 
     max_len = 0
     for s in range(n_segments):
@@ -73,8 +74,55 @@ def partition_segments(
             start = seg_start[s]
             end = seg_end[s]
             ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
-            _move_two_way(sorted_x[g, start:end], sorted_idx[g, start:end], ys, has_labels,
-                          goes_left, 1, buf_x, buf_idx, buf_y)
+            _move_two_way_bits(sorted_x[g, start:end], sorted_idx[g, start:end], ys,
+                               has_labels, left_bits, buf_x, buf_idx, buf_y)
+
+
+@njit(parallel=True, cache=True)
+def _pack_bits(flags):
+    """One bit per row (bit ``row & 7`` of byte ``row >> 3``) from one byte per row.
+
+    The moves read a row's direction at a random row id, once per feature: as bits the table is
+    eight times smaller and stays in cache (and in the TLB's reach) for tens of millions of rows,
+    where a byte per row would not (the move's time per row grew with the number of rows).
+    """
+    n = flags.shape[0]
+    bits = np.empty((n + 7) // 8, dtype=np.uint8)
+    for w in prange(bits.shape[0]):
+        byte = 0
+        for j in range(min(8, n - 8 * w)):
+            byte |= (flags[8 * w + j] & 1) << j
+        bits[w] = byte
+    return bits
+
+
+@njit(cache=True, inline="always")
+def _move_two_way_bits(xs, idx, ys, has_labels, left_bits, buf_x, buf_idx, buf_y):
+    """:func:`_move_two_way` with the direction of each row read from a bit table: set bits go
+    left."""
+    write = 0
+    n_right = 0
+    for p in range(xs.shape[0]):
+        row = idx[p]
+        x = xs[p]
+        go = np.int64((left_bits[row >> 3] >> (row & 7)) & 1)
+        xs[write] = x
+        idx[write] = row
+        buf_x[n_right] = x
+        buf_idx[n_right] = row
+        if has_labels:
+            label = ys[p]
+            ys[write] = label
+            buf_y[n_right] = label
+        write += go
+        n_right += 1 - go
+    for j in range(n_right):
+        xs[write + j] = buf_x[j]
+        idx[write + j] = buf_idx[j]
+    if has_labels:
+        for j in range(n_right):
+            ys[write + j] = buf_y[j]
+    return write
 
 
 @njit(cache=True, inline="always")
