@@ -59,19 +59,19 @@ def _mark_right_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left
 
 
 @njit(parallel=True, cache=True)
-def partition_two_way(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, goes_right):
-    """Stable in-place two-way partition of segments in every feature row, by a byte per row.
+def partition_two_way(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, bitmap):
+    """Stable in-place two-way partition of segments in every feature row, by a bit per row.
 
     ::
 
         before, feature g:  [ r3 r0 r7 r1 r5 ]   rows sorted by x_g inside the node
-        goes_right:            0  1  0  1  0     (indexed by row id)
+        bit of the row:        0  1  0  1  0     (1: goes right)
         after,  feature g:  [ r3 r7 r5 | r0 r1 ] left | right, each still sorted by x_g
 
     The result of :func:`~fasttree.kernels.partition_segments_kway` with two branches per
-    segment (``tests/test_dask.py`` compares them), reading one byte per row instead of an int32:
-    on the 2-core machine of ``docs/dask.rst`` the int32 marks made the move about six times
-    slower (a million rows no longer fit the cache as bytes do).
+    segment (``tests/test_dask.py`` compares them), reading the rows' directions from the bitmap
+    the workers receive (``np.packbits`` order) instead of an int32 per row: at a million rows
+    the int32 marks leave the cache and made the move about six times slower.
 
     Invariant of the scan: positions ``[start, start + write)`` hold the left rows seen so far,
     in order; ``write <= p``, so a write never overtakes the read; right rows wait in a buffer
@@ -83,8 +83,9 @@ def partition_two_way(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, goes_r
         As in :func:`~fasttree.kernels.partition_segments`.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
         Segments to split; ranges must not overlap.
-    goes_right : ndarray of shape (n_samples,), uint8 (IN)
-        1 for a row of these segments that goes right, 0 for one that goes left.
+    bitmap : ndarray of shape (ceil(n_samples / 8),), uint8 (IN)
+        Bit ``7 - row % 8`` of byte ``row // 8`` is 1 for a row of these segments that goes
+        right, 0 for one that goes left (:func:`numpy.packbits` of a 0/1 array by row id).
     """
     n_segments = seg_start.shape[0]
     max_len = 0
@@ -106,7 +107,7 @@ def partition_two_way(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, goes_r
                 # branch-free: written to both places, only the matching cursor advances
                 row = idx[p]
                 x = xs[p]
-                right = np.int64(goes_right[row])
+                right = np.int64((bitmap[row >> 3] >> (7 - (row & 7))) & 1)
                 xs[write] = x
                 idx[write] = row
                 buf_x[n_right] = x
@@ -192,9 +193,7 @@ class ColumnShard:
         """Move the rows of binary splits in every column, left rows first (stable): the bit of
         a row is 1 when it goes right."""
         sp = self.splitter
-        goes_right = np.unpackbits(bitmap, count=sp.n_samples)
-        partition_two_way(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end,
-                          goes_right)
+        partition_two_way(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end, bitmap)
 
     def describe(self):
         """``(missing_features, n_threads, threading layer, seconds)`` of this shard: the
@@ -280,7 +279,7 @@ class ColumnShard:
                 np.zeros(0, dtype=np.int32), 2 * np.arange(n + 1, dtype=np.int64), row_branch)
             goes_right |= row_branch.astype(np.uint8)
             partition_two_way(sp.sorted_x, sp.sorted_idx, sp.sorted_y, r_start, r_end,
-                              goes_right)
+                              np.packbits(goes_right))
             left[routed] = routed_rows[0::2]
         child_start = np.repeat(start, 2)
         child_start[1::2] += left

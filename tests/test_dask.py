@@ -294,7 +294,7 @@ def test_partition_two_way_equals_the_kway_kernel(seed, label_dtype):
     expected = [a.copy() for a in (sorted_x, sorted_idx, sorted_y)]
     partition_segments_kway(*expected, start, end, 2 * np.arange(start.size + 1),
                             branch_rows, goes_right.astype(np.int32))
-    partition_two_way(sorted_x, sorted_idx, sorted_y, start, end, goes_right)
+    partition_two_way(sorted_x, sorted_idx, sorted_y, start, end, np.packbits(goes_right))
     for got, want in zip((sorted_x, sorted_idx, sorted_y), expected):
         np.testing.assert_array_equal(got, want)
 
