@@ -44,6 +44,11 @@ _SUPPORTED_CRITERIA = ("gini", "entropy", "log_loss", "squared_error", "poisson"
 _DASK_PARAMS = ("client", "partition", "timeout", "workers")
 
 
+def _held(block):
+    """A block of columns, as a task pinned to the worker that will hold it."""
+    return block
+
+
 class _ShardedInput:
     """``X`` of a sharded fit as the estimators' ``_fit`` sees it: a shape, and the rows kept."""
 
@@ -233,7 +238,11 @@ class _DaskTree:
         else:
             widths = tuple(int(w) for w in np.diff(blocks))
             blocked = data.rechunk({0: -1, 1: widths})
-            parts = client.compute(list(blocked.to_delayed().ravel()))
+            computed = client.compute(list(blocked.to_delayed().ravel()))
+            self._futures += computed
+            # each block copied to its worker now, so that the ingest holds the transfer
+            parts = [client.submit(_held, part, workers=[address], allow_other_workers=False,
+                                   pure=False) for part, address in zip(computed, addresses)]
         self._futures += parts
         return parts
 
@@ -297,8 +306,8 @@ class DecisionTreeClassifier(_DaskTree, _local.DecisionTreeClassifier):
     fit_report_ : dict
         ``workers``, ``feature_blocks`` (worker ``j`` holds features ``feature_blocks[j] ..
         feature_blocks[j + 1] - 1``), ``threads`` (numba threads and threading layer per worker),
-        ``ingest_seconds`` (computing the column blocks, the rechunk), ``setup_seconds``
-        (each block brought to its worker if computed elsewhere, checked and presorted), and
+        ``ingest_seconds`` (the rechunk into column blocks, each moved to its worker),
+        ``setup_seconds`` (each block checked and presorted), and
         ``levels``: per level ``round_trips``, ``bytes_out`` and ``bytes_in`` per worker,
         ``compute_seconds``, ``communication_seconds`` and ``wait_seconds``
         (:class:`~fasttree.sharded_splitter.ShardedSplitter`).

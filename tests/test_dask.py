@@ -220,6 +220,16 @@ def test_worker_killed_mid_fit_raises_within_timeout():
                 time.sleep(0.1)
 
 
+def test_cluster_without_workers_raises_within_timeout():
+    X, y, _, _ = _data(n=100)
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as c:
+        t0 = time.perf_counter()
+        with pytest.raises(RuntimeError, match="no worker"):
+            fdask.DecisionTreeClassifier(client=c, timeout=1).fit(X, y)
+        assert time.perf_counter() - t0 < 10
+
+
 def test_unknown_or_missing_workers(client):
     X, y, _, _ = _data(n=100)
     with pytest.raises(ValueError, match="tcp://127.0.0.1:1"):
