@@ -1,6 +1,6 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B16, H1-H4), each library on the same data in this one
+Runs the performance cases of the project (B1-B17, H1-H4), each library on the same data in this one
 process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
 warm-up.  Prints a markdown table of times and ratios and writes a PNG chart.
 
@@ -187,6 +187,25 @@ def run(args):
             f"{extra:.2f} x X.nbytes ({(mem['peak'] - mem['before']) / 2**20:.0f} MiB)",
             "<= 3 x X.nbytes", extra <= 3.0)
         del X, y
+
+    if want("B17"):
+        # B17: linear scale (issue 11): 10M rows against ten 1M fits, per-phase timings, memory
+        t = {}
+        for n_rows in (n_big, 10 * n_big):
+            X, y = classification_data(n_rows, 20)
+            t[f"fasttree {n_rows:,} rows"], est = fit_case(
+                "fasttree", "classification", X, y, max_depth=10, criterion="entropy", n_jobs=2,
+                repeats=repeats if n_rows == n_big else 1)
+            phases[f"B17 ({n_rows:,} x 20, entropy, depth 10)"] = dict(est.fit_timings_)
+        mem = peak_memory(X, y)
+        del X, y
+        small, large = t.values()
+        ratio = large / (10 * small)
+        extra = (mem["peak"] - mem["before"]) / mem["x_nbytes"]
+        add("B17", f"{10 * n_big:,} x 20 vs ten {n_big:,}-row fits (entropy, depth 10); peak "
+            "memory of the large fit", t, f"{ratio:.2f}x ten small fits' time, {extra:.2f} x "
+            f"X.nbytes ({(mem['peak'] - mem['before']) / 2**20:.0f} MiB)",
+            "<= 1.5x, <= 2.5 x X.nbytes", ratio <= 1.5 and extra <= 2.5)
 
     def vs_sklearn(case, description, task, X, y, *, max_depth, criterion, target, anchors=(),
                    splitter="best", tree_params=None):
@@ -400,7 +419,7 @@ def markdown(rows, phases):
     ]
     for case, description, times, ratio, target, met in rows:
         cells = [f"{times[k]:.3f} s" if k in times else "" for k in libraries]
-        if case in ("B7", "B8", "B11", "H1", "H2", "H3", "H4"):
+        if case in ("B7", "B8", "B11", "B17", "H1", "H2", "H3", "H4"):
             cells = [" / ".join(f"{k}: {v:.3f} s" for k, v in times.items()), "", "", ""]
         lines.append(f"| {case} | {description} | " + " | ".join(cells)
                      + f" | {ratio} | {target} | {'yes' if met else '**no**'} |")
