@@ -72,7 +72,8 @@ def main():
           f"{', '.join(f'{t:.3f}' for t in local_times)})")
     without_ingest = [w - r.fit_report_["ingest_seconds"] for w, r in runs]
     print(f"dask, 2 workers x 1 thread:     {wall - ingest:7.3f} s  without ingest "
-          f"(presort {report['setup_seconds']:.3f} s; runs: "
+          f"(set-up {report['setup_seconds']:.3f} s, of which check and presort "
+          f"{max(report['worker_setup_seconds']):.3f} s; runs: "
           f"{', '.join(f'{t:.3f}' for t in without_ingest)})")
     print(f"ingest (rechunk into blocks):   {ingest:7.3f} s")
     print(f"ratio dask / single machine:    {(wall - ingest) / local_best:7.2f}")

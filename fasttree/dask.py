@@ -226,6 +226,7 @@ class _DaskTree:
             "threads": splitter.shard_threads,
             "ingest_seconds": t_ingest - t0,
             "setup_seconds": time.perf_counter() - t_ingest,
+            "worker_setup_seconds": splitter.shard_setup_seconds,
             "levels": splitter.levels,
         }
         return splitter
@@ -307,7 +308,8 @@ class DecisionTreeClassifier(_DaskTree, _local.DecisionTreeClassifier):
         ``workers``, ``feature_blocks`` (worker ``j`` holds features ``feature_blocks[j] ..
         feature_blocks[j + 1] - 1``), ``threads`` (numba threads and threading layer per worker),
         ``ingest_seconds`` (the rechunk into column blocks, each moved to its worker),
-        ``setup_seconds`` (each block checked and presorted), and
+        ``setup_seconds`` (the actors started, each block checked and presorted: wall time on
+        the driver), ``worker_setup_seconds`` (the check and presort on each worker), and
         ``levels``: per level ``round_trips``, ``bytes_out`` and ``bytes_in`` per worker,
         ``compute_seconds``, ``communication_seconds`` and ``wait_seconds``
         (:class:`~fasttree.sharded_splitter.ShardedSplitter`).

@@ -142,7 +142,8 @@ class ColumnShard:
         The block's columns for every row (any real dtype; checked and made float32 here, as the
         estimators do with the whole ``X``).
     y : ndarray of shape (n_samples,)
-        int32 class codes or float64 targets, already without zero-weight rows.
+        Class codes ``0 .. n_classes - 1`` (any integer dtype) or float64 targets, already
+        without the zero-weight rows.
     sample_weight : ndarray of shape (n_samples,), float64, or None
     rows : ndarray of shape (n_rows_of_X_block,), bool, or None
         Rows of ``X_block`` to keep (the rows of positive weight), None for all.
@@ -196,13 +197,13 @@ class ColumnShard:
         partition_two_way(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end, bitmap)
 
     def describe(self):
-        """``(missing_features, n_threads, threading layer, seconds)`` of this shard: the
-        seconds its set-up took (check, presort)."""
+        """``(missing_features, n_threads, threading layer, set-up seconds, seconds)`` of this
+        shard: the seconds its set-up took (check, presort), then this call's."""
         import numba
 
-        numba.set_num_threads(self.n_threads)
+        t0 = self._begin(None)
         return (self.splitter.missing_features, numba.get_num_threads(),
-                numba.threading_layer(), self.setup_seconds)
+                numba.threading_layer(), self.setup_seconds, time.perf_counter() - t0)
 
     def node_stats(self, start, end, feature):
         """Statistics of nodes read from the rows of the block's (local) ``feature``."""
@@ -380,6 +381,7 @@ class ShardedSplitter:
         described = self._round_trip("describe", [(j, ()) for j in range(len(self.shards))])
         self.missing_features = np.concatenate([d[0] for d in described])
         self.shard_threads = [(d[1], d[2]) for d in described]
+        self.shard_setup_seconds = [float(d[3]) for d in described]
         self.levels.pop()  # the set-up round trip is no level's
         self._new_level()
 

@@ -167,6 +167,7 @@ def test_worker_threads_set_explicitly(client):
                                            sharded.fit_report_["threads"]):
         assert n_threads == expected[address]
         assert layer in ("tbb", "omp", "workqueue")
+    assert len(sharded.fit_report_["worker_setup_seconds"]) == len(expected)
 
 
 def test_communication_budget_per_level(client):
