@@ -36,7 +36,13 @@ from numba import prange
 
 from ._dtypes import SELECT_IMPURITY, SPLIT_SUBSET, SPLIT_THRESHOLD, label_dtype
 from ._jit import njit
-from .kernels import new_split_record, node_impurity, route_rows, select_best_splits
+from .kernels import (
+    new_split_record,
+    node_impurity,
+    partition_segments_kway,
+    route_rows,
+    select_best_splits,
+)
 from .splitter import ExactSplitter, weight_tables
 
 #: One shard's best split of one node, as sent to the driver: 24 bytes.  ``code`` packs the
@@ -56,74 +62,6 @@ def _mark_right_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left
         idx = sorted_idx[split_feature[s], seg_start[s] + split_n_left[s]:seg_end[s]]
         for p in range(idx.shape[0]):
             goes_right[idx[p]] = 1
-
-
-@njit(parallel=True, cache=True)
-def partition_two_way(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, bitmap):
-    """Stable in-place two-way partition of segments in every feature row, by a bit per row.
-
-    ::
-
-        before, feature g:  [ r3 r0 r7 r1 r5 ]   rows sorted by x_g inside the node
-        bit of the row:        0  1  0  1  0     (1: goes right)
-        after,  feature g:  [ r3 r7 r5 | r0 r1 ] left | right, each still sorted by x_g
-
-    The result of :func:`~fasttree.kernels.partition_segments_kway` with two branches per
-    segment (``tests/test_dask.py`` compares them), reading the rows' directions from the bitmap
-    the workers receive (``np.packbits`` order) instead of an int32 per row: at a million rows
-    the int32 marks leave the cache and made the move about six times slower.
-
-    Invariant of the scan: positions ``[start, start + write)`` hold the left rows seen so far,
-    in order; ``write <= p``, so a write never overtakes the read; right rows wait in a buffer
-    and are copied after the left ones.
-
-    Parameters
-    ----------
-    sorted_x, sorted_idx, sorted_y : the working layout (IN/OUT)
-        As in :func:`~fasttree.kernels.partition_segments`.
-    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
-        Segments to split; ranges must not overlap.
-    bitmap : ndarray of shape (ceil(n_samples / 8),), uint8 (IN)
-        Bit ``7 - row % 8`` of byte ``row // 8`` is 1 for a row of these segments that goes
-        right, 0 for one that goes left (:func:`numpy.packbits` of a 0/1 array by row id).
-    """
-    n_segments = seg_start.shape[0]
-    max_len = 0
-    for s in range(n_segments):
-        max_len = max(max_len, seg_end[s] - seg_start[s])
-    has_labels = sorted_y.shape[1] > 0
-    for g in prange(sorted_x.shape[0]):
-        buf_x = np.empty(max_len, dtype=np.float32)
-        buf_idx = np.empty(max_len, dtype=np.int32)
-        buf_y = np.empty(max_len if has_labels else 0, dtype=sorted_y.dtype)
-        for s in range(n_segments):
-            start = seg_start[s]
-            xs = sorted_x[g, start:seg_end[s]]
-            idx = sorted_idx[g, start:seg_end[s]]
-            ys = sorted_y[g, start:seg_end[s]] if has_labels else sorted_y[g]
-            write = 0
-            n_right = 0
-            for p in range(xs.shape[0]):
-                # branch-free: written to both places, only the matching cursor advances
-                row = idx[p]
-                x = xs[p]
-                right = np.int64((bitmap[row >> 3] >> (7 - (row & 7))) & 1)
-                xs[write] = x
-                idx[write] = row
-                buf_x[n_right] = x
-                buf_idx[n_right] = row
-                if has_labels:
-                    label = ys[p]
-                    ys[write] = label
-                    buf_y[n_right] = label
-                write += 1 - right
-                n_right += right
-            for j in range(n_right):
-                xs[write + j] = buf_x[j]
-                idx[write + j] = buf_idx[j]
-            if has_labels:
-                for j in range(n_right):
-                    ys[write + j] = buf_y[j]
 
 
 def payload_bytes(obj):
@@ -194,7 +132,13 @@ class ColumnShard:
         """Move the rows of binary splits in every column, left rows first (stable): the bit of
         a row is 1 when it goes right."""
         sp = self.splitter
-        partition_two_way(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end, bitmap)
+        row_branch = np.unpackbits(bitmap, count=sp.n_samples).astype(np.int32)
+        branch_rows = np.empty(2 * seg_start.shape[0], dtype=np.int64)
+        branch_rows[0::2] = n_left
+        branch_rows[1::2] = seg_end - seg_start - n_left
+        partition_segments_kway(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end,
+                                2 * np.arange(seg_start.shape[0] + 1, dtype=np.int64),
+                                branch_rows, row_branch)
 
     def describe(self):
         """``(missing_features, n_threads, threading layer, set-up seconds, seconds)`` of this
@@ -271,16 +215,17 @@ class ColumnShard:
         if routed.size:
             r_start, r_end = start[routed], end[routed]
             n = routed.size
+            offset = 2 * np.arange(n + 1, dtype=np.int64)
             row_branch = np.zeros(sp.n_samples, dtype=np.int32)  # 0 outside the routed nodes
             routed_rows, _, _ = route_rows(
                 sp.sorted_x, sp.sorted_idx, sp.sample_weight, r_start, r_end, feature[routed],
                 np.full(n, SPLIT_THRESHOLD, dtype=np.int64),
                 np.ascontiguousarray(threshold[routed]), missing_branch[routed],
                 np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
-                np.zeros(0, dtype=np.int32), 2 * np.arange(n + 1, dtype=np.int64), row_branch)
+                np.zeros(0, dtype=np.int32), offset, row_branch)
             goes_right |= row_branch.astype(np.uint8)
-            partition_two_way(sp.sorted_x, sp.sorted_idx, sp.sorted_y, r_start, r_end,
-                              np.packbits(goes_right))
+            partition_segments_kway(sp.sorted_x, sp.sorted_idx, sp.sorted_y, r_start, r_end,
+                                    offset, routed_rows, row_branch)
             left[routed] = routed_rows[0::2]
         child_start = np.repeat(start, 2)
         child_start[1::2] += left

@@ -282,34 +282,6 @@ def test_concurrent_fits_on_one_client(client):
     assert_same_tree(done[1], fasttree.DecisionTreeRegressor(max_depth=6).fit(X, y_real))
 
 
-@pytest.mark.parametrize("seed", range(5))
-@pytest.mark.parametrize("label_dtype", [np.uint8, np.float64])
-def test_partition_two_way_equals_the_kway_kernel(seed, label_dtype):
-    """The shards' two-way mover (a byte per row) against the public k-way kernel (int32)."""
-    from fasttree.kernels import gather_targets, partition_segments_kway, presort_features
-    from fasttree.sharded_splitter import partition_two_way
-
-    rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 400))
-    X = np.round(rng.normal(size=(n, 4)), 1).astype(np.float32)
-    sorted_x, sorted_idx = presort_features(X)
-    sorted_y = gather_targets(sorted_idx, rng.integers(0, 3, n).astype(label_dtype))
-    cuts = np.unique(np.r_[0, rng.integers(0, n + 1, 4), n])
-    keep = rng.random(cuts.size - 1) < 0.7  # some segments are not split
-    start, end = cuts[:-1][keep], cuts[1:][keep]
-    goes_right = (rng.random(n) < 0.4).astype(np.uint8)
-    branch_rows = np.zeros(2 * start.size, dtype=np.int64)
-    for j, (a, b) in enumerate(zip(start, end)):
-        right = int(goes_right[sorted_idx[0, a:b]].sum())
-        branch_rows[2 * j:2 * j + 2] = b - a - right, right
-    expected = [a.copy() for a in (sorted_x, sorted_idx, sorted_y)]
-    partition_segments_kway(*expected, start, end, 2 * np.arange(start.size + 1),
-                            branch_rows, goes_right.astype(np.int32))
-    partition_two_way(sorted_x, sorted_idx, sorted_y, start, end, np.packbits(goes_right))
-    for got, want in zip((sorted_x, sorted_idx, sorted_y), expected):
-        np.testing.assert_array_equal(got, want)
-
-
 def test_import_fasttree_does_not_import_dask():
     code = ("import sys, fasttree; "
             "assert not {'dask', 'distributed'} & set(sys.modules), 'dask imported'")
