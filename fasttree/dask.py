@@ -152,7 +152,7 @@ class _DaskTree:
         """
         self._check_dask_params()
         y = _to_numpy(y)
-        if y.ndim == 2 and y.shape[1] > 1:
+        if np.ndim(y) == 2 and y.shape[1] > 1:
             raise ValueError("y has several outputs; a sharded fit takes one output.")
         self._futures = []
         try:
