@@ -65,8 +65,8 @@ def presort_features(X):
     -----
     These two arrays are the working layout of the grower: the partition kernel later keeps each
     node's rows contiguous and still sorted inside them, so no node is ever sorted again.
-    Scratch memory: four arrays of ``n_samples`` 32-bit words per running thread (``sorted_x``
-    itself holds the transposed input while it is sorted).
+    Scratch memory: two arrays of ``n_samples`` 32-bit words per running thread (``sorted_x``
+    and ``sorted_idx`` themselves hold the keys and row ids being sorted).
     """
     n_samples, n_features = X.shape
     sorted_x = np.empty((n_features, n_samples), dtype=np.float32)
@@ -87,20 +87,24 @@ def presort_features(X):
 def _sort_row(values, row_ids):
     """Radix-sort one feature row in place: ``values`` (float32, in row order) become sorted and
     ``row_ids`` receives their rows (the loop body of :func:`presort_features`, a function of
-    its own so that numba's parallel passes see a small loop: compile time)."""
+    its own so that numba's parallel passes see a small loop: compile time).
+
+    The keys replace the float bits in ``values``' own memory and the row ids start in
+    ``row_ids``, so the scratch is one array of keys and one of ids.
+    """
     n = values.shape[0]
-    keys = np.empty(n, dtype=np.uint32)
+    keys = values.view(np.uint32)
+    idx = row_ids
     keys_tmp = np.empty(n, dtype=np.uint32)
-    idx = np.empty(n, dtype=np.int32)
     idx_tmp = np.empty(n, dtype=np.int32)
-    bits = values.view(np.uint32)
     counts = np.zeros((_N_PASSES, _N_BUCKETS), dtype=np.int64)
     for i in range(n):
-        key = _float_to_key(bits[i])
+        key = _float_to_key(keys[i])
         keys[i] = key
         idx[i] = i
         for d in range(_N_PASSES):
             counts[d, (key >> np.uint32(d * _RADIX_BITS)) & _DIGIT_MASK] += 1
+    in_scratch = False  # whether the latest pass wrote to the scratch arrays
     for d in range(_N_PASSES):
         shift = np.uint32(d * _RADIX_BITS)
         if counts[d, (keys[0] >> shift) & _DIGIT_MASK] == n:
@@ -120,7 +124,10 @@ def _sort_row(values, row_ids):
             idx_tmp[slot] = idx[i]
         keys, keys_tmp = keys_tmp, keys
         idx, idx_tmp = idx_tmp, idx
+        in_scratch = not in_scratch
     out_bits = values.view(np.uint32)
     for p in range(n):
         out_bits[p] = _key_to_float_bits(keys[p])
-        row_ids[p] = idx[p]
+    if in_scratch:
+        for p in range(n):
+            row_ids[p] = idx[p]
