@@ -104,6 +104,19 @@ def weighted_class_impurity(counts, criterion):
     return s
 
 
+@njit(cache=True)
+def weighted_node_impurities(class_weight, criterion):
+    """Weight and ``w * I`` of every node from its weighted class counts (one row per node):
+    what the search kernels compute once per level, not once per feature."""
+    n_nodes = class_weight.shape[0]
+    weight = np.empty(n_nodes)
+    weighted_impurity = np.empty(n_nodes)
+    for s in range(n_nodes):
+        weight[s] = class_weight[s].sum()
+        weighted_impurity[s] = weighted_class_impurity(class_weight[s], criterion)
+    return weight, weighted_impurity
+
+
 @njit(cache=True, inline="always")
 def two_children_class_impurity(left, total, w_left, w_right, criterion):
     """Children impurity of a binary split from the left counts and the node's counts.

@@ -23,7 +23,7 @@ from .._dtypes import CRITERION_POISSON
 from .criteria import (
     regression_proxy,
     two_children_class_impurity,
-    weighted_class_impurity,
+    weighted_node_impurities,
     weighted_regression_impurity,
 )
 from .monotonic import constraint_of, monotonic_ok
@@ -100,11 +100,7 @@ feature_mask
     n_segments = seg_start.shape[0]
     n_classes = seg_class_weight.shape[1]
     unit_weight = sample_weight.shape[0] == 0
-    seg_weight = np.empty(n_segments)
-    seg_weighted_impurity = np.empty(n_segments)
-    for s in range(n_segments):
-        seg_weight[s] = seg_class_weight[s].sum()
-        seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
+    seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
     for f in prange(n_features):
         left = np.empty(n_classes)
         for s in range(n_segments):

@@ -60,7 +60,7 @@ from .criteria import (
     regression_target_term,
     split_information,
     two_children_class_impurity,
-    weighted_class_impurity,
+    weighted_node_impurities,
     weighted_regression_impurity,
 )
 from .absolute_error import _scratch as _ae_scratch
@@ -751,11 +751,7 @@ def find_best_splits_sparse_classification(
     walk_zeros = exact_zero_block and not unit_weight
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
     table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
-    seg_weight = np.empty(n_segments)
-    seg_weighted_impurity = np.empty(n_segments)
-    for s in range(n_segments):
-        seg_weight[s] = seg_class_weight[s].sum()
-        seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
+    seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
 
     for chunk in prange(n_chunks):
         left = np.empty(n_classes)

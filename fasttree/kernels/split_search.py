@@ -41,6 +41,7 @@ from .criteria import (
     regression_target_term,
     two_children_class_impurity,
     weighted_class_impurity,
+    weighted_node_impurities,
     weighted_regression_impurity,
     xlog2x,
 )
@@ -523,11 +524,7 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
         table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
         count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
         # per node, once (not once per feature): weight and weighted impurity
-        seg_weight = np.empty(n_segments)
-        seg_weighted_impurity = np.empty(n_segments)
-        for s in range(n_segments):
-            seg_weight[s] = seg_class_weight[s].sum()
-            seg_weighted_impurity[s] = weighted_class_impurity(seg_class_weight[s], criterion)
+        seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
 
         for f in prange(n_features):
             left = np.empty(n_classes)
