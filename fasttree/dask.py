@@ -5,8 +5,10 @@
 
 * ``client``: the :class:`distributed.Client` to train on (None: the default client);
 * ``partition``: ``"features"`` (each worker holds a block of columns for every row);
-* ``timeout``: seconds any step of the fit (a set-up step, a level's round trip) may take before
-  the fit is abandoned with a ``RuntimeError`` naming the worker, e.g. one that died;
+* ``timeout``: seconds a level's round trip may take before the fit is abandoned with a
+  ``RuntimeError`` naming the worker (one that died, left or hangs); set-up steps (ingest,
+  presort, kernels loaded or compiled on a fresh worker) may take ``SETUP_TIMEOUTS`` times as
+  long while their workers live, and end within ``timeout`` when one leaves;
 * ``workers``: addresses of the workers to train on (None: every worker of the client).
 
 ``X`` may be a dask Array or DataFrame with any chunking, or a NumPy array; it is rechunked once
@@ -47,6 +49,34 @@ _DASK_PARAMS = ("client", "partition", "timeout", "workers")
 def _held(block):
     """A block of columns, as a task pinned to the worker that will hold it."""
     return block
+
+
+#: set-up steps (ingest, presort, kernels loaded or compiled on a fresh worker) may take this
+#: many timeouts while their workers live; a worker that leaves is noticed within one timeout
+SETUP_TIMEOUTS = 10
+
+
+def _wait_alive(client, addresses, wait_for, timeout, step):
+    """``wait_for(seconds)`` called in slices of ``timeout`` while the workers are alive.
+
+    Raises
+    ------
+    RuntimeError
+        A worker left (or its connection broke), or ``SETUP_TIMEOUTS * timeout`` seconds passed.
+    """
+    for _ in range(SETUP_TIMEOUTS):
+        try:
+            return wait_for(timeout)
+        except OSError as exc:
+            raise RuntimeError(f"{step} failed: a worker of {addresses} is gone "
+                               f"({type(exc).__name__}: {exc}).") from exc
+        except TimeoutError:
+            gone = sorted(set(addresses) - set(client.nthreads()))
+            if gone:
+                raise RuntimeError(f"worker {gone[0]} left while {step} (timeout="
+                                   f"{timeout:g} s).") from None
+    raise RuntimeError(f"{step} on {addresses} took more than {SETUP_TIMEOUTS} x timeout="
+                       f"{timeout:g} s.")
 
 
 class _ShardedInput:
@@ -194,11 +224,9 @@ class _DaskTree:
         addresses = addresses[:n_shards]
         blocks = np.array([j * n_features // n_shards for j in range(n_shards + 1)])
         parts = self._place_columns(client, X.data, blocks, addresses)
-        try:  # the ingest, timed apart from the presort
-            wait(parts, timeout=timeout)
-        except TimeoutError:
-            raise RuntimeError(f"placing the columns on the workers took more than timeout="
-                               f"{timeout:g} s.") from None
+        # the ingest, timed apart from the presort
+        _wait_alive(client, addresses, lambda t: wait(parts, timeout=t), timeout,
+                    "placing the columns")
         target = y if n_classes is None else y.astype(label_dtype(n_classes))
         shared = client.scatter([target, sample_weight, X.rows], workers=addresses,
                                 broadcast=True)
@@ -212,13 +240,9 @@ class _DaskTree:
                                  allow_other_workers=False, pure=False)
                    for j, part in enumerate(parts)]
         self._futures += futures
-        shards = []
-        for address, future in zip(addresses, futures):
-            try:
-                shards.append(future.result(timeout=timeout))
-            except (TimeoutError, OSError) as exc:
-                raise RuntimeError(f"worker {address} did not set up its columns within "
-                                   f"timeout={timeout:g} s ({type(exc).__name__}: {exc}).") from exc
+        shards = [_wait_alive(client, [address], future.result, timeout,
+                              "setting up its columns")
+                  for address, future in zip(addresses, futures)]
         splitter = ShardedSplitter(shards, addresses, blocks, X.shape[0], sample_weight,
                                    n_classes, params.criterion_code, timeout)
         self.fit_report_ = {
@@ -292,8 +316,9 @@ class DecisionTreeClassifier(_DaskTree, _local.DecisionTreeClassifier):
     partition : {"features"}, default="features"
         Each worker holds a block of columns for every row.
     timeout : float, default=60
-        Seconds a set-up step or a level's round trip may take; then ``fit`` raises a
-        ``RuntimeError`` naming the worker (one that died, left, or is stuck).
+        Seconds a level's round trip may take; then ``fit`` raises a ``RuntimeError`` naming
+        the worker (one that died, left, or is stuck).  Set-up steps may take
+        ``SETUP_TIMEOUTS`` (10) times as long while their workers live.
     workers : list of str or None, default=None
         Addresses of the workers to train on; None: every worker of the client.
     **params
