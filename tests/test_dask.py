@@ -158,6 +158,18 @@ def test_to_local_and_predict(client):
     np.testing.assert_array_equal(predicted.compute(), local.predict(X))
 
 
+def test_parameters_and_clone():
+    """The Dask parameters are estimator parameters; clone works with the default client."""
+    from sklearn.base import clone
+
+    est = fdask.DecisionTreeRegressor(max_depth=3, timeout=5, workers=["tcp://a:1"])
+    params = clone(est).get_params()
+    assert params["max_depth"] == 3 and params["timeout"] == 5
+    assert params["workers"] == ["tcp://a:1"] and params["partition"] == "features"
+    assert set(params) == set(fasttree.DecisionTreeRegressor().get_params()) | {
+        "client", "partition", "timeout", "workers"}
+
+
 def test_worker_threads_set_explicitly(client):
     """Dask's nanny sets OMP_NUM_THREADS=1; the shards set numba's count to the workers'."""
     X, y, _, _ = _data(n=200)
