@@ -302,8 +302,8 @@ class HistSplitter:
                         stats, end - start, mask * self.is_categorical[:, None],
                         self.criterion_code, self.categorical_kind, self._unit_weight,
                         self.min_samples_leaf, self.min_weight_leaf, *record)
-        for j in range(start.shape[0]):
-            self._remember((int(start[j]), int(end[j])), hist[j].copy())
+        for j in range(start.shape[0]):  # views: the group's array lives while one is kept
+            self._remember((int(start[j]), int(end[j])), hist[j])
 
     def _histograms(self, start, end):
         """Histograms of the nodes: the smaller of two siblings built from its rows, the larger

@@ -271,7 +271,8 @@ def build_histograms(codes, rows, labels, sample_weight, seg_start, seg_end, n_c
     """
     n_features = codes.shape[0]
     n_segments = seg_start.shape[0]
-    hist = np.zeros((n_segments, n_features, HIST_BINS, n_channels))
+    # zeroed per feature inside the parallel loop: a deep level's histograms are tens of MB
+    hist = np.empty((n_segments, n_features, HIST_BINS, n_channels))
     for f in prange(n_features):
         _feature_histograms(np.int64(f), codes, rows, labels, sample_weight, seg_start, seg_end,
                             criterion, hist)
@@ -290,6 +291,7 @@ def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_en
     ids = rows[0]
     for s in range(seg_start.shape[0]):
         h = hist[s, f]
+        h[:] = 0.0
         for p in range(seg_start[s], seg_end[s]):
             b = feature_codes[ids[p]]
             if regression:
