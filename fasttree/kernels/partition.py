@@ -59,15 +59,17 @@ def partition_segments(
             goes_left[idx[p]] = 0
     left_bits = _pack_bits(goes_left, 1)
 
-    max_len = 0
+    # the buffers hold a segment's right rows, plus the slot the branch-free mover writes after
+    # the last one (half a segment at most for a balanced split: less peak memory at the root)
+    buf_len = 1
     for s in range(n_segments):
-        max_len = max(max_len, seg_end[s] - seg_start[s])
+        buf_len = max(buf_len, seg_end[s] - seg_start[s] - split_n_left[s] + 1)
     has_labels = sorted_y.shape[1] > 0
 
     for g in prange(n_features):
-        buf_x = np.empty(max_len, dtype=np.float32)
-        buf_idx = np.empty(max_len, dtype=np.int32)
-        buf_y = np.empty(max_len if has_labels else 0, dtype=sorted_y.dtype)
+        buf_x = np.empty(buf_len, dtype=np.float32)
+        buf_idx = np.empty(buf_len, dtype=np.int32)
+        buf_y = np.empty(buf_len if has_labels else 0, dtype=sorted_y.dtype)
         for s in range(n_segments):
             if split_feature[s] == g:
                 continue  # already in order: its first split_n_left[s] positions are the left rows
@@ -104,30 +106,35 @@ def _move_two_way(xs, idx, ys, has_labels, left_bits, buf_x, buf_idx, buf_y):
 
     Branch-free: every row is written to both places and only the matching cursor advances (the
     direction of a row is unpredictable, a branch would mispredict).  Writing at ``write <= p``
-    never clobbers a row not yet read; the right rows wait in the buffers and follow.  Returns
-    the number of left rows.
+    never clobbers a row not yet read; the right rows wait in the buffers and follow.  The
+    buffers need one slot more than the right rows; the buffer index is clamped, so rows that
+    break that promise (a segment holding other rows in this feature) give wrong rows, never a
+    write out of bounds.  Returns the number of left rows.
     """
     write = 0
     n_right = 0
+    last = buf_x.shape[0] - 1
     for p in range(xs.shape[0]):
         row = idx[p]
         x = xs[p]
         go = np.int64((left_bits[row >> 3] >> (row & 7)) & 1)
+        slot = min(n_right, last)
         xs[write] = x
         idx[write] = row
-        buf_x[n_right] = x
-        buf_idx[n_right] = row
+        buf_x[slot] = x
+        buf_idx[slot] = row
         if has_labels:
             label = ys[p]
             ys[write] = label
-            buf_y[n_right] = label
+            buf_y[slot] = label
         write += go
         n_right += 1 - go
-    for j in range(n_right):
+    kept = min(n_right, last + 1)
+    for j in range(kept):
         xs[write + j] = buf_x[j]
         idx[write + j] = buf_idx[j]
     if has_labels:
-        for j in range(n_right):
+        for j in range(kept):
             ys[write + j] = buf_y[j]
     return write
 
