@@ -27,7 +27,9 @@ _warned = []
 #: (dispatcher, cache, options) of every kernel compiled with ``parallel=True``
 _PARALLEL_KERNELS = []
 _forked_from_openmp = []
-#: numba's automatic parallelization limited to explicit ``prange`` loops
+#: numba's automatic parallelization limited to explicit ``prange`` loops: every parallel loop of
+#: the kernels is written as one, and the other conversions (array expressions and NumPy calls
+#: turned into parallel loops, loop fusion) would only add parallel loops for numba to compile
 _PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": False,
                 "setitem": False, "numpy": False, "stencil": False, "fusion": False,
                 "prange": True}
