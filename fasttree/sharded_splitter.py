@@ -14,7 +14,7 @@ draws) grows the tree.  Per level::
                 ◄── best split per node ─── the block's best
     (select: lowest children impurity,
      lowest feature on a tie)
-    split ──────── chosen splits ─────────────────────────────────► rows right of n_left → bit
+    split ──────── chosen splits ─────────────────────────────────► first n_left rows → bit
                 ◄── bitmap, children's statistics ──────────────── (stats read from the split
     node_stats: answered from that reply                            feature's row, as one
     partition_prefix: the OR of the bitmaps waits for the next       machine reads them)
@@ -39,6 +39,7 @@ from ._jit import njit
 from .kernels import (
     new_split_record,
     node_impurity,
+    partition_segments_bits,
     partition_segments_kway,
     route_rows,
     select_best_splits,
@@ -54,14 +55,14 @@ RECORD_DTYPE = np.dtype([("children_impurity", "<f8"), ("threshold", "<f8"),
 
 
 @njit(parallel=True, cache=True)
-def _mark_right_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left, goes_right):
-    """``goes_right[row] = 1`` for every row after the first ``split_n_left[s]`` positions of
-    segment ``s`` in its split feature's row: the right child of a prefix split, decided by
-    position exactly as :func:`~fasttree.kernels.partition_segments` decides it."""
+def _mark_left_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left, goes_left):
+    """``goes_left[row] = 1`` for every row in the first ``split_n_left[s]`` positions of segment
+    ``s`` in its split feature's row: the left child of a prefix split, decided by position
+    exactly as :func:`~fasttree.kernels.partition_segments` decides it."""
     for s in prange(seg_start.shape[0]):
-        idx = sorted_idx[split_feature[s], seg_start[s] + split_n_left[s]:seg_end[s]]
+        idx = sorted_idx[split_feature[s], seg_start[s]:seg_start[s] + split_n_left[s]]
         for p in range(idx.shape[0]):
-            goes_right[idx[p]] = 1
+            goes_left[idx[p]] = 1
 
 
 def payload_bytes(obj):
@@ -130,15 +131,10 @@ class ColumnShard:
 
     def _partition(self, bitmap, seg_start, seg_end, n_left):
         """Move the rows of binary splits in every column, left rows first (stable): the bit of
-        a row is 1 when it goes right."""
+        a row is 1 when it goes left (``np.packbits(..., bitorder="little")``)."""
         sp = self.splitter
-        row_branch = np.unpackbits(bitmap, count=sp.n_samples).astype(np.int32)
-        branch_rows = np.empty(2 * seg_start.shape[0], dtype=np.int64)
-        branch_rows[0::2] = n_left
-        branch_rows[1::2] = seg_end - seg_start - n_left
-        partition_segments_kway(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end,
-                                2 * np.arange(seg_start.shape[0] + 1, dtype=np.int64),
-                                branch_rows, row_branch)
+        partition_segments_bits(sp.sorted_x, sp.sorted_idx, sp.sorted_y, seg_start, seg_end,
+                                n_left, bitmap)
 
     def describe(self):
         """``(missing_features, n_threads, threading layer, set-up seconds, seconds)`` of this
@@ -197,7 +193,8 @@ class ColumnShard:
         Returns
         -------
         bitmap : ndarray of uint8
-            One bit per row, 1 for the rows going right (0 for rows of other nodes).
+            One bit per row (little bit order), 1 for the rows going left (0 for rows of other
+            nodes).
         routed_rows : ndarray of shape (2 * n_routed,), int64
             Rows per branch of the routed splits.
         child_stats : ndarray of shape (2 * n_nodes, n_stats)
@@ -206,9 +203,9 @@ class ColumnShard:
         """
         t0 = self._begin(None)
         sp = self.splitter
-        goes_right = np.zeros(sp.n_samples, dtype=np.uint8)
-        _mark_right_rows(sp.sorted_idx, start[prefix], end[prefix], feature[prefix],
-                         n_left[prefix], goes_right)
+        goes_left = np.zeros(sp.n_samples, dtype=np.uint8)
+        _mark_left_rows(sp.sorted_idx, start[prefix], end[prefix], feature[prefix],
+                        n_left[prefix], goes_left)
         routed = np.flatnonzero(~prefix)
         routed_rows = np.zeros(0, dtype=np.int64)
         left = n_left.copy()
@@ -216,14 +213,14 @@ class ColumnShard:
             r_start, r_end = start[routed], end[routed]
             n = routed.size
             offset = 2 * np.arange(n + 1, dtype=np.int64)
-            row_branch = np.zeros(sp.n_samples, dtype=np.int32)  # 0 outside the routed nodes
+            row_branch = np.full(sp.n_samples, -1, dtype=np.int32)  # -1 outside the routed nodes
             routed_rows, _, _ = route_rows(
                 sp.sorted_x, sp.sorted_idx, sp.sample_weight, r_start, r_end, feature[routed],
                 np.full(n, SPLIT_THRESHOLD, dtype=np.int64),
                 np.ascontiguousarray(threshold[routed]), missing_branch[routed],
                 np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
                 np.zeros(0, dtype=np.int32), offset, row_branch)
-            goes_right |= row_branch.astype(np.uint8)
+            goes_left |= row_branch == 0
             partition_segments_kway(sp.sorted_x, sp.sorted_idx, sp.sorted_y, r_start, r_end,
                                     offset, routed_rows, row_branch)
             left[routed] = routed_rows[0::2]
@@ -232,7 +229,8 @@ class ColumnShard:
         child_end = np.repeat(end, 2)
         child_end[0::2] = start + left
         stats = sp.node_stats(child_start, child_end, np.repeat(feature, 2))
-        return np.packbits(goes_right), routed_rows, stats, time.perf_counter() - t0
+        return (np.packbits(goes_left, bitorder="little"), routed_rows, stats,
+                time.perf_counter() - t0)
 
 
 _WARM_KINDS = set()

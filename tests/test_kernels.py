@@ -21,6 +21,7 @@ from fasttree.kernels import (
     new_split_record,
     numeric_split_arrays,
     partition_segments,
+    partition_segments_bits,
     presort_features,
     reciprocal_table,
     segment_class_weights,
@@ -315,6 +316,58 @@ def test_partition_is_stable_and_routes_by_split(seed):
     partition_segments(sorted_x2, sorted_idx2, np.empty((m, 0), np.uint8), starts, ends, feature,
                        np.zeros_like(n_left), goes_left)  # n_left 0: everything goes right
     np.testing.assert_array_equal(sorted_idx2, sorted_idx)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_partition_by_bits_matches_naive_stable_partition(seed, n_threads):
+    import numba
+
+    rng = np.random.default_rng(seed)
+    n, m = 203, 5  # not a multiple of 8: the last byte of the bitmap is partial
+    X = rng.integers(0, 6, size=(n, m)).astype(np.float32)
+    y = rng.integers(0, 3, size=n).astype(np.uint8)
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 4)
+    sorted_y = gather_targets(sorted_idx, y)
+    before_idx = sorted_idx.copy()
+    goes_left = rng.random(n) < rng.random()
+    goes_left[sorted_idx[0, starts[0]:ends[0]]] = True  # a segment going left whole
+    n_left = np.array([goes_left[sorted_idx[0, a:b]].sum() for a, b in zip(starts, ends)])
+    bits = np.packbits(goes_left, bitorder="little")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        partition_segments_bits(sorted_x, sorted_idx, sorted_y, starts, ends, n_left, bits)
+    finally:
+        numba.set_num_threads(previous)
+    np.testing.assert_array_equal(sorted_y, y[sorted_idx])
+    inside = np.zeros(n, bool)
+    for a, b in zip(starts, ends):
+        inside[a:b] = True
+        for g in range(m):
+            old = before_idx[g, a:b]
+            expected = np.concatenate([old[goes_left[old]], old[~goes_left[old]]])
+            np.testing.assert_array_equal(sorted_idx[g, a:b], expected)
+            np.testing.assert_array_equal(sorted_x[g, a:b], X[expected, g])
+    np.testing.assert_array_equal(sorted_idx[:, ~inside], before_idx[:, ~inside])
+    # rows already in order (left rows first) stay as they are
+    again = sorted_idx.copy()
+    partition_segments_bits(sorted_x, sorted_idx, sorted_y, starts, ends, n_left, bits)
+    np.testing.assert_array_equal(sorted_idx, again)
+
+
+def test_partition_by_bits_with_a_wrong_count_stays_in_bounds():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 3)).astype(np.float32)
+    sorted_x, sorted_idx = layout(X)
+    goes_left = np.arange(64) % 2 == 0
+    # the count promises every row goes left: buffers of one slot for 32 right rows
+    partition_segments_bits(sorted_x, sorted_idx, np.empty((3, 0), np.uint8), np.array([0]),
+                            np.array([64]), np.array([64]), np.packbits(goes_left,
+                                                                        bitorder="little"))
+    assert sorted_idx.min() >= 0 and sorted_idx.max() < 64
+    # the left rows still come first, in order
+    np.testing.assert_array_equal(sorted_idx[:, :32] % 2, 0)
 
 
 def small_tree():

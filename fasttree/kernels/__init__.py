@@ -25,7 +25,8 @@ C-contiguous, as each docstring states.  A typical level of a tree::
 
 Splits that are not a prefix of the split feature's row (categorical subsets, multiway splits,
 missing rows going left) are moved with :func:`route_rows` then :func:`partition_segments_kway`;
-:class:`fasttree.splitter.ExactSplitter` shows every phase together.
+:func:`partition_segments_bits` moves rows whose directions are known as one bit per row (e.g.
+decided on another machine); :class:`fasttree.splitter.ExactSplitter` shows every phase together.
 
 ``tests/test_kernels.py::test_public_kernels_grow_one_level_like_the_estimator`` runs this recipe;
 ``examples/plot_random_forest_kernels.py`` grows a whole random forest with it.
@@ -52,6 +53,7 @@ from .multi_output import find_splits_multioutput, segment_multi_stats
 from .node_stats import segment_class_weights, segment_target_sums
 from .partition import (
     partition_segments,
+    partition_segments_bits,
     partition_segments_fractional,
     partition_segments_kway,
 )
@@ -95,6 +97,7 @@ __all__ = [
     "node_target_ranks",
     "numeric_split_arrays",
     "partition_segments",
+    "partition_segments_bits",
     "partition_segments_fractional",
     "partition_segments_kway",
     "predict_fractional",

@@ -1,12 +1,13 @@
 """Route each split node's rows to its two children, in place, keeping every feature sorted."""
 
+import numba
 import numpy as np
 from numba import prange
 
 from .._jit import njit
 
 
-@njit(parallel=True, cache=True)
+
 def partition_segments(
     sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature, split_n_left, goes_left
 ):
@@ -46,6 +47,13 @@ def partition_segments(
     After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
     and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
     """
+    _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
+                        split_n_left, goes_left, _thread_blocks(sorted_x))
+
+
+@njit(parallel=True, cache=True)
+def _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
+                        split_n_left, goes_left, n_blocks):
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
 
@@ -58,21 +66,83 @@ def partition_segments(
         for p in range(n_left, idx.shape[0]):
             goes_left[idx[p]] = 0
     left_bits = _pack_bits(goes_left, 1)
+    n_right = seg_end - seg_start - split_n_left
+    for c in prange(n_blocks):
+        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature, n_right,
+                       left_bits, c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
 
-    # the buffers hold a segment's right rows, plus the slot the branch-free mover writes after
-    # the last one (half a segment at most for a balanced split: less peak memory at the root)
+
+def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
+                            left_bits):
+    """Stable in-place partition of segments by one bit per row, every feature row in parallel.
+
+    The move of :func:`partition_segments` for callers that know the rows' directions already
+    (e.g. from another process: :mod:`fasttree.sharded_splitter`): a row goes left when its bit
+    is set.  Rows already in that order (left rows first) are left as they are.
+
+    Parameters
+    ----------
+    sorted_x, sorted_idx, sorted_y : the working layout (IN/OUT)
+        As in :func:`partition_segments`.
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        Segments to partition; ranges must not overlap.
+    seg_n_left : ndarray of shape (n_segments,), int64 (IN)
+        Rows of each segment whose bit is set (sizes the buffers; a wrong count gives wrong rows
+        in that segment, never a write out of bounds).
+    left_bits : ndarray of shape (ceil(n_samples / 8),), uint8 (IN)
+        Bit ``row & 7`` of byte ``row >> 3`` set for the rows that go left: numpy's
+        ``np.packbits(goes_left, bitorder="little")``.
+
+    Notes
+    -----
+    After the call, segment ``s``'s left rows own
+    ``[seg_start[s], seg_start[s] + seg_n_left[s])`` in every feature row, each side still
+    sorted (stable).
+    """
+    _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
+                             left_bits, _thread_blocks(sorted_x))
+
+
+@njit(parallel=True, cache=True)
+def _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
+                             left_bits, n_blocks):
+    n_features = sorted_x.shape[0]
+    no_skip = np.full(seg_start.shape[0], -1, dtype=np.int64)
+    n_right = seg_end - seg_start - seg_n_left
+    for c in prange(n_blocks):
+        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, no_skip, n_right,
+                       left_bits, c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
+
+
+def _thread_blocks(sorted_x):
+    """Blocks of feature rows the parallel moves hand out, one per thread: each block allocates
+    its buffers once (see :func:`_move_features`)."""
+    return max(1, min(numba.get_num_threads(), sorted_x.shape[0]))
+
+
+@njit(cache=True)
+def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, skip_feature, n_right,
+                   left_bits, first, stop):
+    """Two-way moves of every segment in the feature rows ``first .. stop - 1``, except segment
+    ``s`` in row ``skip_feature[s]`` (already in order).
+
+    One set of buffers per call, that is per thread's block of features: every allocation of a
+    large array maps fresh pages, whose first touch costs a page fault per 4 KiB (on every call
+    where the allocator returns memory at once, as Dask's workers make glibc do).  The buffers
+    hold a segment's right rows plus the slot the branch-free mover writes after the last one:
+    half a segment for a balanced split.
+    """
     buf_len = 1
-    for s in range(n_segments):
-        buf_len = max(buf_len, seg_end[s] - seg_start[s] - split_n_left[s] + 1)
+    for s in range(seg_start.shape[0]):
+        buf_len = max(buf_len, n_right[s] + 1)
     has_labels = sorted_y.shape[1] > 0
-
-    for g in prange(n_features):
-        buf_x = np.empty(buf_len, dtype=np.float32)
-        buf_idx = np.empty(buf_len, dtype=np.int32)
-        buf_y = np.empty(buf_len if has_labels else 0, dtype=sorted_y.dtype)
-        for s in range(n_segments):
-            if split_feature[s] == g:
-                continue  # already in order: its first split_n_left[s] positions are the left rows
+    buf_x = np.empty(buf_len, dtype=np.float32)
+    buf_idx = np.empty(buf_len, dtype=np.int32)
+    buf_y = np.empty(buf_len if has_labels else 0, dtype=sorted_y.dtype)
+    for g in range(first, stop):
+        for s in range(seg_start.shape[0]):
+            if skip_feature[s] == g:
+                continue
             start = seg_start[s]
             end = seg_end[s]
             ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
@@ -139,7 +209,6 @@ def _move_two_way(xs, idx, ys, has_labels, left_bits, buf_x, buf_idx, buf_y):
     return write
 
 
-@njit(parallel=True, cache=True)
 def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                             branch_rows, row_branch):
     """Stable in-place k-way partition of the split nodes' segments by the rows' branches.
@@ -167,6 +236,13 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     row_branch : ndarray of shape (n_samples,), int32 (IN)
         Branch of every row of these segments (from :func:`route_rows`).
     """
+    _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                             branch_rows, row_branch, _thread_blocks(sorted_x))
+
+
+@njit(parallel=True, cache=True)
+def _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                             branch_rows, row_branch, n_blocks):
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     max_len = 0
@@ -177,40 +253,41 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     has_labels = sorted_y.shape[1] > 0
     branch_0_bits = _pack_bits(row_branch, 0)  # for the two-way mover
 
-    for g in prange(n_features):
+    for c in prange(n_blocks):  # one set of buffers per thread's block (see _move_features)
         buf_x = np.empty(max_len, dtype=np.float32)
         buf_idx = np.empty(max_len, dtype=np.int32)
         buf_y = np.empty(max_len if has_labels else 0, dtype=sorted_y.dtype)
         cursor = np.empty(max_branches, dtype=np.int64)
-        for s in range(n_segments):
-            start = seg_start[s]
-            n = seg_end[s] - start
-            xs = sorted_x[g, start:seg_end[s]]
-            idx = sorted_idx[g, start:seg_end[s]]
-            if branch_offset[s + 1] - branch_offset[s] == 2:
-                # two branches: the in-place, branch-free mover with its cursors in registers
-                ys2 = sorted_y[g, start:seg_end[s]] if has_labels else sorted_y[g]
-                _move_two_way(xs, idx, ys2, has_labels, branch_0_bits, buf_x, buf_idx, buf_y)
-                continue
-            running = 0
-            for b in range(branch_offset[s + 1] - branch_offset[s]):
-                cursor[b] = running
-                running += branch_rows[branch_offset[s] + b]
-            for p in range(n):
-                buf_x[p] = xs[p]
-                buf_idx[p] = idx[p]
-            if has_labels:
-                ys = sorted_y[g, start:seg_end[s]]
+        for g in range(c * n_features // n_blocks, (c + 1) * n_features // n_blocks):
+            for s in range(n_segments):
+                start = seg_start[s]
+                n = seg_end[s] - start
+                xs = sorted_x[g, start:seg_end[s]]
+                idx = sorted_idx[g, start:seg_end[s]]
+                if branch_offset[s + 1] - branch_offset[s] == 2:
+                    # two branches: the in-place, branch-free mover with its cursors in registers
+                    ys2 = sorted_y[g, start:seg_end[s]] if has_labels else sorted_y[g]
+                    _move_two_way(xs, idx, ys2, has_labels, branch_0_bits, buf_x, buf_idx, buf_y)
+                    continue
+                running = 0
+                for b in range(branch_offset[s + 1] - branch_offset[s]):
+                    cursor[b] = running
+                    running += branch_rows[branch_offset[s] + b]
                 for p in range(n):
-                    buf_y[p] = ys[p]
-            for p in range(n):
-                b = row_branch[buf_idx[p]]
-                q = cursor[b]
-                cursor[b] = q + 1
-                xs[q] = buf_x[p]
-                idx[q] = buf_idx[p]
+                    buf_x[p] = xs[p]
+                    buf_idx[p] = idx[p]
                 if has_labels:
-                    ys[q] = buf_y[p]
+                    ys = sorted_y[g, start:seg_end[s]]
+                    for p in range(n):
+                        buf_y[p] = ys[p]
+                for p in range(n):
+                    b = row_branch[buf_idx[p]]
+                    q = cursor[b]
+                    cursor[b] = q + 1
+                    xs[q] = buf_x[p]
+                    idx[q] = buf_idx[p]
+                    if has_labels:
+                        ys[q] = buf_y[p]
 
 
 @njit(parallel=True, cache=True)
