@@ -274,14 +274,26 @@ def warm_up(settings, weighted, n_threads):
     _WARM_KINDS.add(key)
 
 
+class ShardLost(Exception):
+    """Raised by a transport (``call_shards``) for shard number ``shard`` that did not answer:
+    ``cause`` says what the transport saw (a timeout, a closed connection)."""
+
+    def __init__(self, shard, cause):
+        super().__init__(shard, cause)
+        self.shard, self.cause = shard, cause
+
+
 class ShardedSplitter:
     """The driver's side: :class:`~fasttree.splitter.ExactSplitter`'s interface over shards.
 
     Parameters
     ----------
-    shards : list
-        Handles of :class:`ColumnShard` objects whose method calls return futures with a
-        ``result(timeout)`` method (Dask actors), one per block of columns, in column order.
+    call_shards : callable
+        ``call_shards(method, calls, timeout)`` calls ``method`` on the given
+        :class:`ColumnShard` objects at once (``calls`` a list of ``(shard, args)``, shards
+        numbered in column order) and returns their answers in that order; a shard that does not
+        answer within ``timeout`` seconds, or whose worker is gone, raises :class:`ShardLost`.
+        :mod:`fasttree.dask` calls Dask actors.
     names : list of str
         A name per shard for messages (the worker's address).
     blocks : ndarray of shape (n_shards + 1,), int64
@@ -306,9 +318,9 @@ class ShardedSplitter:
         Driver wall seconds per phase (``node_stats``, ``search``, ``route``).
     """
 
-    def __init__(self, shards, names, blocks, n_samples, sample_weight, n_classes,
+    def __init__(self, call_shards, names, blocks, n_samples, sample_weight, n_classes,
                  criterion_code, timeout):
-        self.shards, self.names = list(shards), list(names)
+        self.call_shards, self.names = call_shards, list(names)
         self.blocks = np.asarray(blocks, dtype=np.int64)
         self.n_features = int(self.blocks[-1])
         self.n_samples = int(n_samples)
@@ -321,7 +333,7 @@ class ShardedSplitter:
         self._new_level()
         self._pending = None  # (bitmap, [(start, end, n_left) arrays]) not yet applied
         self._child_stats = None  # (child start, child end, stats) from the last split
-        described = self._round_trip("describe", [(j, ()) for j in range(len(self.shards))])
+        described = self._round_trip("describe", [(j, ()) for j in range(len(self.names))])
         self.missing_features = np.concatenate([d[0] for d in described])
         self.shard_threads = [(d[1], d[2]) for d in described]
         self.shard_setup_seconds = [float(d[3]) for d in described]
@@ -332,7 +344,7 @@ class ShardedSplitter:
 
     # -- transport ---------------------------------------------------------------------------
     def _new_level(self):
-        n = len(self.shards)
+        n = len(self.names)
         self.levels.append({"round_trips": 0, "bytes_out": [0] * n, "bytes_in": [0] * n,
                             "compute_seconds": 0.0, "wait_seconds": 0.0,
                             "communication_seconds": 0.0})
@@ -348,21 +360,19 @@ class ShardedSplitter:
         """
         level = self.levels[-1]
         t0 = time.perf_counter()
-        futures = []
         for j, args in calls:
             level["bytes_out"][j] += payload_bytes(args)
-            futures.append((j, getattr(self.shards[j], method)(*args)))
+        try:
+            answers = self.call_shards(method, calls, self.timeout)
+        except ShardLost as lost:
+            j = lost.shard
+            raise RuntimeError(
+                f"worker {self.names[j]} holding features {self.blocks[j]}.."
+                f"{self.blocks[j + 1] - 1} did not answer {method!r} within "
+                f"timeout={self.timeout:g} s ({lost.cause}); the worker died, was removed or is "
+                "stuck, so the fit was abandoned") from lost.__cause__
         results, seconds = [], []
-        deadline = t0 + self.timeout
-        for j, future in futures:
-            try:
-                answer = future.result(timeout=max(deadline - time.perf_counter(), 1e-3))
-            except (TimeoutError, OSError) as exc:
-                raise RuntimeError(
-                    f"worker {self.names[j]} holding features {self.blocks[j]}.."
-                    f"{self.blocks[j + 1] - 1} did not answer {method!r} within "
-                    f"timeout={self.timeout:g} s ({type(exc).__name__}: {exc}); the worker "
-                    "died, was removed or is stuck, so the fit was abandoned") from exc
+        for (j, _), answer in zip(calls, answers):
             level["bytes_in"][j] += payload_bytes(answer)
             results.append(answer[:-1] if len(answer) > 2 else answer[0])
             seconds.append(answer[-1])
@@ -417,7 +427,7 @@ class ShardedSplitter:
         pending = self._take_pending()
         k = start.shape[0]
         parts = self._round_trip("non_constant", [(j, (pending, start, end))
-                                                  for j in range(len(self.shards))])
+                                                  for j in range(len(self.names))])
         mask = np.concatenate([
             np.unpackbits(bits, count=(self.blocks[j + 1] - self.blocks[j]) * k).reshape(-1, k)
             for j, bits in enumerate(parts)]).astype(bool)
@@ -434,7 +444,7 @@ class ShardedSplitter:
         every = bool(mask.all())
         calls = [(j, (pending, start, end, stats,
                       None if every else np.packbits(mask[self.blocks[j]:self.blocks[j + 1]])))
-                 for j in range(len(self.shards))]
+                 for j in range(len(self.names))]
         parts = self._round_trip("search", calls)
         record = new_split_record(self.n_features, k)
         weight, impurity = node_impurity(stats, self.criterion_code)

@@ -233,6 +233,43 @@ def test_worker_killed_mid_fit_raises_within_timeout():
                 time.sleep(0.1)
 
 
+class _Probe:
+    """A stand-in shard for the transport's tests."""
+
+    def answer(self, x):
+        return x, 0.0
+
+    def fail(self):
+        raise ValueError("raised on the worker")
+
+    def stall(self):
+        time.sleep(1.5)  # holds the worker's actor thread: keep it short
+        return None, 0.0
+
+
+def test_actor_transport_answers_raises_and_times_out(client):
+    from fasttree.dask import _ActorCalls
+    from fasttree.sharded_splitter import ShardLost
+
+    addresses = _workers(client, 2)
+    futures = [client.submit(_Probe, actor=True, workers=[a], pure=False) for a in addresses]
+    for f in futures:
+        f.result()
+    calls = _ActorCalls(client, addresses, [f.key for f in futures])
+    bitmap = np.arange(1000, dtype=np.uint8)
+    answers = calls("answer", [(1, (bitmap,)), (0, (7,))], 5)  # answers in the calls' order
+    np.testing.assert_array_equal(answers[0][0], bitmap)
+    assert answers[1] == (7, 0.0)
+    with pytest.raises(ValueError, match="raised on the worker"):
+        calls("fail", [(0, ())], 5)
+    t0 = time.perf_counter()
+    with pytest.raises(ShardLost) as lost:
+        calls("stall", [(1, ())], 0.3)
+    assert lost.value.shard == 1 and time.perf_counter() - t0 < 1.2
+    for f in futures:
+        f.release()
+
+
 def test_cluster_without_workers_raises_within_timeout():
     X, y, _, _ = _data(n=100)
     with LocalCluster(n_workers=0, processes=True, dashboard_address=":0") as cluster, \
