@@ -47,13 +47,14 @@ def partition_segments(
     After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
     and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
     """
+    buffers = _thread_buffers(sorted_x, sorted_y, seg_end - seg_start - split_n_left + 1)
     _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                        split_n_left, goes_left, _thread_blocks(sorted_x))
+                        split_n_left, goes_left, *buffers)
 
 
 @njit(parallel=True, cache=True)
 def _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                        split_n_left, goes_left, n_blocks):
+                        split_n_left, goes_left, buf_x, buf_idx, buf_y):
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
 
@@ -66,10 +67,11 @@ def _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, spli
         for p in range(n_left, idx.shape[0]):
             goes_left[idx[p]] = 0
     left_bits = _pack_bits(goes_left, 1)
-    n_right = seg_end - seg_start - split_n_left
+    n_blocks = buf_x.shape[0]
     for c in prange(n_blocks):
-        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature, n_right,
-                       left_bits, c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
+        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
+                       left_bits, buf_x[c], buf_idx[c], buf_y[c],
+                       c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
 
 
 def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
@@ -99,46 +101,47 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     ``[seg_start[s], seg_start[s] + seg_n_left[s])`` in every feature row, each side still
     sorted (stable).
     """
-    _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
-                             left_bits, _thread_blocks(sorted_x))
+    buffers = _thread_buffers(sorted_x, sorted_y, seg_end - seg_start - seg_n_left + 1)
+    _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, left_bits,
+                             *buffers)
 
 
 @njit(parallel=True, cache=True)
-def _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
-                             left_bits, n_blocks):
+def _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, left_bits,
+                             buf_x, buf_idx, buf_y):
     n_features = sorted_x.shape[0]
     no_skip = np.full(seg_start.shape[0], -1, dtype=np.int64)
-    n_right = seg_end - seg_start - seg_n_left
+    n_blocks = buf_x.shape[0]
     for c in prange(n_blocks):
-        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, no_skip, n_right,
-                       left_bits, c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
+        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, no_skip, left_bits,
+                       buf_x[c], buf_idx[c], buf_y[c],
+                       c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
 
 
-def _thread_blocks(sorted_x):
-    """Blocks of feature rows the parallel moves hand out, one per thread: each block allocates
-    its buffers once (see :func:`_move_features`)."""
-    return max(1, min(numba.get_num_threads(), sorted_x.shape[0]))
+def _thread_buffers(sorted_x, sorted_y, lengths):
+    """Buffers of the parallel moves: one row per thread, each thread moving a block of feature
+    rows, as long as the largest of ``lengths`` (at least 1).
+
+    Allocated here, by numpy, once per call: every large allocation maps fresh pages, each first
+    touched through a page fault, and numpy asks for huge pages (one fault per 2 MiB) where
+    numba's allocator does not; buffers per feature would fault once per feature (large buffers
+    are mapped afresh by glibc every time, and every buffer is under Dask, whose nanny makes
+    glibc return freed memory at once).
+    """
+    n_blocks = max(1, min(numba.get_num_threads(), sorted_x.shape[0]))
+    length = max(1, int(np.max(lengths, initial=0)))
+    return (np.empty((n_blocks, length), dtype=np.float32),
+            np.empty((n_blocks, length), dtype=np.int32),
+            np.empty((n_blocks, length if sorted_y.shape[1] > 0 else 0), dtype=sorted_y.dtype))
 
 
 @njit(cache=True)
-def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, skip_feature, n_right,
-                   left_bits, first, stop):
+def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, skip_feature, left_bits,
+                   buf_x, buf_idx, buf_y, first, stop):
     """Two-way moves of every segment in the feature rows ``first .. stop - 1``, except segment
-    ``s`` in row ``skip_feature[s]`` (already in order).
-
-    One set of buffers per call, that is per thread's block of features: every allocation of a
-    large array maps fresh pages, whose first touch costs a page fault per 4 KiB (on every call
-    where the allocator returns memory at once, as Dask's workers make glibc do).  The buffers
-    hold a segment's right rows plus the slot the branch-free mover writes after the last one:
-    half a segment for a balanced split.
-    """
-    buf_len = 1
-    for s in range(seg_start.shape[0]):
-        buf_len = max(buf_len, n_right[s] + 1)
+    ``s`` in row ``skip_feature[s]`` (already in order), with one thread's buffers (a segment's
+    right rows plus the slot the branch-free mover writes after the last one)."""
     has_labels = sorted_y.shape[1] > 0
-    buf_x = np.empty(buf_len, dtype=np.float32)
-    buf_idx = np.empty(buf_len, dtype=np.int32)
-    buf_y = np.empty(buf_len if has_labels else 0, dtype=sorted_y.dtype)
     for g in range(first, stop):
         for s in range(seg_start.shape[0]):
             if skip_feature[s] == g:
@@ -236,27 +239,27 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     row_branch : ndarray of shape (n_samples,), int32 (IN)
         Branch of every row of these segments (from :func:`route_rows`).
     """
+    buffers = _thread_buffers(sorted_x, sorted_y, seg_end - seg_start)
     _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                             branch_rows, row_branch, _thread_blocks(sorted_x))
+                             branch_rows, row_branch, *buffers)
 
 
 @njit(parallel=True, cache=True)
 def _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                             branch_rows, row_branch, n_blocks):
+                             branch_rows, row_branch, all_buf_x, all_buf_idx, all_buf_y):
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
-    max_len = 0
     max_branches = 0
     for s in range(n_segments):
-        max_len = max(max_len, seg_end[s] - seg_start[s])
         max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
     has_labels = sorted_y.shape[1] > 0
     branch_0_bits = _pack_bits(row_branch, 0)  # for the two-way mover
 
-    for c in prange(n_blocks):  # one set of buffers per thread's block (see _move_features)
-        buf_x = np.empty(max_len, dtype=np.float32)
-        buf_idx = np.empty(max_len, dtype=np.int32)
-        buf_y = np.empty(max_len if has_labels else 0, dtype=sorted_y.dtype)
+    n_blocks = all_buf_x.shape[0]
+    for c in prange(n_blocks):  # one thread's buffers per block of features (_thread_buffers)
+        buf_x = all_buf_x[c]
+        buf_idx = all_buf_idx[c]
+        buf_y = all_buf_y[c]
         cursor = np.empty(max_branches, dtype=np.int64)
         for g in range(c * n_features // n_blocks, (c + 1) * n_features // n_blocks):
             for s in range(n_segments):

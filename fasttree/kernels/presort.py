@@ -1,5 +1,6 @@
 """Sort every feature once per fit: a parallel LSD radix sort of float32 keys."""
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -40,7 +41,6 @@ def _key_to_float_bits(key):
     return ~key
 
 
-@njit(parallel=True, cache=True)
 def presort_features(X):
     """Sort the rows by each feature's value, all features in parallel.
 
@@ -65,38 +65,55 @@ def presort_features(X):
     -----
     These two arrays are the working layout of the grower: the partition kernel later keeps each
     node's rows contiguous and still sorted inside them, so no node is ever sorted again.
-    Scratch memory: two arrays of ``n_samples`` 32-bit words per running thread (``sorted_x``
-    and ``sorted_idx`` themselves hold the keys and row ids being sorted).
+    Scratch memory: two arrays of ``n_samples`` 32-bit words per thread, allocated once per call
+    (``sorted_x`` and ``sorted_idx`` themselves hold the keys and row ids being sorted).
     """
     n_samples, n_features = X.shape
+    n_blocks = max(1, min(numba.get_num_threads(), n_features))
     sorted_x = np.empty((n_features, n_samples), dtype=np.float32)
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
-    # Transpose X into sorted_x first (blocks of rows: reading a column of a C-ordered X directly
-    # would pull every cache line of X once per feature); each feature is then sorted in place.
-    n_blocks = (n_samples + _TRANSPOSE_BLOCK - 1) // _TRANSPOSE_BLOCK
-    for b in prange(n_blocks):
-        for i in range(b * _TRANSPOSE_BLOCK, min(n_samples, (b + 1) * _TRANSPOSE_BLOCK)):
-            for f in range(n_features):
-                sorted_x[f, i] = X[i, f]
-    for f in prange(n_features):
-        _sort_row(sorted_x[f], sorted_idx[f])
+    keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
+    idx_tmp = np.empty((n_blocks, n_samples), dtype=np.int32)
+    _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp)
     return sorted_x, sorted_idx
 
 
+@njit(parallel=True, cache=True)
+def _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp):
+    """:func:`presort_features` into arrays allocated by numpy, the features sorted in one block
+    per thread (``keys_tmp.shape[0]`` blocks), each block with its row of scratch.
+
+    Every large allocation maps fresh pages, each first touched through a page fault: a scratch
+    per feature would fault on ``8 * n_samples`` bytes per feature (past glibc's 32 MiB mmap
+    threshold, or under Dask, whose nanny makes glibc return memory at once), and numpy asks the
+    kernel for huge pages for large arrays (one fault per 2 MiB), numba's allocator does not."""
+    n_samples, n_features = X.shape
+    n_threads = keys_tmp.shape[0]
+    # Transpose X into sorted_x first (blocks of rows: reading a column of a C-ordered X directly
+    # would pull every cache line of X once per feature); each feature is then sorted in place.
+    n_row_blocks = (n_samples + _TRANSPOSE_BLOCK - 1) // _TRANSPOSE_BLOCK
+    for b in prange(n_row_blocks):
+        for i in range(b * _TRANSPOSE_BLOCK, min(n_samples, (b + 1) * _TRANSPOSE_BLOCK)):
+            for f in range(n_features):
+                sorted_x[f, i] = X[i, f]
+    for c in prange(n_threads):
+        for f in range(c * n_features // n_threads, (c + 1) * n_features // n_threads):
+            _sort_row(sorted_x[f], sorted_idx[f], keys_tmp[c], idx_tmp[c])
+
+
 @njit(cache=True)
-def _sort_row(values, row_ids):
+def _sort_row(values, row_ids, keys_tmp, idx_tmp):
     """Radix-sort one feature row in place: ``values`` (float32, in row order) become sorted and
     ``row_ids`` receives their rows (the loop body of :func:`presort_features`, a function of
     its own so that numba's parallel passes see a small loop: compile time).
 
     The keys replace the float bits in ``values``' own memory and the row ids start in
-    ``row_ids``, so the scratch is one array of keys and one of ids.
+    ``row_ids``, so the scratch is one array of keys and one of ids (``keys_tmp``, ``idx_tmp``,
+    as long as the row).
     """
     n = values.shape[0]
     keys = values.view(np.uint32)
     idx = row_ids
-    keys_tmp = np.empty(n, dtype=np.uint32)
-    idx_tmp = np.empty(n, dtype=np.int32)
     counts = np.zeros((_N_PASSES, _N_BUCKETS), dtype=np.int64)
     for i in range(n):
         key = _float_to_key(keys[i])

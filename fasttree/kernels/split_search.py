@@ -688,7 +688,6 @@ def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, 
     n_candidates[f, s] = n_cand
 
 
-@njit(parallel=True, cache=True)
 def gather_targets(sorted_idx, y):
     """Targets in layout order: ``sorted_y[f, p] = y[sorted_idx[f, p]]``, features in parallel.
 
@@ -701,12 +700,17 @@ def gather_targets(sorted_idx, y):
     -------
     sorted_y : ndarray of shape (n_features, n_samples), same dtype as ``y``
     """
+    sorted_y = np.empty(sorted_idx.shape, dtype=y.dtype)  # numpy's: huge pages (see presort)
+    _gather_targets(sorted_idx, y, sorted_y)
+    return sorted_y
+
+
+@njit(parallel=True, cache=True)
+def _gather_targets(sorted_idx, y, sorted_y):
     n_features, n_samples = sorted_idx.shape
-    sorted_y = np.empty((n_features, n_samples), dtype=y.dtype)
     for f in prange(n_features):
         for p in range(n_samples):
             sorted_y[f, p] = y[sorted_idx[f, p]]
-    return sorted_y
 
 
 @njit(cache=True, inline="always")
