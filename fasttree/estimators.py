@@ -263,6 +263,7 @@ class _BaseDecisionTree(BaseEstimator):
             # even for min_samples_leaf or n_node_samples
             X = self._take_rows(X, positive)
             y, weight = y[positive], weight[positive]
+        del positive  # a byte per row, not held through the fit
         if is_sparse(X):
             self._check_sparse_fit()
         if np.all(weight == 1.0):

@@ -368,6 +368,13 @@ def test_partition_by_bits_with_a_wrong_count_stays_in_bounds():
     assert sorted_idx.min() >= 0 and sorted_idx.max() < 64
     # the left rows still come first, in order
     np.testing.assert_array_equal(sorted_idx[:, :32] % 2, 0)
+    # the count promises every row goes right (the backward scan): the right rows still last
+    sorted_x, sorted_idx = layout(X)
+    partition_segments_bits(sorted_x, sorted_idx, np.empty((3, 0), np.uint8), np.array([0]),
+                            np.array([64]), np.array([0]), np.packbits(goes_left,
+                                                                       bitorder="little"))
+    assert sorted_idx.min() >= 0 and sorted_idx.max() < 64
+    np.testing.assert_array_equal(sorted_idx[:, 32:] % 2, 1)
 
 
 def small_tree():

@@ -47,7 +47,7 @@ def partition_segments(
     After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
     and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
     """
-    buffers = _thread_buffers(sorted_x, sorted_y, seg_end - seg_start - split_n_left + 1)
+    buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, split_n_left))
     _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
                         split_n_left, goes_left, *buffers)
 
@@ -69,8 +69,8 @@ def _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, spli
     left_bits = _pack_bits(goes_left, 1)
     n_blocks = buf_x.shape[0]
     for c in prange(n_blocks):
-        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                       left_bits, buf_x[c], buf_idx[c], buf_y[c],
+        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_n_left,
+                       split_feature, left_bits, buf_x[c], buf_idx[c], buf_y[c],
                        c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
 
 
@@ -101,21 +101,26 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     ``[seg_start[s], seg_start[s] + seg_n_left[s])`` in every feature row, each side still
     sorted (stable).
     """
-    buffers = _thread_buffers(sorted_x, sorted_y, seg_end - seg_start - seg_n_left + 1)
-    _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, left_bits,
-                             *buffers)
+    buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, seg_n_left))
+    _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
+                             left_bits, *buffers)
 
 
 @njit(parallel=True, cache=True)
-def _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, left_bits,
-                             buf_x, buf_idx, buf_y):
+def _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
+                             left_bits, buf_x, buf_idx, buf_y):
     n_features = sorted_x.shape[0]
     no_skip = np.full(seg_start.shape[0], -1, dtype=np.int64)
     n_blocks = buf_x.shape[0]
     for c in prange(n_blocks):
-        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, no_skip, left_bits,
-                       buf_x[c], buf_idx[c], buf_y[c],
+        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, no_skip,
+                       left_bits, buf_x[c], buf_idx[c], buf_y[c],
                        c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
+
+
+def _smaller_side(seg_start, seg_end, seg_n_left):
+    """Buffer slots the two-way mover needs per segment: its smaller side, plus one."""
+    return np.minimum(seg_n_left, seg_end - seg_start - seg_n_left) + 1
 
 
 def _thread_buffers(sorted_x, sorted_y, lengths):
@@ -136,11 +141,11 @@ def _thread_buffers(sorted_x, sorted_y, lengths):
 
 
 @njit(cache=True)
-def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, skip_feature, left_bits,
-                   buf_x, buf_idx, buf_y, first, stop):
+def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, skip_feature,
+                   left_bits, buf_x, buf_idx, buf_y, first, stop):
     """Two-way moves of every segment in the feature rows ``first .. stop - 1``, except segment
     ``s`` in row ``skip_feature[s]`` (already in order), with one thread's buffers (a segment's
-    right rows plus the slot the branch-free mover writes after the last one)."""
+    smaller side plus the slot the branch-free mover writes after its last row)."""
     has_labels = sorted_y.shape[1] > 0
     for g in range(first, stop):
         for s in range(seg_start.shape[0]):
@@ -150,7 +155,7 @@ def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, skip_feat
             end = seg_end[s]
             ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
             _move_two_way(sorted_x[g, start:end], sorted_idx[g, start:end], ys, has_labels,
-                          left_bits, buf_x, buf_idx, buf_y)
+                          left_bits, seg_n_left[s], buf_x, buf_idx, buf_y)
 
 
 @njit(cache=True)
@@ -173,43 +178,71 @@ def _pack_bits(marks, left_mark):
 
 
 @njit(cache=True, inline="always")
-def _move_two_way(xs, idx, ys, has_labels, left_bits, buf_x, buf_idx, buf_y):
+def _move_two_way(xs, idx, ys, has_labels, left_bits, n_left, buf_x, buf_idx, buf_y):
     """Stable in-place two-way partition of one node's slice: rows whose bit is set in
-    ``left_bits`` (:func:`_pack_bits`) first.
+    ``left_bits`` (:func:`_pack_bits`) first; ``n_left`` of them.
 
-    Branch-free: every row is written to both places and only the matching cursor advances (the
-    direction of a row is unpredictable, a branch would mispredict).  Writing at ``write <= p``
-    never clobbers a row not yet read; the right rows wait in the buffers and follow.  The
-    buffers need one slot more than the right rows; the buffer index is clamped, so rows that
-    break that promise (a segment holding other rows in this feature) give wrong rows, never a
-    write out of bounds.  Returns the number of left rows.
+    The smaller side waits in the buffers while the larger one is moved in place: with more
+    left rows, a forward scan writes each row at ``write <= p`` (never clobbering a row not yet
+    read) and buffers the right rows, which then follow; with more right rows, a backward scan
+    writes them from the end and buffers the left rows, which then go first.  Branch-free: every
+    row is written to both places and only the matching cursor advances (a row's direction is
+    unpredictable, a branch would mispredict).  The buffers need one slot more than the smaller
+    side; the buffer index is clamped, so a wrong ``n_left`` (or a segment holding other rows in
+    this feature) gives wrong rows, never a write out of bounds.
     """
-    write = 0
-    n_right = 0
+    n = xs.shape[0]
     last = buf_x.shape[0] - 1
-    for p in range(xs.shape[0]):
-        row = idx[p]
-        x = xs[p]
-        go = np.int64((left_bits[row >> 3] >> (row & 7)) & 1)
-        slot = min(n_right, last)
-        xs[write] = x
-        idx[write] = row
-        buf_x[slot] = x
-        buf_idx[slot] = row
+    if n - n_left <= n_left:
+        write = 0
+        n_buffered = 0
+        for p in range(n):
+            row = idx[p]
+            x = xs[p]
+            go = np.int64((left_bits[row >> 3] >> (row & 7)) & 1)
+            slot = min(n_buffered, last)
+            xs[write] = x
+            idx[write] = row
+            buf_x[slot] = x
+            buf_idx[slot] = row
+            if has_labels:
+                label = ys[p]
+                ys[write] = label
+                buf_y[slot] = label
+            write += go
+            n_buffered += 1 - go
+        kept = min(n_buffered, last + 1)
+        for j in range(kept):  # the right rows, in order, after the left ones
+            xs[write + j] = buf_x[j]
+            idx[write + j] = buf_idx[j]
         if has_labels:
-            label = ys[p]
-            ys[write] = label
-            buf_y[slot] = label
-        write += go
-        n_right += 1 - go
-    kept = min(n_right, last + 1)
-    for j in range(kept):
-        xs[write + j] = buf_x[j]
-        idx[write + j] = buf_idx[j]
-    if has_labels:
-        for j in range(kept):
-            ys[write + j] = buf_y[j]
-    return write
+            for j in range(kept):
+                ys[write + j] = buf_y[j]
+    else:
+        write = n - 1
+        n_buffered = 0
+        for p in range(n - 1, -1, -1):
+            row = idx[p]
+            x = xs[p]
+            go = np.int64((left_bits[row >> 3] >> (row & 7)) & 1)
+            slot = min(n_buffered, last)
+            xs[write] = x
+            idx[write] = row
+            buf_x[slot] = x
+            buf_idx[slot] = row
+            if has_labels:
+                label = ys[p]
+                ys[write] = label
+                buf_y[slot] = label
+            write -= 1 - go
+            n_buffered += go
+        kept = min(n_buffered, last + 1, write + 1)
+        for j in range(kept):  # the left rows, buffered last first, before the right ones
+            xs[write - j] = buf_x[j]
+            idx[write - j] = buf_idx[j]
+        if has_labels:
+            for j in range(kept):
+                ys[write - j] = buf_y[j]
 
 
 def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
@@ -270,7 +303,8 @@ def _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end,
                 if branch_offset[s + 1] - branch_offset[s] == 2:
                     # two branches: the in-place, branch-free mover with its cursors in registers
                     ys2 = sorted_y[g, start:seg_end[s]] if has_labels else sorted_y[g]
-                    _move_two_way(xs, idx, ys2, has_labels, branch_0_bits, buf_x, buf_idx, buf_y)
+                    _move_two_way(xs, idx, ys2, has_labels, branch_0_bits,
+                                  branch_rows[branch_offset[s]], buf_x, buf_idx, buf_y)
                     continue
                 running = 0
                 for b in range(branch_offset[s + 1] - branch_offset[s]):
