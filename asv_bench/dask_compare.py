@@ -9,7 +9,8 @@ One binary classification problem (float32, entropy, ``max_depth`` levels), fitt
 
 Each best of ``--repeats`` after a warm-up, the two fits alternated; the trees are checked
 equal.  Prints the times, the
-ratio, the per-level overhead (median over levels of the wall time that is not the slowest
+ratio (best against best, and the median over the alternated pairs, which see the same load), the
+per-level overhead (median over levels of the wall time that is not the slowest
 worker's compute) and the bytes and round trips per level.
 
     pip install ".[dask]"
@@ -76,11 +77,18 @@ def main():
           f"{max(report['worker_setup_seconds']):.3f} s; runs: "
           f"{', '.join(f'{t:.3f}' for t in without_ingest)})")
     print(f"ingest (rechunk into blocks):   {ingest:7.3f} s")
-    print(f"ratio dask / single machine:    {(wall - ingest) / local_best:7.2f}")
+    pair_ratios = [d / loc for d, loc in zip(without_ingest, local_times)]
+    print(f"ratio dask / single machine:    {(wall - ingest) / local_best:7.2f} (best / best); "
+          f"per alternated pair: median {np.median(pair_ratios):.2f}, "
+          f"{', '.join(f'{r:.2f}' for r in pair_ratios)}")
     print(f"per-level overhead (median):    {1000 * np.median(overhead):7.2f} ms over "
           f"{len(levels)} levels; compute median "
           f"{1000 * np.median([lv['compute_seconds'] for lv in levels]):.1f} ms, wait median "
           f"{1000 * np.median([lv['wait_seconds'] for lv in levels]):.2f} ms")
+    in_levels = sum(lv["compute_seconds"] + lv["communication_seconds"] for lv in levels)
+    print(f"time split (s):                 set-up {report['setup_seconds']:.3f}, round trips "
+          f"{in_levels:.3f} (compute {sum(lv['compute_seconds'] for lv in levels):.3f}), driver "
+          f"between them {wall - ingest - report['setup_seconds'] - in_levels:.3f}")
     print("level  round trips  bytes out / in per worker")
     for depth, level in enumerate(levels):
         print(f"{depth:5d}  {level['round_trips']:11d}  {level['bytes_out']} / "
