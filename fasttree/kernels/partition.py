@@ -182,10 +182,12 @@ def _move_two_way(xs, idx, ys, has_labels, left_bits, n_left, buf_x, buf_idx, bu
     """Stable in-place two-way partition of one node's slice: rows whose bit is set in
     ``left_bits`` (:func:`_pack_bits`) first; ``n_left`` of them.
 
-    The smaller side waits in the buffers while the larger one is moved in place: with more
-    left rows, a forward scan writes each row at ``write <= p`` (never clobbering a row not yet
-    read) and buffers the right rows, which then follow; with more right rows, a backward scan
-    writes them from the end and buffers the left rows, which then go first.  Branch-free: every
+    A forward scan writes each left row at ``write <= p`` (never clobbering a row not yet read)
+    and buffers the right rows, which then follow.  When the buffers are too short for the right
+    rows, a backward scan writes the right rows from the end and buffers the left rows, which
+    then go first: the buffers need only hold each segment's smaller side, and the backward scan,
+    about 40% slower per row (5.9 against 4.2 ns on one 1M-row segment, measured alone), runs
+    only on the segments that need it (the big ones with more right rows).  Branch-free: every
     row is written to both places and only the matching cursor advances (a row's direction is
     unpredictable, a branch would mispredict).  The buffers need one slot more than the smaller
     side; the buffer index is clamped, so a wrong ``n_left`` (or a segment holding other rows in
@@ -193,7 +195,7 @@ def _move_two_way(xs, idx, ys, has_labels, left_bits, n_left, buf_x, buf_idx, bu
     """
     n = xs.shape[0]
     last = buf_x.shape[0] - 1
-    if n - n_left <= n_left:
+    if n - n_left <= last:  # the right rows fit in the buffers
         write = 0
         n_buffered = 0
         for p in range(n):
