@@ -221,6 +221,8 @@ def _move_two_way(xs, idx, ys, has_labels, left_bits, n_left, buf_x, buf_idx, bu
             for j in range(kept):
                 ys[write + j] = buf_y[j]
     else:
+        # the mirror of the loop above, written out: sharing the step through an inline helper
+        # made the partition kernels 3 to 4x slower (docs/performance.md, "Scaling to 10M rows")
         write = n - 1
         n_buffered = 0
         for p in range(n - 1, -1, -1):
