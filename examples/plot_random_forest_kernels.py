@@ -96,7 +96,6 @@ def fit_forest(X, y, n_estimators, max_features="sqrt", random_state=0):
     sorted_x, sorted_idx = presort_features(np.ascontiguousarray(X, np.float32))
     sorted_x, sorted_idx = bootstrap_layout(sorted_x, sorted_idx, counts)
     sorted_y = gather_targets(sorted_idx, y)
-    goes_left = np.empty(len(y), np.uint8)  # partition scratch
 
     max_nodes = 2 * n_rows  # every split adds two nodes, and a leaf holds a row at least
     shape = (n_estimators, max_nodes)
@@ -129,7 +128,7 @@ def fit_forest(X, y, n_estimators, max_features="sqrt", random_state=0):
         tree, node, start, end = tree[split], node[split], start[split], end[split]
         best = best[split]
         n_left = record.n_left[best, slot]
-        partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left, goes_left)
+        partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left)
         # children ids: after the ones their tree already has, two per split node in order
         rank_in_tree = np.arange(len(tree)) - np.searchsorted(tree, tree)
         first_child = node_count[tree] + 2 * rank_in_tree

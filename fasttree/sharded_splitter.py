@@ -32,11 +32,9 @@ import pickle
 import time
 
 import numpy as np
-from numba import prange
-
 from ._dtypes import SELECT_IMPURITY, SPLIT_SUBSET, SPLIT_THRESHOLD, label_dtype
-from ._jit import njit
 from .kernels import (
+    left_rows_bits,
     new_split_record,
     node_impurity,
     partition_segments_bits,
@@ -52,17 +50,6 @@ from .splitter import ExactSplitter, weight_tables
 #: valid split in the block.
 RECORD_DTYPE = np.dtype([("children_impurity", "<f8"), ("threshold", "<f8"),
                          ("n_left", "<u4"), ("code", "<i4")])
-
-
-@njit(parallel=True, cache=True)
-def _mark_left_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left, goes_left):
-    """``goes_left[row] = 1`` for every row in the first ``split_n_left[s]`` positions of segment
-    ``s`` in its split feature's row: the left child of a prefix split, decided by position
-    exactly as :func:`~fasttree.kernels.partition_segments` decides it."""
-    for s in prange(seg_start.shape[0]):
-        idx = sorted_idx[split_feature[s], seg_start[s]:seg_start[s] + split_n_left[s]]
-        for p in range(idx.shape[0]):
-            goes_left[idx[p]] = 1
 
 
 def payload_bytes(obj):
@@ -203,9 +190,8 @@ class ColumnShard:
         """
         t0 = self._begin(None)
         sp = self.splitter
-        goes_left = np.zeros(sp.n_samples, dtype=np.uint8)
-        _mark_left_rows(sp.sorted_idx, start[prefix], end[prefix], feature[prefix],
-                        n_left[prefix], goes_left)
+        left_bits = left_rows_bits(sp.sorted_idx, start[prefix], feature[prefix],
+                                   n_left[prefix])
         routed = np.flatnonzero(~prefix)
         routed_rows = np.zeros(0, dtype=np.int64)
         left = n_left.copy()
@@ -220,7 +206,7 @@ class ColumnShard:
                 np.ascontiguousarray(threshold[routed]), missing_branch[routed],
                 np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
                 np.zeros(0, dtype=np.int32), offset, row_branch)
-            goes_left |= row_branch == 0
+            left_bits |= np.packbits(row_branch == 0, bitorder="little")
             partition_segments_kway(sp.sorted_x, sp.sorted_idx, sp.sorted_y, r_start, r_end,
                                     offset, routed_rows, row_branch)
             left[routed] = routed_rows[0::2]
@@ -229,7 +215,7 @@ class ColumnShard:
         child_end = np.repeat(end, 2)
         child_end[0::2] = start + left
         stats = sp.node_stats(child_start, child_end, np.repeat(feature, 2))
-        return (np.packbits(goes_left, bitorder="little"), routed_rows, stats,
+        return (left_bits, routed_rows, stats,
                 time.perf_counter() - t0)
 
 

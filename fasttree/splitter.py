@@ -203,7 +203,6 @@ class ExactSplitter:
             n_outputs = 1 if multi_output is None else multi_output[0].shape[1]
             self._rank_of_row = np.zeros((n_outputs, self.n_samples), dtype=np.int64)
             self._node_sorted_y = np.zeros((n_outputs, self.n_samples))
-        self._goes_left = np.empty(self.n_samples, dtype=np.uint8)
         self._row_branch = np.empty(self.n_samples, dtype=np.int32)
         self._category_maps = CategoryMaps()
 
@@ -404,7 +403,7 @@ class ExactSplitter:
     def partition_prefix(self, start, end, feature, n_left):
         """Move the rows of prefix splits: the left child's rows first, in every feature row."""
         self._timed("partition", partition_segments, self.sorted_x, self.sorted_idx,
-                    self.sorted_y, start, end, feature, n_left, self._goes_left)
+                    self.sorted_y, start, end, feature, n_left)
 
     def _allocate_copies(self, feature, seg_end, n_branches, branch_offset, branch_weight,
                          all_branches):
@@ -432,5 +431,4 @@ class ExactSplitter:
             next_id += k * ids.size
         self.sample_weight = np.concatenate([self.sample_weight, new_weight])
         self._row_branch = np.concatenate([self._row_branch, np.zeros(n_new, np.int32)])
-        self._goes_left = np.concatenate([self._goes_left, np.zeros(n_new, np.uint8)])
         return copy_base

@@ -20,6 +20,7 @@ from fasttree.kernels import (
     gather_targets,
     new_split_record,
     numeric_split_arrays,
+    left_rows_bits,
     partition_segments,
     partition_segments_bits,
     presort_features,
@@ -295,8 +296,7 @@ def test_partition_is_stable_and_routes_by_split(seed):
     before_idx = sorted_idx.copy()
     feature = rng.integers(0, m, size=starts.size)
     n_left = np.array([rng.integers(0, e - s + 1) for s, e in zip(starts, ends)], np.int64)
-    goes_left = np.zeros(n, np.uint8)
-    partition_segments(sorted_x, sorted_idx, sorted_y, starts, ends, feature, n_left, goes_left)
+    partition_segments(sorted_x, sorted_idx, sorted_y, starts, ends, feature, n_left)
     np.testing.assert_array_equal(sorted_y, y[sorted_idx])  # labels moved with their rows
     for s, (a, b) in enumerate(zip(starts, ends)):
         left_rows = set(before_idx[feature[s], a:a + n_left[s]].tolist())
@@ -314,7 +314,7 @@ def test_partition_is_stable_and_routes_by_split(seed):
     sorted_x2, sorted_idx2 = layout(X)
     sorted_x2[:], sorted_idx2[:] = sorted_x, sorted_idx
     partition_segments(sorted_x2, sorted_idx2, np.empty((m, 0), np.uint8), starts, ends, feature,
-                       np.zeros_like(n_left), goes_left)  # n_left 0: everything goes right
+                       np.zeros_like(n_left))  # n_left 0: everything goes right
     np.testing.assert_array_equal(sorted_idx2, sorted_idx)
 
 
@@ -354,6 +354,21 @@ def test_partition_by_bits_matches_naive_stable_partition(seed, n_threads):
     again = sorted_idx.copy()
     partition_segments_bits(sorted_x, sorted_idx, sorted_y, starts, ends, n_left, bits)
     np.testing.assert_array_equal(sorted_idx, again)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_left_rows_bits_pack_the_prefix_rows_of_each_segment(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 203, 5  # not a multiple of 8: the last byte is partial
+    X = rng.integers(0, 6, size=(n, m)).astype(np.float32)
+    _, sorted_idx, starts, ends = segmented_layout(rng, X, 4)
+    feature = rng.integers(0, m, size=starts.size)
+    n_left = np.array([rng.integers(0, e - s + 1) for s, e in zip(starts, ends)], np.int64)
+    goes_left = np.zeros(n, bool)
+    for s, a in enumerate(starts):
+        goes_left[sorted_idx[feature[s], a:a + n_left[s]]] = True
+    np.testing.assert_array_equal(left_rows_bits(sorted_idx, starts, feature, n_left),
+                                  np.packbits(goes_left, bitorder="little"))
 
 
 def test_partition_by_bits_with_a_wrong_count_stays_in_bounds():
@@ -427,8 +442,7 @@ def test_public_kernels_grow_one_level_like_the_estimator():
     # no missing values here: the left child is a prefix of the split feature's sorted row
     assert (record.n_missing[best, np.arange(len(best))] == 0).all()
     n_left = record.n_left[best, np.arange(len(best))]
-    partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left,
-                       np.empty(len(y), np.uint8))
+    partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left)
     k = n_left[0]
     for f in range(4):
         assert (X[sorted_idx[f, :k], 2] <= thr[0]).all()

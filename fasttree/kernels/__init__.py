@@ -17,8 +17,7 @@ C-contiguous, as each docstring states.  A typical level of a tree::
     best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                               record.n_branches, SELECT_IMPURITY)  # feature per node
     partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,
-                       record.n_left[best, np.arange(len(best))],
-                       np.empty(len(y), np.uint8))               # children: [0, k), [k, n)
+                       record.n_left[best, np.arange(len(best))])  # children: [0, k), [k, n)
     # ... level after level; then walk the node arrays (thresholds only) with
     leaf = apply_tree(X, children_left, children_right, feature, threshold,
                       *numeric_split_arrays(missing_branch))    # from record.missing_branch
@@ -53,6 +52,7 @@ from .multi_output import find_splits_multioutput, segment_multi_stats
 from .node_stats import segment_class_weights, segment_target_sums
 from .partition import (
     partition_segments,
+    left_rows_bits,
     partition_segments_bits,
     partition_segments_fractional,
     partition_segments_kway,
@@ -96,6 +96,7 @@ __all__ = [
     "node_impurity",
     "node_target_ranks",
     "numeric_split_arrays",
+    "left_rows_bits",
     "partition_segments",
     "partition_segments_bits",
     "partition_segments_fractional",

@@ -8,22 +8,20 @@ from .._jit import njit
 
 
 
-def partition_segments(
-    sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature, split_n_left, goes_left
-):
+def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
+                       split_n_left):
     """Stable in-place partition of the split nodes' segments, every feature row in parallel.
 
     ::
 
         before, feature g:  [ r3 r0 r7 r1 r5 ]     rows sorted by x_g inside the node
-        goes_left:             1  0  1  0  1       decided by the split feature f
+        goes left:             1  0  1  0  1       decided by the split feature f
         after,  feature g:  [ r3 r7 r5 | r0 r1 ]   left child  |  right child,
                                                    each still sorted by x_g (stable)
 
-    Invariant of the scan: positions ``[start, write)`` hold the left rows seen so far, in order;
-    ``write <= p`` so the in-place write never overtakes the read; right rows wait in a buffer and
-    are copied after the left ones.  The split feature's own row is already in that order and is
-    skipped.
+    The rows' directions are marked once as one bit per row (:func:`left_rows_bits`), then
+    every other feature row is moved as by :func:`partition_segments_bits`; the split feature's
+    own row is already in that order and is skipped.
 
     Parameters
     ----------
@@ -39,39 +37,57 @@ def partition_segments(
     split_n_left : ndarray of shape (n_segments,), int64 (IN)
         Rows of the node that go left: the first ``split_n_left[s]`` positions of its segment in
         ``sorted_idx[split_feature[s]]``.
-    goes_left : ndarray of shape (n_samples,), uint8 (OUT)
-        Scratch, one byte per row; on return it holds the direction of every row of these segments.
 
     Notes
     -----
     After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
     and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
     """
+    left_bits = left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left)
     buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, split_n_left))
-    _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                        split_n_left, goes_left, *buffers)
+    _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_n_left,
+                             split_feature, left_bits, *buffers)
 
 
-@njit(parallel=True, cache=True)
-def _partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                        split_n_left, goes_left, buf_x, buf_idx, buf_y):
-    n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
+def left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left):
+    """The rows going left in prefix splits, one bit per row.
 
-    for s in prange(n_segments):
-        # node slices: indices from 0, so numba emits no wrap-around checks
-        idx = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
-        n_left = split_n_left[s]
-        for p in range(n_left):
-            goes_left[idx[p]] = 1
-        for p in range(n_left, idx.shape[0]):
-            goes_left[idx[p]] = 0
-    left_bits = _pack_bits(goes_left, 1)
-    n_blocks = buf_x.shape[0]
-    for c in prange(n_blocks):
-        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_n_left,
-                       split_feature, left_bits, buf_x[c], buf_idx[c], buf_y[c],
-                       c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
+    Parameters
+    ----------
+    sorted_idx : ndarray of shape (n_features, n_samples), int32 (IN)
+    seg_start : ndarray of shape (n_segments,), int64 (IN)
+    split_feature, split_n_left : ndarray of shape (n_segments,), int64 (IN)
+        Segment ``s``'s left rows are the first ``split_n_left[s]`` positions of its segment in
+        ``sorted_idx[split_feature[s]]``.
+
+    Returns
+    -------
+    left_bits : ndarray of shape (ceil(n_samples / 8),), uint8
+        Bit ``row & 7`` of byte ``row >> 3`` set for those rows, all other bits clear: the
+        layout of ``np.packbits(goes_left, bitorder="little")`` that
+        :func:`partition_segments_bits` reads.
+
+    Notes
+    -----
+    Bits, not a byte per row: the moves read a row's direction at a random row id, once per
+    feature, and a table eight times smaller stays in cache (and in the TLB's reach) for tens of
+    millions of rows, where a byte per row would not (the move's time per row grew with the
+    number of rows).
+    """
+    left_bits = np.zeros((sorted_idx.shape[1] + 7) // 8, dtype=np.uint8)
+    _mark_left_bits(sorted_idx, seg_start, split_feature, split_n_left, left_bits)
+    return left_bits
+
+
+@njit(cache=True)
+def _mark_left_bits(sorted_idx, seg_start, split_feature, split_n_left, left_bits):
+    # serial: one write per left row into a table of n/8 bytes that stays in cache; a parallel
+    # loop here would cost its own parfor's compile time (about 1.5 s) for a few ms a level
+    for s in range(seg_start.shape[0]):
+        idx = sorted_idx[split_feature[s], seg_start[s]:seg_start[s] + split_n_left[s]]
+        for p in range(idx.shape[0]):
+            row = idx[p]
+            left_bits[row >> 3] |= np.uint8(1 << (row & 7))
 
 
 def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
@@ -102,19 +118,19 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     sorted (stable).
     """
     buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, seg_n_left))
+    no_skip = np.full(seg_start.shape[0], -1, dtype=np.int64)
     _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
-                             left_bits, *buffers)
+                             no_skip, left_bits, *buffers)
 
 
 @njit(parallel=True, cache=True)
 def _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
-                             left_bits, buf_x, buf_idx, buf_y):
+                             skip_feature, left_bits, buf_x, buf_idx, buf_y):
     n_features = sorted_x.shape[0]
-    no_skip = np.full(seg_start.shape[0], -1, dtype=np.int64)
     n_blocks = buf_x.shape[0]
     for c in prange(n_blocks):
-        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, no_skip,
-                       left_bits, buf_x[c], buf_idx[c], buf_y[c],
+        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
+                       skip_feature, left_bits, buf_x[c], buf_idx[c], buf_y[c],
                        c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
 
 
@@ -158,29 +174,10 @@ def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_lef
                           left_bits, seg_n_left[s], buf_x, buf_idx, buf_y)
 
 
-@njit(cache=True)
-def _pack_bits(marks, left_mark):
-    """One bit per row (bit ``row & 7`` of byte ``row >> 3``), set where ``marks[row]`` equals
-    ``left_mark``.
-
-    The moves read a row's direction at a random row id, once per feature: as bits the table is
-    eight times smaller and stays in cache (and in the TLB's reach) for tens of millions of rows,
-    where a byte per row would not (the move's time per row grew with the number of rows).
-    """
-    n = marks.shape[0]
-    bits = np.empty((n + 7) // 8, dtype=np.uint8)
-    for w in range(bits.shape[0]):  # one streaming pass: cheap next to the moves it speeds up
-        byte = 0
-        for j in range(min(8, n - 8 * w)):
-            byte |= np.int64(marks[8 * w + j] == left_mark) << j
-        bits[w] = byte
-    return bits
-
-
 @njit(cache=True, inline="always")
 def _move_two_way(xs, idx, ys, has_labels, left_bits, n_left, buf_x, buf_idx, buf_y):
     """Stable in-place two-way partition of one node's slice: rows whose bit is set in
-    ``left_bits`` (:func:`_pack_bits`) first; ``n_left`` of them.
+    ``left_bits`` (:func:`left_rows_bits`) first; ``n_left`` of them.
 
     A forward scan writes each left row at ``write <= p`` (never clobbering a row not yet read)
     and buffers the right rows, which then follow.  When the buffers are too short for the right
@@ -277,20 +274,21 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
         Branch of every row of these segments (from :func:`route_rows`).
     """
     buffers = _thread_buffers(sorted_x, sorted_y, seg_end - seg_start)
+    branch_0_bits = np.packbits(row_branch == 0, bitorder="little")  # for the two-way mover
     _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                             branch_rows, row_branch, *buffers)
+                             branch_rows, row_branch, branch_0_bits, *buffers)
 
 
 @njit(parallel=True, cache=True)
 def _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                             branch_rows, row_branch, all_buf_x, all_buf_idx, all_buf_y):
+                             branch_rows, row_branch, branch_0_bits, all_buf_x, all_buf_idx,
+                             all_buf_y):
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     max_branches = 0
     for s in range(n_segments):
         max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
     has_labels = sorted_y.shape[1] > 0
-    branch_0_bits = _pack_bits(row_branch, 0)  # for the two-way mover
 
     n_blocks = all_buf_x.shape[0]
     for c in prange(n_blocks):  # one thread's buffers per block of features (_thread_buffers)
