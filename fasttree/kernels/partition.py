@@ -273,7 +273,12 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     row_branch : ndarray of shape (n_samples,), int32 (IN)
         Branch of every row of these segments (from :func:`route_rows`).
     """
-    buffers = _thread_buffers(sorted_x, sorted_y, seg_end - seg_start)
+    # a k-way move buffers its whole segment; a two-way one only its smaller side
+    lengths = seg_end - seg_start
+    two_way = np.diff(branch_offset) == 2
+    lengths[two_way] = _smaller_side(seg_start[two_way], seg_end[two_way],
+                                     branch_rows[branch_offset[:-1][two_way]])
+    buffers = _thread_buffers(sorted_x, sorted_y, lengths)
     branch_0_bits = np.packbits(row_branch == 0, bitorder="little")  # for the two-way mover
     _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                              branch_rows, row_branch, branch_0_bits, *buffers)
