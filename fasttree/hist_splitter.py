@@ -31,6 +31,7 @@ from .kernels.histogram import (
     bin_bounds,
     bin_codes,
     build_histograms,
+    combine_histograms,
     find_best_splits_hist,
     bin_branches,
     find_best_splits_hist_categorical,
@@ -188,9 +189,11 @@ class HistSplitter:
         self.missing_features = has_missing
         # where the partition scatters rows
         self._buffers = (np.empty_like(self.rows), np.empty_like(self.labels))
-        self._cache = OrderedDict()  # (start, end) -> histograms of a searched node
+        # (start, end) -> histograms of a searched node, as (its group's array, its index):
+        # group[index]
+        self._cache = OrderedDict()
         self._cache_bytes = 0
-        self._pending = {}  # (start, end) of a child -> (parent histograms, sibling range)
+        self._pending = {}  # (start, end) of a child -> ((group, index) of parent, sibling range)
         self._category_maps = CategoryMaps()
         # the last split() call's two-branch nodes, not moved yet (routing arrays and rows of
         # the left child); moved when one of their children is searched
@@ -302,28 +305,24 @@ class HistSplitter:
                         stats, end - start, mask * self.is_categorical[:, None],
                         self.criterion_code, self.categorical_kind, self._unit_weight,
                         self.min_samples_leaf, self.min_weight_leaf, *record)
-        for j in range(start.shape[0]):  # views: the group's array lives while one is kept
-            self._remember((int(start[j]), int(end[j])), hist[j])
+        for j in range(start.shape[0]):  # the group's array lives while one node is kept
+            self._remember((int(start[j]), int(end[j])), hist, j)
 
     def _histograms(self, start, end):
         """Histograms of the nodes: the smaller of two siblings built from its rows, the larger
         one its parent's minus the smaller's; nodes without a known parent built directly."""
         keys = list(zip(start.tolist(), end.tolist()))
-        build = []  # ranges whose histograms come from their rows
-        plan = []  # per node: ("built", range) or ("subtract", parent histograms, sibling range)
+        build = []  # per node, the range whose histograms are built from its rows
+        parents = []  # per node, (group, index) of its parent's histograms, or None
         for key in keys:
-            pending = self._pending.pop(key, None)
-            if pending is None:
-                build.append(key)
-                plan.append(("built", key))
-                continue
-            parent, sibling = pending
-            if (key[1] - key[0], key[0]) <= (sibling[1] - sibling[0], sibling[0]):
-                build.append(key)
-                plan.append(("built", key))
+            parent, sibling = self._pending.pop(key, (None, None))
+            if parent is not None and (key[1] - key[0], key[0]) > (sibling[1] - sibling[0],
+                                                                   sibling[0]):
+                build.append(sibling)  # the larger sibling: parent minus the smaller one
+                parents.append(parent)
             else:
-                build.append(sibling)
-                plan.append(("subtract", parent, sibling))
+                build.append(key)
+                parents.append(None)
         unique = list(dict.fromkeys(build))
         index = {key: i for i, key in enumerate(unique)}
         built = self._timed(
@@ -332,22 +331,27 @@ class HistSplitter:
             np.array([k[1] for k in unique], dtype=np.int64), self.n_channels,
             self.criterion_code)
         hist = np.empty((len(keys),) + built.shape[1:])
-        for j, item in enumerate(plan):
-            if item[0] == "built":
-                hist[j] = built[index[item[1]]]
-            else:
-                np.subtract(item[1], built[index[item[2]]], out=hist[j])
-                if not self.regression:  # class weights: no rounding residue below zero
-                    np.maximum(hist[j], 0.0, out=hist[j])
+        built_index = np.array([index[key] for key in build], dtype=np.int64)
+        # one call per array holding parents (one, unless a level was searched in groups); the
+        # first also copies the nodes built directly
+        groups = {id(p[0]): p[0] for p in parents if p is not None} or {None: built}
+        for n, (group_id, group) in enumerate(groups.items()):
+            parent_index = np.array(
+                [-1 if p is None and n == 0 else -2 if p is None or id(p[0]) != group_id
+                 else p[1] for p in parents], dtype=np.int64)
+            self._timed("histograms", combine_histograms, built.reshape(built.shape[0], -1),
+                        built_index, group.reshape(group.shape[0], -1), parent_index,
+                        not self.regression, hist.reshape(len(keys), -1))
         return hist
 
-    def _remember(self, key, hist):
-        """Keep a searched node's histograms until its children are searched (bounded)."""
-        self._cache[key] = hist
-        self._cache_bytes += hist.nbytes
+    def _remember(self, key, group, index):
+        """Keep a searched node's histograms (``group[index]``) until its children are searched
+        (bounded)."""
+        self._cache[key] = (group, index)
+        self._cache_bytes += group[index].nbytes
         while self._cache_bytes > HIST_CACHE_BYTES and self._cache:
-            _, old = self._cache.popitem(last=False)
-            self._cache_bytes -= old.nbytes
+            _, (old, _) = self._cache.popitem(last=False)
+            self._cache_bytes -= old[0].nbytes
 
     def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
                              subset_class):
@@ -365,7 +369,8 @@ class HistSplitter:
                 hist[j] = rebuilt[i, feature[j]]
         for j, key in enumerate(keys):
             if key in self._cache:
-                hist[j] = self._cache[key][feature[j]]
+                group, i = self._cache[key]
+                hist[j] = group[i, feature[j]]
         maps = self._timed("search", hist_category_maps, hist, n_codes, kind, cut,
                            missing_branch, subset_class, self.criterion_code,
                            self._unit_weight)
@@ -403,7 +408,7 @@ class HistSplitter:
             parent = self._cache.pop((s, e), None)
             parents.append(parent)
             if parent is not None:
-                self._cache_bytes -= parent.nbytes
+                self._cache_bytes -= parent[0][0].nbytes
         if self.level_wise:  # the other searched nodes of the level are leaves now
             self._cache.clear()
             self._cache_bytes = 0
@@ -446,10 +451,12 @@ class HistSplitter:
 
 
 def _children_class_weights(parents, feature, bin_branch, n_classes):
-    """Class weights of both children of two-branch splits from the parents' histograms of
-    their split features, each bin to its branch (``bin_branch``, (n_nodes, HIST_BINS)):
-    (2 * n_nodes, n_classes), left then right of each node."""
-    hist = np.stack([p[f, :, :n_classes] for p, f in zip(parents, feature.tolist())])
+    """Class weights of both children of two-branch splits from the parents' histograms
+    (``(group, index)`` each: ``group[index]``) of their split features, each bin to its branch
+    (``bin_branch``, (n_nodes, HIST_BINS)): (2 * n_nodes, n_classes), left then right of each
+    node."""
+    hist = np.stack([group[i, f, :, :n_classes]
+                     for (group, i), f in zip(parents, feature.tolist())])
     stats = np.empty((2 * len(parents), n_classes))
     stats[0::2] = np.einsum("kbc,kb->kc", hist, (bin_branch == 0).astype(np.float64))
     stats[1::2] = np.einsum("kbc,kb->kc", hist, (bin_branch == 1).astype(np.float64))

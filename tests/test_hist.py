@@ -14,6 +14,7 @@ from fasttree.kernels.histogram import (
     bin_bounds,
     bin_codes,
     build_histograms,
+    combine_histograms,
     partition_hist_segments,
 )
 
@@ -269,6 +270,27 @@ def test_histograms_against_bincount(weighted, regression):
             np.testing.assert_allclose(hist[s, f], np.column_stack(expected), atol=1e-12)
 
 
+@pytest.mark.parametrize("clip", [False, True])
+def test_combine_histograms_copies_subtracts_and_skips(clip):
+    rng = np.random.default_rng(8)
+    built = rng.normal(size=(3, 7))
+    parents = rng.normal(size=(2, 7))
+    built_index = np.array([2, 0, 1, 0, 2])
+    parent_index = np.array([-1, 1, -2, 0, -1])  # copy, subtract, skip, subtract, copy
+    out = np.full((5, 7), 99.0)
+    combine_histograms(built, built_index, parents, parent_index, clip, out)
+    expected = np.full((5, 7), 99.0)
+    for j, (b, p) in enumerate(zip(built_index, parent_index)):
+        if p == -1:
+            expected[j] = built[b]
+        elif p >= 0:
+            expected[j] = parents[p] - built[b]
+            if clip:
+                expected[j] = np.maximum(expected[j], 0.0)
+    np.testing.assert_array_equal(out, expected)
+    assert (out[[1, 3]] < 0).any() != clip  # the data has negative differences to clip
+
+
 def test_partition_is_a_stable_partition_of_the_rows():
     rng = np.random.default_rng(6)
     n, m = 70000, 4  # more rows than one routing chunk
@@ -341,7 +363,8 @@ def test_childrens_statistics_read_through_the_routing(regression):
         bins = np.arange(HIST_BINS)
         bin_branch = (bins[None, :] > cut[:, None]).astype(np.int64)
         bin_branch[:, MISSING_BIN] = 1 - missing_left
-        from_hist = _children_class_weights(list(hist), feature, bin_branch, 3)
+        parents = [(hist, j) for j in range(hist.shape[0])]  # (group, index) each
+        from_hist = _children_class_weights(parents, feature, bin_branch, 3)
         np.testing.assert_array_equal(from_hist, stats)
 
 

@@ -279,6 +279,47 @@ def build_histograms(codes, rows, labels, sample_weight, seg_start, seg_end, n_c
     return hist
 
 
+@njit(parallel=True, cache=True)
+def combine_histograms(built, built_index, parents, parent_index, clip, out):
+    """Histograms of nodes from those built from rows and their parents' (the subtraction
+    trick), the nodes in parallel.
+
+    ``out[j] = built[built_index[j]]`` where ``parent_index[j] == -1``; else
+    ``parents[parent_index[j]] - built[built_index[j]]`` (the larger sibling: its parent's
+    histograms minus the smaller sibling's), floored at 0 with ``clip`` (class weights: no
+    rounding residue below zero); ``parent_index[j] == -2`` leaves ``out[j]`` as it is (a node
+    whose parent is in another array, for another call).
+
+    Parameters
+    ----------
+    built : ndarray of shape (n_built, n_values), float64 (IN)
+        Histograms of :func:`build_histograms`, each node's flattened.
+    built_index : ndarray of shape (n_nodes,), int64 (IN)
+    parents : ndarray of shape (n_parents, n_values), float64 (IN)
+    parent_index : ndarray of shape (n_nodes,), int64 (IN)
+    clip : bool
+    out : ndarray of shape (n_nodes, n_values), float64 (OUT)
+    """
+    n_values = out.shape[1]
+    for j in prange(out.shape[0]):
+        p = parent_index[j]
+        if p == -2:
+            continue
+        src = built[built_index[j]]
+        dst = out[j]
+        if p == -1:
+            for v in range(n_values):
+                dst[v] = src[v]
+        elif clip:
+            parent = parents[p]
+            for v in range(n_values):
+                dst[v] = max(parent[v] - src[v], 0.0)
+        else:
+            parent = parents[p]
+            for v in range(n_values):
+                dst[v] = parent[v] - src[v]
+
+
 @njit(cache=True)
 def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_end, criterion,
                         hist):
