@@ -395,11 +395,16 @@ def hist_cases(args, want, add, phases, n_big, repeats):
         ceiling = ceiling_timer()
         times = {1: [], 2: []}
         ceiling_times = {1: [], 2: []}
+        phase_times = {1: [], 2: []}
         for _ in range(max(repeats, 5)):
             for n_jobs, est in ((1, est1), (2, est2)):
                 ceiling_times[n_jobs].append(ceiling(n_jobs))
                 times[n_jobs].append(best_time(lambda est=est: est.fit(X, y), 1))
+                phase_times[n_jobs].append(dict(est.fit_timings_))
         phases["H3 (H1 with 1 thread)"] = dict(est1.fit_timings_)
+        print("H3 per phase, median of the paired 1-thread / 2-thread ratios: " + ", ".join(
+            f"{k} {np.median([a[k] / b[k] for a, b in zip(*phase_times.values())]):.2f}x"
+            for k in phase_times[1][0]), flush=True)
         t1, t2 = min(times[1]), min(times[2])
         speedup = t1 / t2
         identical = same_tree(est1, est2)
