@@ -51,8 +51,8 @@ from .monotonic import unconstrained
 from .multi_output import find_splits_multioutput, segment_multi_stats
 from .node_stats import segment_class_weights, segment_target_sums
 from .partition import (
-    partition_segments,
     left_rows_bits,
+    partition_segments,
     partition_segments_bits,
     partition_segments_fractional,
     partition_segments_kway,
@@ -92,11 +92,11 @@ __all__ = [
     "find_random_splits_regression",
     "find_splits_multioutput",
     "gather_targets",
+    "left_rows_bits",
     "new_split_record",
     "node_impurity",
     "node_target_ranks",
     "numeric_split_arrays",
-    "left_rows_bits",
     "partition_segments",
     "partition_segments_bits",
     "partition_segments_fractional",
