@@ -402,8 +402,9 @@ class ExactSplitter:
 
     def partition_prefix(self, start, end, feature, n_left):
         """Move the rows of prefix splits: the left child's rows first, in every feature row."""
+        # ids, not positions: C4.5's copies of rows get new ids (_allocate_copies)
         self._timed("partition", partition_segments, self.sorted_x, self.sorted_idx,
-                    self.sorted_y, start, end, feature, n_left)
+                    self.sorted_y, start, end, feature, n_left, self._row_branch.shape[0])
 
     def _allocate_copies(self, feature, seg_end, n_branches, branch_offset, branch_weight,
                          all_branches):

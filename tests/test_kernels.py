@@ -356,6 +356,29 @@ def test_partition_by_bits_matches_naive_stable_partition(seed, n_threads):
     np.testing.assert_array_equal(sorted_idx, again)
 
 
+def test_partition_with_more_row_ids_than_positions():
+    """C4.5's copies of rows get new ids: ids run past the layout's width, and the partition
+    must mark and read them all (a table sized by positions was written out of bounds)."""
+    rng = np.random.default_rng(3)
+    n, m = 300, 3
+    X = rng.normal(size=(n, m)).astype(np.float32)
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 2)
+    sorted_idx = sorted_idx * 7 + 5  # ids up to 7n: e.g. copies of copies
+    before = sorted_idx.copy()
+    y_by_id = rng.integers(0, 3, size=7 * n).astype(np.uint8)
+    sorted_y = y_by_id[sorted_idx]
+    feature = rng.integers(0, m, size=starts.size)
+    n_left = (ends - starts) // 3
+    partition_segments(sorted_x, sorted_idx, sorted_y, starts, ends, feature, n_left, 7 * n)
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        left = set(before[feature[s], a:a + n_left[s]].tolist())
+        for g in range(m):
+            old = before[g, a:b].tolist()
+            expected = [r for r in old if r in left] + [r for r in old if r not in left]
+            np.testing.assert_array_equal(sorted_idx[g, a:b], expected)
+    np.testing.assert_array_equal(sorted_y, y_by_id[sorted_idx])
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_left_rows_bits_pack_the_prefix_rows_of_each_segment(seed):
     rng = np.random.default_rng(seed)

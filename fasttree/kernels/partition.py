@@ -9,7 +9,7 @@ from .._jit import njit
 
 
 def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                       split_n_left):
+                       split_n_left, n_ids=None):
     """Stable in-place partition of the split nodes' segments, every feature row in parallel.
 
     ::
@@ -37,19 +37,23 @@ def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split
     split_n_left : ndarray of shape (n_segments,), int64 (IN)
         Rows of the node that go left: the first ``split_n_left[s]`` positions of its segment in
         ``sorted_idx[split_feature[s]]``.
+    n_ids : int, optional
+        Row ids in ``sorted_idx`` are below it.  Default: ``n_samples``, one id per position.  A
+        layout holding C4.5's copies of rows (:func:`partition_segments_fractional`) has more
+        ids than positions and must say how many.
 
     Notes
     -----
     After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
     and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
     """
-    left_bits = left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left)
+    left_bits = left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left, n_ids)
     buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, split_n_left))
     _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_n_left,
                              split_feature, left_bits, *buffers)
 
 
-def left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left):
+def left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left, n_ids=None):
     """The rows going left in prefix splits, one bit per row.
 
     Parameters
@@ -59,10 +63,12 @@ def left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left):
     split_feature, split_n_left : ndarray of shape (n_segments,), int64 (IN)
         Segment ``s``'s left rows are the first ``split_n_left[s]`` positions of its segment in
         ``sorted_idx[split_feature[s]]``.
+    n_ids : int, optional
+        Row ids are below it (default ``n_samples``; see :func:`partition_segments`).
 
     Returns
     -------
-    left_bits : ndarray of shape (ceil(n_samples / 8),), uint8
+    left_bits : ndarray of shape (ceil(n_ids / 8),), uint8
         Bit ``row & 7`` of byte ``row >> 3`` set for those rows, all other bits clear: the
         layout of ``np.packbits(goes_left, bitorder="little")`` that
         :func:`partition_segments_bits` reads.
@@ -74,7 +80,9 @@ def left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left):
     millions of rows, where a byte per row would not (the move's time per row grew with the
     number of rows).
     """
-    left_bits = np.zeros((sorted_idx.shape[1] + 7) // 8, dtype=np.uint8)
+    if n_ids is None:
+        n_ids = sorted_idx.shape[1]
+    left_bits = np.zeros((int(n_ids) + 7) // 8, dtype=np.uint8)
     _mark_left_bits(sorted_idx, seg_start, split_feature, split_n_left, left_bits)
     return left_bits
 
@@ -108,9 +116,11 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     seg_n_left : ndarray of shape (n_segments,), int64 (IN)
         Rows of each segment whose bit is set (sizes the buffers; a wrong count gives wrong rows
         in that segment, never a write out of bounds).
-    left_bits : ndarray of shape (ceil(n_samples / 8),), uint8 (IN)
+    left_bits : ndarray of shape (ceil(n_ids / 8),), uint8 (IN)
         Bit ``row & 7`` of byte ``row >> 3`` set for the rows that go left: numpy's
-        ``np.packbits(goes_left, bitorder="little")``.
+        ``np.packbits(goes_left, bitorder="little")``, ``goes_left`` one entry per row id (as
+        many as positions, unless the layout holds C4.5's copies of rows, see
+        :func:`partition_segments`).
 
     Notes
     -----
