@@ -128,7 +128,7 @@ def fit_forest(X, y, n_estimators, max_features="sqrt", random_state=0):
         tree, node, start, end = tree[split], node[split], start[split], end[split]
         best = best[split]
         n_left = record.n_left[best, slot]
-        partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left)
+        partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left, len(y))
         # children ids: after the ones their tree already has, two per split node in order
         rank_in_tree = np.arange(len(tree)) - np.searchsorted(tree, tree)
         first_child = node_count[tree] + 2 * rank_in_tree

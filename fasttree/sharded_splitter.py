@@ -190,8 +190,8 @@ class ColumnShard:
         """
         t0 = self._begin(None)
         sp = self.splitter
-        left_bits = left_rows_bits(sp.sorted_idx, start[prefix], feature[prefix],
-                                   n_left[prefix])
+        left_bits = left_rows_bits(sp.sorted_idx, start[prefix], end[prefix], feature[prefix],
+                                   n_left[prefix], sp.n_samples)
         routed = np.flatnonzero(~prefix)
         routed_rows = np.zeros(0, dtype=np.int64)
         left = n_left.copy()

@@ -296,7 +296,7 @@ def test_partition_is_stable_and_routes_by_split(seed):
     before_idx = sorted_idx.copy()
     feature = rng.integers(0, m, size=starts.size)
     n_left = np.array([rng.integers(0, e - s + 1) for s, e in zip(starts, ends)], np.int64)
-    partition_segments(sorted_x, sorted_idx, sorted_y, starts, ends, feature, n_left)
+    partition_segments(sorted_x, sorted_idx, sorted_y, starts, ends, feature, n_left, n)
     np.testing.assert_array_equal(sorted_y, y[sorted_idx])  # labels moved with their rows
     for s, (a, b) in enumerate(zip(starts, ends)):
         left_rows = set(before_idx[feature[s], a:a + n_left[s]].tolist())
@@ -314,7 +314,7 @@ def test_partition_is_stable_and_routes_by_split(seed):
     sorted_x2, sorted_idx2 = layout(X)
     sorted_x2[:], sorted_idx2[:] = sorted_x, sorted_idx
     partition_segments(sorted_x2, sorted_idx2, np.empty((m, 0), np.uint8), starts, ends, feature,
-                       np.zeros_like(n_left))  # n_left 0: everything goes right
+                       np.zeros_like(n_left), n)  # n_left 0: everything goes right
     np.testing.assert_array_equal(sorted_idx2, sorted_idx)
 
 
@@ -379,6 +379,20 @@ def test_partition_with_more_row_ids_than_positions():
     np.testing.assert_array_equal(sorted_y, y_by_id[sorted_idx])
 
 
+def test_partition_refuses_row_ids_its_table_cannot_hold():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 2)).astype(np.float32)
+    sorted_x, sorted_idx = layout(X)
+    args = (sorted_x, sorted_idx, np.empty((2, 0), np.uint8), np.array([0]), np.array([50]))
+    with pytest.raises(ValueError, match="n_ids must cover every row id"):
+        partition_segments(*args, np.array([0]), np.array([20]), 49)  # ids run to 49
+    with pytest.raises(ValueError, match="left_bits must cover every row id"):
+        partition_segments_bits(*args, np.array([20]), np.zeros(6, np.uint8))  # 48 bits
+    sorted_idx[1, 7] = -1
+    with pytest.raises(ValueError, match="outside"):
+        partition_segments(*args, np.array([1]), np.array([20]), 50)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_left_rows_bits_pack_the_prefix_rows_of_each_segment(seed):
     rng = np.random.default_rng(seed)
@@ -390,7 +404,7 @@ def test_left_rows_bits_pack_the_prefix_rows_of_each_segment(seed):
     goes_left = np.zeros(n, bool)
     for s, a in enumerate(starts):
         goes_left[sorted_idx[feature[s], a:a + n_left[s]]] = True
-    np.testing.assert_array_equal(left_rows_bits(sorted_idx, starts, feature, n_left),
+    np.testing.assert_array_equal(left_rows_bits(sorted_idx, starts, ends, feature, n_left, n),
                                   np.packbits(goes_left, bitorder="little"))
 
 
@@ -465,7 +479,7 @@ def test_public_kernels_grow_one_level_like_the_estimator():
     # no missing values here: the left child is a prefix of the split feature's sorted row
     assert (record.n_missing[best, np.arange(len(best))] == 0).all()
     n_left = record.n_left[best, np.arange(len(best))]
-    partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left)
+    partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left, len(y))
     k = n_left[0]
     for f in range(4):
         assert (X[sorted_idx[f, :k], 2] <= thr[0]).all()

@@ -48,7 +48,7 @@ class Kernels:
         n_left = ((self.end - self.start) // 2).astype(np.int64)
         feature = np.zeros(64, dtype=np.int64)
         partition_segments(self.sorted_x, self.sorted_idx, self.sorted_y, self.start, self.end,
-                           feature, n_left)
+                           feature, n_left, self.y.shape[0])
 
 
 class FirstCall:

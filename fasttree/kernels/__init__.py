@@ -17,7 +17,7 @@ C-contiguous, as each docstring states.  A typical level of a tree::
     best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                               record.n_branches, SELECT_IMPURITY)  # feature per node
     partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,
-                       record.n_left[best, np.arange(len(best))])  # children: [0, k), [k, n)
+                       record.n_left[best, np.arange(len(best))], len(y))  # [0, k), [k, n)
     # ... level after level; then walk the node arrays (thresholds only) with
     leaf = apply_tree(X, children_left, children_right, feature, threshold,
                       *numeric_split_arrays(missing_branch))    # from record.missing_branch

@@ -9,7 +9,7 @@ from .._jit import njit
 
 
 def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                       split_n_left, n_ids=None):
+                       split_n_left, n_ids):
     """Stable in-place partition of the split nodes' segments, every feature row in parallel.
 
     ::
@@ -37,34 +37,35 @@ def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split
     split_n_left : ndarray of shape (n_segments,), int64 (IN)
         Rows of the node that go left: the first ``split_n_left[s]`` positions of its segment in
         ``sorted_idx[split_feature[s]]``.
-    n_ids : int, optional
-        Row ids in ``sorted_idx`` are below it.  Default: ``n_samples``, one id per position.  A
-        layout holding C4.5's copies of rows (:func:`partition_segments_fractional`) has more
-        ids than positions and must say how many.
+    n_ids : int
+        Row ids in ``sorted_idx`` are below it: ``n_samples`` for a layout from
+        :func:`presort_features`; more in a layout holding some rows only (a bootstrap sample)
+        or copies of rows (C4.5's, :func:`partition_segments_fractional`).
 
     Notes
     -----
     After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
     and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
     """
-    left_bits = left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left, n_ids)
+    left_bits = left_rows_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left,
+                               n_ids)
     buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, split_n_left))
     _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_n_left,
                              split_feature, left_bits, *buffers)
 
 
-def left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left, n_ids=None):
+def left_rows_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids):
     """The rows going left in prefix splits, one bit per row.
 
     Parameters
     ----------
     sorted_idx : ndarray of shape (n_features, n_samples), int32 (IN)
-    seg_start : ndarray of shape (n_segments,), int64 (IN)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
     split_feature, split_n_left : ndarray of shape (n_segments,), int64 (IN)
         Segment ``s``'s left rows are the first ``split_n_left[s]`` positions of its segment in
         ``sorted_idx[split_feature[s]]``.
-    n_ids : int, optional
-        Row ids are below it (default ``n_samples``; see :func:`partition_segments`).
+    n_ids : int
+        Row ids are below it (see :func:`partition_segments`).
 
     Returns
     -------
@@ -79,22 +80,45 @@ def left_rows_bits(sorted_idx, seg_start, split_feature, split_n_left, n_ids=Non
     feature, and a table eight times smaller stays in cache (and in the TLB's reach) for tens of
     millions of rows, where a byte per row would not (the move's time per row grew with the
     number of rows).
+
+    Raises
+    ------
+    ValueError
+        A row id of these segments is negative or not below ``n_ids``.
     """
-    if n_ids is None:
-        n_ids = sorted_idx.shape[1]
+    _check_ids(sorted_idx, seg_start, seg_end, split_feature, n_ids, "n_ids")
     left_bits = np.zeros((int(n_ids) + 7) // 8, dtype=np.uint8)
-    _mark_left_bits(sorted_idx, seg_start, split_feature, split_n_left, left_bits)
+    _mark_left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, left_bits)
     return left_bits
 
 
+def _check_ids(sorted_idx, seg_start, seg_end, feature, n_ids, what):
+    """ValueError unless every row id of the segments is in ``[0, n_ids)``: the moves index a
+    table by row id and do not check (a segment holds the same rows in every feature row, so
+    one feature row per segment tells)."""
+    if not _ids_in_range(sorted_idx, seg_start, seg_end, feature, np.int64(n_ids)):
+        raise ValueError(f"sorted_idx holds a row id outside [0, {int(n_ids)}) in the segments "
+                         f"to partition; {what} must cover every row id")
+
+
 @njit(cache=True)
-def _mark_left_bits(sorted_idx, seg_start, split_feature, split_n_left, left_bits):
+def _ids_in_range(sorted_idx, seg_start, seg_end, feature, n_ids):
+    for s in range(seg_start.shape[0]):
+        idx = sorted_idx[feature[s], seg_start[s]:seg_end[s]]
+        for p in range(idx.shape[0]):
+            if idx[p] < 0 or idx[p] >= n_ids:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _mark_left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, left_bits):
     # serial: one write per left row into a table of n/8 bytes that stays in cache, about 1 ms
     # a level at 1M rows (10 ms at 10M) next to moves of about 50 ms; a parallel loop would be
     # one more parfor to compile, for little
     for s in range(seg_start.shape[0]):
-        idx = sorted_idx[split_feature[s], seg_start[s]:seg_start[s] + split_n_left[s]]
-        for p in range(idx.shape[0]):
+        idx = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
+        for p in range(min(split_n_left[s], idx.shape[0])):
             row = idx[p]
             left_bits[row >> 3] |= np.uint8(1 << (row & 7))
 
@@ -118,9 +142,13 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
         in that segment, never a write out of bounds).
     left_bits : ndarray of shape (ceil(n_ids / 8),), uint8 (IN)
         Bit ``row & 7`` of byte ``row >> 3`` set for the rows that go left: numpy's
-        ``np.packbits(goes_left, bitorder="little")``, ``goes_left`` one entry per row id (as
-        many as positions, unless the layout holds C4.5's copies of rows, see
-        :func:`partition_segments`).
+        ``np.packbits(goes_left, bitorder="little")``, ``goes_left`` one entry per row id (see
+        ``n_ids`` in :func:`partition_segments`).
+
+    Raises
+    ------
+    ValueError
+        A row id of these segments has no bit in ``left_bits``.
 
     Notes
     -----
@@ -128,6 +156,8 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     ``[seg_start[s], seg_start[s] + seg_n_left[s])`` in every feature row, each side still
     sorted (stable).
     """
+    first_feature = np.zeros(seg_start.shape[0], dtype=np.int64)
+    _check_ids(sorted_idx, seg_start, seg_end, first_feature, 8 * left_bits.shape[0], "left_bits")
     buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, seg_n_left))
     no_skip = np.full(seg_start.shape[0], -1, dtype=np.int64)
     _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
