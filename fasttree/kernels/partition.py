@@ -7,7 +7,6 @@ from numba import prange
 from .._jit import njit
 
 
-
 def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
                        split_n_left, n_ids):
     """Stable in-place partition of the split nodes' segments, every feature row in parallel.
@@ -41,6 +40,11 @@ def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split
         Row ids in ``sorted_idx`` are below it: ``n_samples`` for a layout from
         :func:`presort_features`; more in a layout holding some rows only (a bootstrap sample)
         or copies of rows (C4.5's, :func:`partition_segments_fractional`).
+
+    Raises
+    ------
+    ValueError
+        A row id of these segments is negative or not below ``n_ids``.
 
     Notes
     -----
