@@ -285,6 +285,20 @@ def test_select_best_splits_lowest_feature_wins_ties():
         select_best_splits(imp, zeros, zeros, n_branches, SELECT_IMPURITY), [1, -1, 0])
 
 
+def assert_prefix_partition(before_idx, sorted_idx, starts, ends, feature, n_left, sorted_x=None,
+                            X=None):
+    """Each segment of every feature row holds its left rows (the first ``n_left[s]`` of the
+    split feature's row before the call) then the others, each side in its old order."""
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        left_rows = set(before_idx[feature[s], a:a + n_left[s]].tolist())
+        for g in range(before_idx.shape[0]):
+            old = before_idx[g, a:b].tolist()
+            expected = [r for r in old if r in left_rows] + [r for r in old if r not in left_rows]
+            np.testing.assert_array_equal(sorted_idx[g, a:b], expected)
+            if X is not None:
+                np.testing.assert_array_equal(sorted_x[g, a:b], X[expected, g])
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_partition_is_stable_and_routes_by_split(seed):
     rng = np.random.default_rng(seed)
@@ -298,13 +312,8 @@ def test_partition_is_stable_and_routes_by_split(seed):
     n_left = np.array([rng.integers(0, e - s + 1) for s, e in zip(starts, ends)], np.int64)
     partition_segments(sorted_x, sorted_idx, sorted_y, starts, ends, feature, n_left, n)
     np.testing.assert_array_equal(sorted_y, y[sorted_idx])  # labels moved with their rows
-    for s, (a, b) in enumerate(zip(starts, ends)):
-        left_rows = set(before_idx[feature[s], a:a + n_left[s]].tolist())
-        for g in range(m):
-            old = before_idx[g, a:b].tolist()
-            expected = [r for r in old if r in left_rows] + [r for r in old if r not in left_rows]
-            np.testing.assert_array_equal(sorted_idx[g, a:b], expected)
-            np.testing.assert_array_equal(sorted_x[g, a:b], X[expected, g])
+    assert_prefix_partition(before_idx, sorted_idx, starts, ends, feature, n_left,
+                            sorted_x=sorted_x, X=X)
     # positions outside the segments are untouched
     outside = np.ones(n, bool)
     for a, b in zip(starts, ends):
@@ -370,12 +379,7 @@ def test_partition_with_more_row_ids_than_positions():
     feature = rng.integers(0, m, size=starts.size)
     n_left = (ends - starts) // 3
     partition_segments(sorted_x, sorted_idx, sorted_y, starts, ends, feature, n_left, 7 * n)
-    for s, (a, b) in enumerate(zip(starts, ends)):
-        left = set(before[feature[s], a:a + n_left[s]].tolist())
-        for g in range(m):
-            old = before[g, a:b].tolist()
-            expected = [r for r in old if r in left] + [r for r in old if r not in left]
-            np.testing.assert_array_equal(sorted_idx[g, a:b], expected)
+    assert_prefix_partition(before, sorted_idx, starts, ends, feature, n_left)
     np.testing.assert_array_equal(sorted_y, y_by_id[sorted_idx])
 
 
