@@ -111,6 +111,30 @@ def test_walking_kernels_accept_the_fitted_tree_and_check_depth(fitted):
         kernels.apply_tree(np.ascontiguousarray(X[:, :1]), *est.tree_._routing())
 
 
+def test_depth_check_counts_the_longest_walk_into_a_shared_child():
+    """Node 11 is a child of node 7 (depth 4) and of node 9 (depth 2): a walk through node 7
+    visits seven nodes, so a six-node path table must be refused, not overrun."""
+    n = 15
+    left = np.full(n, -1, dtype=np.int64)
+    for parent, first_child in {0: 1, 1: 3, 3: 5, 5: 7, 2: 9, 7: 11, 9: 11, 11: 13}.items():
+        left[parent] = first_child
+    right = np.where(left == -1, -1, left + 1)
+    feature, threshold = np.zeros(n, dtype=np.int64), np.full(n, 10.0)  # every row goes left
+    routing = (left, right, feature, threshold,
+               *kernels.numeric_split_arrays(np.zeros(n, dtype=np.int32)))
+    assert kernels.check_tree(1, *routing) == 6
+    X = np.zeros((3, 1), dtype=np.float32)
+    with pytest.raises(ValueError, match="max_depth"):
+        kernels.decision_paths(X, *routing, 5)
+    Xs = pytest.importorskip("scipy.sparse").csr_matrix(X)
+    with pytest.raises(ValueError, match="max_depth"):
+        kernels.decision_paths_csr(Xs.data.astype(np.float32), Xs.indices.astype(np.int32),
+                                   Xs.indptr.astype(np.int64), *routing, 5)
+    path, length = kernels.decision_paths(X, *routing, 6)
+    np.testing.assert_array_equal(length, 7)
+    np.testing.assert_array_equal(path, np.tile([0, 1, 3, 5, 7, 11, 13], (3, 1)))
+
+
 def test_broken_csr_arrays_are_refused(fitted):
     est, X = fitted
     data = np.ones(3, np.float32)

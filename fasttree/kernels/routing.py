@@ -53,7 +53,8 @@ def check_tree(n_features, children_left, children_right, feature, threshold, sp
     Returns
     -------
     depth : int
-        The tree's depth (edges on its longest root-to-leaf path).
+        The tree's depth: edges on its longest root-to-leaf walk (an upper bound on any walk,
+        also when arrays from elsewhere give a node more than one parent).
     """
     n = children_left.shape[0]
     if n == 0:
@@ -96,8 +97,10 @@ def check_tree(n_features, children_left, children_right, feature, threshold, sp
             raise ValueError("unknown split_kind")
         if missing_branch[node] < 0 or missing_branch[node] >= n_branches:
             raise ValueError("a split node's missing_branch names a missing child")
+        # the longest walk into each child: a child may be claimed by more than one node, and
+        # every parent has a lower id, so ``depth[node]`` is final here
         for c in range(left, right + 1):
-            depth[c] = depth[node] + 1
+            depth[c] = max(depth[c], depth[node] + 1)
         max_depth = max(max_depth, depth[node] + 1)
     return max_depth
 
