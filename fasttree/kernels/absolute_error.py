@@ -65,7 +65,7 @@ def _median_abs_error(tw, twy, w_total, wy_total, sorted_vals, top_bit):
     return median, (wy_right - median * w_right) + (median * w_left - wy_left)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _pass(order_ranks, order_w, vals, first, count, step, tw, twy, out, out_median, top_bit,
           start_w, start_wy, preload_ranks, preload_w, add):
     """Absolute errors and medians of the growing sets ``preload + rows[first],
@@ -224,7 +224,7 @@ def find_splits_absolute_error(
                         missing_branch, n_missing, n_candidates)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _scratch(max_n, n_outputs):
     """Per-thread work arrays of :func:`_split_pair` (``medians``: the four passes' medians)."""
     return (np.empty(max_n + 1), np.empty(max_n + 1),
@@ -233,7 +233,7 @@ def _scratch(max_n, n_outputs):
             np.empty(max_n), np.empty((4, max_n)))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf, uniform, coin,
                 cst, lower, upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
                 medians, children_impurity, gain, split_info, threshold, n_left, n_branches,
@@ -371,7 +371,7 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
                             n_candidates)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _median_abs_error_of(ranks, weights, vals, tw, twy, top_bit):
     """Weighted median of the given rows alone and their absolute error around it."""
     tw[:] = 0.0

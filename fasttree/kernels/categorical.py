@@ -127,7 +127,7 @@ def _valid(n_left, n_right, w_left, w_right, min_samples_leaf, min_weight_leaf):
             and w_left > 0.0 and w_right > 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _best_subset(stats, rows, n_present, missing, total, criterion, order_class,
                  min_samples_leaf, min_weight_leaf, left, right):
     """Best prefix of one category order.  Returns (value, prefix length, missing left, weight
@@ -242,7 +242,7 @@ def find_best_splits_categorical(
                              subset_class)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _categorical_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
                          seg_stats, feature_mask, n_categories, criterion, split_kind,
                          min_samples_leaf, min_weight_leaf, missing_fractional,

@@ -115,7 +115,7 @@ def sample_columns(X, rows):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _feature_bounds(values, max_bins, upper, lo, hi):
     """Bins of one feature from its sorted known values; returns (bins, one value per bin)."""
     n = values.shape[0]
@@ -181,7 +181,7 @@ def bin_codes(X, upper, bin_min, one_value):
     return codes, mixed, has_missing
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _bin_chunk(c, X, upper, bin_min, one_value, codes, mixed, missing):
     """Codes of one chunk of rows, every feature (the chunk's block of X is read from cache).
     Four binary searches run side by side: each is a chain of dependent loads, so interleaving
@@ -320,7 +320,7 @@ def combine_histograms(built, built_index, parents, parent_index, clip, out):
                 dst[v] = parent[v] - src[v]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_end, criterion,
                         hist):
     """Every segment's histogram of one feature (the parallel loop's body)."""
@@ -418,7 +418,7 @@ def find_best_splits_hist(
                       n_left, n_branches, missing_branch, n_missing, n_candidates)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows, feature_mask,
                   criterion, regression, unit_weight, min_samples_leaf, min_weight_leaf, table,
                   children_impurity, gain, split_info, threshold, n_left, n_branches,
@@ -630,7 +630,7 @@ def find_best_splits_hist_categorical(hist, n_categories, seg_stats, seg_rows, f
                                   n_missing, n_candidates, subset_class)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _hist_categorical_feature(f, hist, n_categories, seg_stats, seg_rows, feature_mask,
                               criterion, split_kind, unit_weight, min_samples_leaf,
                               min_weight_leaf, children_impurity, gain, split_info, threshold,
@@ -842,7 +842,7 @@ def partition_hist_segments(codes, rows, labels, seg_start, seg_end, split_featu
 _ROUTE_CHUNK = 1 << 14
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _position_chunks(seg_start, seg_end):
     """Chunks of at most ``_ROUTE_CHUNK`` positions covering the segments: (first position,
     segment) of each."""
@@ -886,7 +886,7 @@ def bin_branches(cut_bin, missing_branch, map_offset, map_length, category_map):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _count_branches(feature_codes, ids, first, last, cut, missing_branch, map_offset,
                     category_map, n_branches, counts):
     """Rows of positions ``first .. last - 1`` per branch."""
@@ -903,7 +903,7 @@ def _count_branches(feature_codes, ids, first, last, cut, missing_branch, map_of
                        category_map)] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _scatter_chunk(feature_codes, ids, ys, ids_out, ys_out, first, last, cut, missing_branch,
                    map_offset, category_map, n_branches, at):
     """Write the rows of positions ``first .. last - 1`` to their new positions in the buffers;

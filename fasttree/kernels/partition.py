@@ -201,7 +201,7 @@ def _thread_buffers(sorted_x, sorted_y, lengths):
             np.empty((n_blocks, length if sorted_y.shape[1] > 0 else 0), dtype=sorted_y.dtype))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, skip_feature,
                    left_bits, buf_x, buf_idx, buf_y, first, stop):
     """Two-way moves of every segment in the feature rows ``first .. stop - 1``, except segment

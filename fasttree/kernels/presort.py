@@ -101,7 +101,7 @@ def _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp):
             _sort_row(sorted_x[f], sorted_idx[f], keys_tmp[c], idx_tmp[c])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _sort_row(values, row_ids, keys_tmp, idx_tmp):
     """Radix-sort one feature row in place: ``values`` (float32, in row order) become sorted and
     ``row_ids`` receives their rows (the loop body of :func:`presort_features`, a function of

@@ -41,7 +41,7 @@ def keep_mask(children_left, children_right, collapse):
     return keep
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _subtree_totals(children_left, children_right, leaf_value):
     """Sum of ``leaf_value`` over the leaves of every subtree, and the number of those leaves."""
     node_count = children_left.shape[0]
@@ -170,7 +170,7 @@ def subtree_replacement_collapse(children_left, children_right, leaf_cost):
     return collapse
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _log_beta(a, b):
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
@@ -189,7 +189,7 @@ def _lentz_step(aa, c, d):
     return d * c, c, d
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _beta_continued_fraction(a, b, x):
     # continued fraction of the incomplete beta function (Numerical Recipes' betacf), evaluated
     # with the modified Lentz algorithm: two half-steps (even and odd terms) per iteration
@@ -213,7 +213,7 @@ def _beta_continued_fraction(a, b, x):
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _regularized_incomplete_beta(a, b, x):
     if x <= 0.0:
         return 0.0

@@ -1185,7 +1185,7 @@ def _used_features(feature):
     return n_used
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _check_csr(data, indices, indptr):
     """A CSR matrix's arrays index only themselves (``ValueError`` otherwise)."""
     if indptr.shape[0] < 1 or indptr[0] != 0:

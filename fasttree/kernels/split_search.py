@@ -600,7 +600,7 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
     return search
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_node,
                       node_weighted_impurity, known, left, criterion, min_samples_leaf,
                       min_weight, children_impurity, gain, split_info, threshold, n_left,
@@ -989,7 +989,7 @@ def _regression_search(unit_weight, squared_error, may_miss, fractional, constra
     return search
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss, node_impurity,
                                  criterion, min_samples_leaf, min_weight_leaf, children_impurity,
                                  gain, split_info, threshold, n_left, n_branches, missing_branch,
