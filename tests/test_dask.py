@@ -85,6 +85,21 @@ def test_same_tree_as_one_machine(client, n_workers, criterion, weighted):
     assert sharded.tree_.max_depth > 5  # a real tree, missing values and ties on its way
 
 
+def test_same_tree_on_five_workers():
+    """Five workers for seven columns: blocks of one and two columns, ties across workers."""
+    X, y_class, y_real, weight = _data(seed=2)
+    with LocalCluster(n_workers=5, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        c.wait_for_workers(5)
+        for criterion, y, w in (("entropy", y_class, None), ("gini", y_class, weight),
+                                ("squared_error", y_real, weight)):
+            local, sharded = _pair(criterion, max_depth=12)
+            sharded.set_params(client=c)
+            sharded.fit(X, y, sample_weight=w)
+            assert_same_tree(sharded, local.fit(X, y, sample_weight=w))
+            assert len(sharded.fit_report_["workers"]) == 5
+
+
 @pytest.mark.parametrize("n_workers", [2, 3])
 @pytest.mark.parametrize("criterion", ["entropy", "squared_error"])
 def test_same_tree_with_max_features(client, n_workers, criterion):
