@@ -104,7 +104,7 @@ def weighted_class_impurity(counts, criterion):
     return s
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True)
 def weighted_node_impurities(class_weight, criterion):
     """Weight and ``w * I`` of every node from its weighted class counts (one row per node):
     what the search kernels compute once per level, not once per feature."""

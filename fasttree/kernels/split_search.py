@@ -482,10 +482,14 @@ def find_best_splits_classification(
     kernel = specialized(
         _classification_search, unit_weight, unit_weight and seg_class_weight.shape[1] == 2,
         may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
+    # per node, once (not once per feature): weight and weighted impurity; computed here, not in
+    # the kernel, so that its module does not optimize this function's code once more
+    seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
     kernel(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
-           feature_mask, criterion, min_samples_leaf, min_weight_leaf, xlog2x,
-           min_branch_fraction, monotonic_cst, node_bounds, children_impurity, gain, split_info,
-           threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+           seg_weight, seg_weighted_impurity, feature_mask, criterion, min_samples_leaf,
+           min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst, node_bounds,
+           children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
+           n_missing, n_candidates)
 
 
 def may_miss(sorted_x, seg_end):
@@ -512,7 +516,8 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
 
     @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-               seg_class_weight, feature_mask, criterion, min_samples_leaf, min_weight_leaf,
+               seg_class_weight, seg_weight, seg_weighted_impurity, feature_mask, criterion,
+               min_samples_leaf, min_weight_leaf,
                xlog2x, min_branch_fraction, monotonic_cst, node_bounds, children_impurity, gain,
                split_info, threshold, n_left, n_branches, missing_branch, n_missing,
                n_candidates):
@@ -523,8 +528,6 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
         min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
         table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
         count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
-        # per node, once (not once per feature): weight and weighted impurity
-        seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
 
         for f in prange(n_features):
             left = np.empty(n_classes)
