@@ -517,10 +517,9 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
     @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
                seg_class_weight, seg_weight, seg_weighted_impurity, feature_mask, criterion,
-               min_samples_leaf, min_weight_leaf,
-               xlog2x, min_branch_fraction, monotonic_cst, node_bounds, children_impurity, gain,
-               split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-               n_candidates):
+               min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
+               node_bounds, children_impurity, gain, split_info, threshold, n_left, n_branches,
+               missing_branch, n_missing, n_candidates):
         n_features = sorted_x.shape[0]
         n_segments = seg_start.shape[0]
         n_classes = seg_class_weight.shape[1]
