@@ -135,6 +135,35 @@ def memory_bandwidth():
     return a.nbytes / read / 1e9, 2 * a.nbytes / copy / 1e9
 
 
+def interleaved_scaling(case, est1, est2, X, y, rounds):
+    """Fit ``est1`` (one thread) and ``est2`` (two) one after the other, ``rounds`` times, each
+    round also timing the machine's ceiling (:func:`ceiling_timer`) on 1 and 2 threads, so that a
+    change in the machine's speed during the run (a shared VM's) affects both alike.
+
+    Prints the per-phase medians of the paired ratios; returns the best times and the
+    ``(result, target, met)`` of the case (>= 1.7x, identical trees)."""
+    ceiling = ceiling_timer()
+    times, ceiling_times, phase_times = {1: [], 2: []}, {1: [], 2: []}, {1: [], 2: []}
+    for _ in range(rounds):
+        for n_jobs, est in ((1, est1), (2, est2)):
+            ceiling_times[n_jobs].append(ceiling(n_jobs))
+            times[n_jobs].append(best_time(lambda est=est: est.fit(X, y), 1))
+            phase_times[n_jobs].append(dict(est.fit_timings_))
+    print(f"{case} per phase, median of the paired 1-thread / 2-thread ratios: " + ", ".join(
+        f"{k} {np.median([a[k] / b[k] for a, b in zip(*phase_times.values())]):.2f}x"
+        for k in phase_times[1][0]), flush=True)
+    t1, t2 = min(times[1]), min(times[2])
+    speedup = t1 / t2
+    identical = same_tree(est1, est2)
+    result = (f"{speedup:.2f}x speed-up (median of paired ratios "
+              f"{np.median(np.array(times[1]) / np.array(times[2])):.2f}x; the machine's ceiling "
+              f"in the same rounds {min(ceiling_times[1]) / min(ceiling_times[2]):.2f}x, median "
+              f"{np.median(np.array(ceiling_times[1]) / np.array(ceiling_times[2])):.2f}x), "
+              f"identical trees: {identical}")
+    return {"n_jobs=1": t1, "n_jobs=2": t2}, (result, ">= 1.7x, identical",
+                                             speedup >= 1.7 and identical)
+
+
 def ceiling_timer():
     """A timer of this machine's thread ceiling: ``seconds(n_threads)`` times one run, on 1 or 2
     threads, of work that touches no memory, eight independent xorshift chains per thread (enough
@@ -232,14 +261,11 @@ def run(args):
         ratio = t["fasttree"] / t["xgboost"]
         add("B1", f"{n_big:,} x 20, entropy, depth 10 (fasttree / XGBoost exact)", t,
             f"{ratio:.2f}x XGBoost's time", "<= 0.5x", ratio <= 0.5)
-        t1, est1 = fit_case("fasttree", "classification", X, y, max_depth=10, criterion="entropy",
-                            n_jobs=1, repeats=repeats)
-        speedup = t1 / t["fasttree"]
-        identical = same_tree(est1, est2)
-        add("B7", "B1 with n_jobs=1 vs n_jobs=2", {"fasttree n_jobs=1": t1,
-                                                   "fasttree n_jobs=2": t["fasttree"]},
-            f"{speedup:.2f}x speed-up, identical trees: {identical}", ">= 1.7x, identical",
-            speedup >= 1.7 and identical)
+        est1 = make_estimator("fasttree", "classification", max_depth=10, criterion="entropy",
+                              n_jobs=1)
+        est1.fit(X[:2000], y[:2000])
+        times, result = interleaved_scaling("B7", est1, est2, X, y, max(repeats, 5))
+        add("B7", "B1 with n_jobs=1 vs n_jobs=2, interleaved", times, *result)
         mem = peak_memory(X, y)
         extra = (mem["peak"] - mem["before"]) / mem["x_nbytes"]
         add("B9", "peak memory of the B1 fit above the process before it", {},
@@ -391,29 +417,9 @@ def hist_cases(args, want, add, phases, n_big, repeats):
         est1 = make_estimator("fasttree", "classification", max_depth=10, criterion="entropy",
                               n_jobs=1, tree_params=HIST)
         est1.fit(X[:2000], y[:2000])
-        # each round also times the machine's own ceiling (ceiling_timer) on 1 and 2 threads
-        ceiling = ceiling_timer()
-        times = {1: [], 2: []}
-        ceiling_times = {1: [], 2: []}
-        phase_times = {1: [], 2: []}
-        for _ in range(max(repeats, 5)):
-            for n_jobs, est in ((1, est1), (2, est2)):
-                ceiling_times[n_jobs].append(ceiling(n_jobs))
-                times[n_jobs].append(best_time(lambda est=est: est.fit(X, y), 1))
-                phase_times[n_jobs].append(dict(est.fit_timings_))
+        times, result = interleaved_scaling("H3", est1, est2, X, y, max(repeats, 5))
         phases["H3 (H1 with 1 thread)"] = dict(est1.fit_timings_)
-        print("H3 per phase, median of the paired 1-thread / 2-thread ratios: " + ", ".join(
-            f"{k} {np.median([a[k] / b[k] for a, b in zip(*phase_times.values())]):.2f}x"
-            for k in phase_times[1][0]), flush=True)
-        t1, t2 = min(times[1]), min(times[2])
-        speedup = t1 / t2
-        identical = same_tree(est1, est2)
-        add("H3", "H1 with n_jobs=1 vs n_jobs=2, interleaved", {"n_jobs=1": t1, "n_jobs=2": t2},
-            f"{speedup:.2f}x speed-up (median of paired ratios "
-            f"{np.median(np.array(times[1]) / np.array(times[2])):.2f}x; the machine's ceiling "
-            f"in the same rounds {min(ceiling_times[1]) / min(ceiling_times[2]):.2f}x, median "
-            f"{np.median(np.array(ceiling_times[1]) / np.array(ceiling_times[2])):.2f}x), "
-            f"identical trees: {identical}", ">= 1.7x, identical", speedup >= 1.7 and identical)
+        add("H3", "H1 with n_jobs=1 vs n_jobs=2, interleaved", times, *result)
         del X, y
     if want("H2"):
         n_huge = 10 * n_big
