@@ -1,8 +1,11 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B17, H1-H4), each library on the same data in this one
-process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
-warm-up.  Prints a markdown table of times and ratios and writes a PNG chart.
+Runs the performance cases of the project (B1-B17, E1, H1-H4), each library on the same data in
+this one process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs after a
+warm-up.  The libraries of a case are fitted in turn, round after round, so that a shared
+machine's changes of speed during the run affect them alike; each ratio is given best against
+best and as the median of the rounds' paired ratios.  Prints a markdown table of times and
+ratios and writes a PNG chart.
 
     pip install ".[bench]"
     python asv_bench/compare.py --repeats 3 --chart docs/_static/performance.png
@@ -51,6 +54,31 @@ def fit_case(library, task, X, y, *, max_depth, criterion, n_jobs, repeats, spli
     est.fit(X[:2000], y[:2000])  # warm-up: compile / load caches, spin up thread pools
     seconds = best_time(lambda: est.fit(X, y), repeats)
     return seconds, est
+
+
+def interleaved_fits(task, X, y, libraries, *, repeats, max_depth, criterion, **params):
+    """Fit each library's estimator once per round, the libraries one after the other, for
+    ``repeats`` rounds, so that a change in the machine's speed during the run (a shared VM's)
+    affects every library alike.
+
+    ``libraries`` maps a label to ``(library, n_jobs, tree_params)``.  Returns the best time of
+    each label, every round's times (for paired ratios) and the fitted estimators."""
+    estimators = {}
+    for label, (library, n_jobs, tree_params) in libraries.items():
+        estimators[label] = make_estimator(library, task, max_depth=max_depth,
+                                           criterion=criterion, n_jobs=n_jobs,
+                                           tree_params=tree_params, **params)
+        estimators[label].fit(X[:2000], y[:2000])  # warm-up: compile, load caches, thread pools
+    rounds = {label: [] for label in libraries}
+    for _ in range(repeats):
+        for label, est in estimators.items():
+            rounds[label].append(best_time(lambda est=est: est.fit(X, y), 1))
+    return {label: min(times) for label, times in rounds.items()}, rounds, estimators
+
+
+def paired_median(rounds, a, b):
+    """Median over the rounds of ``a``'s time divided by ``b``'s in the same round."""
+    return float(np.median(np.array(rounds[a]) / np.array(rounds[b])))
 
 
 def cpu_model():
@@ -244,23 +272,28 @@ def run(args):
         print(f"{case}: {description}: " + ", ".join(f"{k} {v:.3f}s" for k, v in times.items())
               + f" -> {ratio} (target {target})", flush=True)
 
-    if want("B1", "B7", "B9"):
-        # B1 and B7: 1M x 20, entropy, depth 10
+    if want("B1", "E1", "B7", "B9"):
+        # B1, E1 and B7: 1M x 20, entropy, depth 10
         X, y = classification_data(n_big, 20)
-        t = {}
-        t["fasttree"], est2 = fit_case("fasttree", "classification", X, y, max_depth=10,
-                                       criterion="entropy", n_jobs=2, repeats=repeats)
+        t, rounds, fitted = interleaved_fits(
+            "classification", X, y, {"fasttree": ("fasttree", 2, None),
+                                     "xgboost": ("xgboost", 2, None),
+                                     "lightgbm": ("lightgbm", 2, None)},
+            repeats=repeats, max_depth=10, criterion="entropy")
+        est2 = fitted["fasttree"]
         phases["B1 (1M x 20, entropy, depth 10, 2 threads)"] = dict(est2.fit_timings_)
-        t["xgboost"], _ = fit_case("xgboost", "classification", X, y, max_depth=10,
-                                   criterion="entropy", n_jobs=2, repeats=repeats)
-        t["lightgbm"], _ = fit_case("lightgbm", "classification", X, y, max_depth=10,
-                                    criterion="entropy", n_jobs=2, repeats=repeats)
         if args.sklearn_1m:
             t["sklearn"], _ = fit_case("sklearn", "classification", X, y, max_depth=10,
                                        criterion="entropy", n_jobs=1, repeats=1)
         ratio = t["fasttree"] / t["xgboost"]
         add("B1", f"{n_big:,} x 20, entropy, depth 10 (fasttree / XGBoost exact)", t,
-            f"{ratio:.2f}x XGBoost's time", "<= 0.5x", ratio <= 0.5)
+            f"{ratio:.2f}x XGBoost's time (median of paired ratios "
+            f"{paired_median(rounds, 'fasttree', 'xgboost'):.2f}x)", "<= 0.5x", ratio <= 0.5)
+        ratio = t["fasttree"] / t["lightgbm"]
+        add("E1", "B1 against LightGBM (fasttree exact / LightGBM), same rounds",
+            {k: t[k] for k in ("fasttree", "lightgbm")},
+            f"{ratio:.2f}x LightGBM's time (median of paired ratios "
+            f"{paired_median(rounds, 'fasttree', 'lightgbm'):.2f}x)", "<= 0.8x", ratio <= 0.8)
         est1 = make_estimator("fasttree", "classification", max_depth=10, criterion="entropy",
                               n_jobs=1)
         est1.fit(X[:2000], y[:2000])
@@ -296,19 +329,16 @@ def run(args):
                    splitter="best", tree_params=None):
         if not want(case):
             return
-        t = {}
-        t["fasttree"], est = fit_case("fasttree", task, X, y, max_depth=max_depth,
-                                      criterion=criterion, n_jobs=2, repeats=repeats,
-                                      splitter=splitter, tree_params=tree_params)
-        phases[f"{case} ({description})"] = dict(est.fit_timings_)
-        t["sklearn"], _ = fit_case("sklearn", task, X, y, max_depth=max_depth,
-                                   criterion=criterion, n_jobs=1, repeats=repeats,
-                                   splitter=splitter, tree_params=tree_params)
-        for library in anchors:
-            t[library], _ = fit_case(library, task, X, y, max_depth=max_depth,
-                                     criterion=criterion, n_jobs=2, repeats=repeats)
+        libraries = {"fasttree": ("fasttree", 2, tree_params),
+                     "sklearn": ("sklearn", 1, tree_params)}
+        libraries.update({library: (library, 2, None) for library in anchors})
+        t, rounds, fitted = interleaved_fits(task, X, y, libraries, repeats=repeats,
+                                             max_depth=max_depth, criterion=criterion,
+                                             splitter=splitter)
+        phases[f"{case} ({description})"] = dict(fitted["fasttree"].fit_timings_)
         ratio = t["sklearn"] / t["fasttree"]
-        add(case, description, t, f"{ratio:.1f}x faster than scikit-learn", f">= {target}x",
+        add(case, description, t, f"{ratio:.1f}x faster than scikit-learn (median of paired "
+            f"ratios {paired_median(rounds, 'sklearn', 'fasttree'):.1f}x)", f">= {target}x",
             ratio >= target)
 
     X, y = classification_data(n_mid, 20)
@@ -399,19 +429,19 @@ def hist_cases(args, want, add, phases, n_big, repeats):
     thread scaling and peak memory, and entropy discretization against Orange's."""
     if want("H1", "H3"):
         X, y = classification_data(n_big, 20)
-        t = {}
-        t["fasttree hist"], est2 = fit_case("fasttree", "classification", X, y, max_depth=10,
-                                            criterion="entropy", n_jobs=2, repeats=repeats,
-                                            tree_params=HIST)
+        t, rounds, fitted = interleaved_fits(
+            "classification", X, y, {"fasttree hist": ("fasttree", 2, HIST),
+                                     "lightgbm": ("lightgbm", 2, None),
+                                     "fasttree exact": ("fasttree", 2, None)},
+            repeats=repeats, max_depth=10, criterion="entropy")
+        est2 = fitted["fasttree hist"]
         phases["H1 (1M x 20, entropy, depth 10, splitter='hist', 2 threads)"] = dict(
             est2.fit_timings_)
-        t["lightgbm"], _ = fit_case("lightgbm", "classification", X, y, max_depth=10,
-                                    criterion="entropy", n_jobs=2, repeats=repeats)
-        t["fasttree exact"], _ = fit_case("fasttree", "classification", X, y, max_depth=10,
-                                          criterion="entropy", n_jobs=2, repeats=repeats)
         ratio = t["fasttree hist"] / t["lightgbm"]
         add("H1", f"{n_big:,} x 20, entropy, depth 10, splitter='hist' (fasttree / LightGBM)", t,
-            f"{ratio:.2f}x LightGBM's time", "<= 0.5x", ratio <= 0.5)
+            f"{ratio:.2f}x LightGBM's time (median of paired ratios "
+            f"{paired_median(rounds, 'fasttree hist', 'lightgbm'):.2f}x)", "<= 0.5x",
+            ratio <= 0.5)
         # H3: one and two threads interleaved, fit after fit, so that a change in the machine's
         # speed during the run (a shared VM's) affects both alike; best of each
         est1 = make_estimator("fasttree", "classification", max_depth=10, criterion="entropy",
