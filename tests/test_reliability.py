@@ -78,14 +78,18 @@ HOSTILE = {
 }
 
 
+def _csr(X):
+    """``(data, indices, indptr)`` of X in the dtypes the CSR walking kernels take."""
+    Xs = pytest.importorskip("scipy.sparse").csr_matrix(X)
+    return Xs.data.astype(np.float32), Xs.indices.astype(np.int32), Xs.indptr.astype(np.int64)
+
+
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_walking_kernels_refuse_a_broken_tree(fitted, case):
     est, X = fitted
     routing = _routing(est.tree_, **HOSTILE[case])
     X = np.ascontiguousarray(X)
-    Xs = pytest.importorskip("scipy.sparse").csr_matrix(X)
-    csr = (Xs.data.astype(np.float32), Xs.indices.astype(np.int32),
-           Xs.indptr.astype(np.int64))
+    csr = _csr(X)
     node_count = routing[0].shape[0]
     calls = [
         lambda: kernels.apply_tree(X, *routing),
@@ -126,10 +130,8 @@ def test_depth_check_counts_the_longest_walk_into_a_shared_child():
     X = np.zeros((3, 1), dtype=np.float32)
     with pytest.raises(ValueError, match="max_depth"):
         kernels.decision_paths(X, *routing, 5)
-    Xs = pytest.importorskip("scipy.sparse").csr_matrix(X)
     with pytest.raises(ValueError, match="max_depth"):
-        kernels.decision_paths_csr(Xs.data.astype(np.float32), Xs.indices.astype(np.int32),
-                                   Xs.indptr.astype(np.int64), *routing, 5)
+        kernels.decision_paths_csr(*_csr(X), *routing, 5)
     path, length = kernels.decision_paths(X, *routing, 6)
     np.testing.assert_array_equal(length, 7)
     np.testing.assert_array_equal(path, np.tile([0, 1, 3, 5, 7, 11, 13], (3, 1)))
