@@ -106,9 +106,9 @@ def _apply_thresholds(X, children_left, children_right, feature, threshold, miss
         while True:
             n_inner = 0
             for r in range(size):
-                node = nodes[r]
+                node = np.uint64(nodes[r])  # unsigned: no negative wrap-around test per access
                 packed = step_feature[node]
-                x = X[first + r, packed & _FEATURE_BITS]
+                x = X[first + r, np.uint64(packed & _FEATURE_BITS)]
                 # NaN compares false: it goes right only where missing values go right
                 go_right = np.int32(x > step_threshold[node]) | (np.int32(x != x) & (packed >> 30))
                 left = step_left[node]

@@ -24,6 +24,10 @@ are exactly those of the exact scan, and the value of each candidate is computed
 formula for the same counts: the binned tree is the exact tree whenever the sums are exact
 (unit or integer weights, integer regression targets; otherwise the sums of a bin and of the
 rows round differently, which can break an exact tie between candidates differently).
+
+Row ids and class labels index the codes, weights and histograms as unsigned integers
+(``feature_codes[np.uint64(ids[p])]``): numba tests a signed index for Python's negative
+wrap-around at every access, and these are never negative.
 """
 
 import numpy as np
@@ -334,9 +338,9 @@ def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_en
         h = hist[s, f]
         h[:] = 0.0
         for p in range(seg_start[s], seg_end[s]):
-            b = feature_codes[ids[p]]
+            b = feature_codes[np.uint64(ids[p])]
             if regression:
-                w = 1.0 if unit_weight else sample_weight[ids[p]]
+                w = 1.0 if unit_weight else sample_weight[np.uint64(ids[p])]
                 y = ys[p]
                 h[b, 0] += w
                 h[b, 1] += w * y
@@ -344,9 +348,9 @@ def _feature_histograms(f, codes, rows, labels, sample_weight, seg_start, seg_en
                 if not unit_weight:
                     h[b, count_channel] += 1.0
             elif unit_weight:
-                h[b, np.int64(ys[p])] += 1.0
+                h[b, np.uint64(ys[p])] += 1.0
             else:
-                h[b, np.int64(ys[p])] += sample_weight[ids[p]]
+                h[b, np.uint64(ys[p])] += sample_weight[np.uint64(ids[p])]
                 h[b, count_channel] += 1.0
 
 
@@ -893,13 +897,13 @@ def _count_branches(feature_codes, ids, first, last, cut, missing_branch, map_of
     if n_branches == 2:
         n_right = 0
         for p in range(first, last):
-            n_right += _branch(feature_codes[ids[p]], cut, missing_branch, map_offset,
+            n_right += _branch(feature_codes[np.uint64(ids[p])], cut, missing_branch, map_offset,
                                category_map)
         counts[0] = last - first - n_right
         counts[1] = n_right
         return
     for p in range(first, last):
-        counts[_branch(feature_codes[ids[p]], cut, missing_branch, map_offset,
+        counts[_branch(feature_codes[np.uint64(ids[p])], cut, missing_branch, map_offset,
                        category_map)] += 1
 
 
@@ -960,9 +964,9 @@ def routed_child_stats(codes, rows, labels, sample_weight, seg_start, seg_end, s
     for s in prange(n_segments):
         feature_codes = codes[split_feature[s]]
         for p in range(seg_start[s], seg_end[s]):
-            child = 2 * s + _branch(feature_codes[ids[p]], cut_bin[s], missing_branch[s],
+            child = 2 * s + _branch(feature_codes[np.uint64(ids[p])], cut_bin[s], missing_branch[s],
                                     map_offset[s], category_map)
-            w = 1.0 if unit_weight else sample_weight[ids[p]]
+            w = 1.0 if unit_weight else sample_weight[np.uint64(ids[p])]
             if regression:
                 y = ys[p]
                 out[child, 0] += w
@@ -993,7 +997,7 @@ def segment_code_range(codes, rows, bin_min, bin_max, one_value, seg_start, seg_
             highest = 0
             has_missing = False
             for p in range(seg_start[s], seg_end[s]):
-                b = feature_codes[ids[p]]
+                b = feature_codes[np.uint64(ids[p])]
                 if b == MISSING_BIN:
                     has_missing = True
                 else:

@@ -20,6 +20,11 @@ information, threshold, rows going left and where missing rows go.
 
 Two sorted values at most ``FEATURE_THRESHOLD`` (1e-7) apart count as one, as in scikit-learn.
 
+The scans index tables and weights with unsigned integers (``table[np.uint64(n_right)]``,
+``sample_weight[np.uint64(idx[p])]``): for a signed index numba wraps negative values around as
+Python does, a test and a select at every access whose index LLVM cannot prove non-negative (a
+difference of counts, a row id read from memory); counts and row ids never are negative.
+
 Missing values follow scikit-learn (>= 1.3): with missing rows at a node, every candidate is tried
 with them on the left and on the right, and "every known value left, missing right" (threshold
 ``inf``) is a candidate too; on a tie, missing-right wins, then the lowest threshold.
@@ -120,7 +125,7 @@ def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_s
     n_candidates = 0
     # Candidate between positions p and p+1; the last rows can never go left.
     for p in range(xs.shape[0] - min_samples_leaf):
-        w = sample_weight[idx[p]]
+        w = sample_weight[np.uint64(idx[p])]
         left[labels[p]] += w
         w_left += w
         if _same_value(xs[p], xs[p + 1]) or p + 1 < min_samples_leaf:
@@ -156,15 +161,8 @@ def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, tabl
             continue
         n_candidates += 1
         n_right = n_node - n_left
-        left_0 = n_left - left_1
-        right_1 = total_1 - left_1
-        right_0 = n_right - right_1
-        if criterion == CRITERION_GINI:
-            value = (n_left - (left_0 * left_0 + left_1 * left_1) / n_left) + (
-                n_right - (right_0 * right_0 + right_1 * right_1) / n_right)
-        else:
-            value = (table[n_left] + table[n_right]
-                     - (table[left_0] + table[left_1]) - (table[right_0] + table[right_1]))
+        value = _binary_counts_impurity(n_left, left_1, n_right, total_1 - left_1, criterion,
+                                        table)
         if value < best:
             best = value
             best_p = p
@@ -206,9 +204,9 @@ def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
         if criterion == CRITERION_GINI:
             value = (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
         else:
-            value = table[n_left] + table[n_right]
+            value = table[np.uint64(n_left)] + table[np.uint64(n_right)]
             for k in range(n_classes):
-                value -= table[left[k]] + table[total[k] - left[k]]
+                value -= table[np.uint64(left[k])] + table[np.uint64(total[k] - left[k])]
         if value < best:
             best = value
             best_p = p
@@ -225,9 +223,9 @@ def _side_impurity(counts, w, criterion, table):
             sq += counts[k] * counts[k]
         return w - sq / w
     if table.shape[0] > 0:
-        s = table[np.int64(w)]
+        s = table[np.uint64(w)]
         for k in range(counts.shape[0]):
-            s -= table[np.int64(counts[k])]
+            s -= table[np.uint64(counts[k])]
         return s
     s = xlog2x(w)
     for k in range(counts.shape[0]):
@@ -293,8 +291,9 @@ def _binary_counts_impurity(n_left, left_1, n_right, right_1, criterion, table):
     if criterion == CRITERION_GINI:
         return (n_left - (left_0 * left_0 + left_1 * left_1) / n_left) + (
             n_right - (right_0 * right_0 + right_1 * right_1) / n_right)
-    return (table[n_left] + table[n_right]
-            - (table[left_0] + table[left_1]) - (table[right_0] + table[right_1]))
+    return (table[np.uint64(n_left)] + table[np.uint64(n_right)]
+            - (table[np.uint64(left_0)] + table[np.uint64(left_1)])
+            - (table[np.uint64(right_0)] + table[np.uint64(right_1)]))
 
 
 @njit(cache=True, inline="always")
@@ -324,7 +323,7 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
         w_total += total[k]
     w_missing = 0.0
     for p in range(n_known, n_node):
-        w = 1.0 if unit_weight else sample_weight[idx[p]]
+        w = 1.0 if unit_weight else sample_weight[np.uint64(idx[p])]
         missing[labels[p]] += w
         w_missing += w
     w_left = 0.0
@@ -336,7 +335,7 @@ def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, cri
     best_b_w = 0.0
     n_candidates = 0
     for p in range(n_known):
-        w = 1.0 if unit_weight else sample_weight[idx[p]]
+        w = 1.0 if unit_weight else sample_weight[np.uint64(idx[p])]
         left[labels[p]] += w
         w_left += w
         last = p + 1 == n_known
@@ -613,7 +612,7 @@ def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_no
     for k in range(counts.shape[0]):
         known[k] = counts[k]
     for p in range(n_known, xs.shape[0]):
-        known[labels[p]] -= sample_weight[idx[p]]
+        known[labels[p]] -= sample_weight[np.uint64(idx[p])]
     w_known = 0.0
     for k in range(counts.shape[0]):
         known[k] = max(known[k], 0.0)
@@ -640,7 +639,7 @@ def _c45_min_branch(xs, idx, sample_weight, n_miss, w_node, n_classes, fraction,
     w_known = w_node
     n = xs.shape[0]
     for p in range(n - n_miss, n):
-        w_known -= 1.0 if sample_weight.shape[0] == 0 else sample_weight[idx[p]]
+        w_known -= 1.0 if sample_weight.shape[0] == 0 else sample_weight[np.uint64(idx[p])]
     floor = min(C45_MAX_MIN_BRANCH, fraction * w_known / n_classes)
     min_weight = max(min_weight_leaf, floor)
     return min_weight, max(min_rows_leaf, np.int64(np.ceil(min_weight)))
@@ -712,7 +711,7 @@ def _gather_targets(sorted_idx, y, sorted_y):
     n_features, n_samples = sorted_idx.shape
     for f in prange(n_features):
         for p in range(n_samples):
-            sorted_y[f, p] = y[sorted_idx[f, p]]
+            sorted_y[f, p] = y[np.uint64(sorted_idx[f, p])]
 
 
 @njit(cache=True, inline="always")
@@ -734,8 +733,8 @@ def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
             continue
         n_candidates += 1
         sum_right = sum_total - sum_left
-        proxy = (sum_left * sum_left * reciprocal[n_left]
-                 + sum_right * sum_right * reciprocal[n_node - n_left])
+        proxy = (sum_left * sum_left * reciprocal[np.uint64(n_left)]
+                 + sum_right * sum_right * reciprocal[np.uint64(n_node - n_left)])
         if proxy > best:
             best = proxy
             best_p = p
@@ -753,7 +752,7 @@ def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, mi
     best_w_left = 0.0
     n_candidates = 0
     for p in range(xs.shape[0] - min_samples_leaf):
-        w = sample_weight[idx[p]]
+        w = sample_weight[np.uint64(idx[p])]
         w_left += w
         sum_left += w * ys[p]
         if _same_value(xs[p], xs[p + 1]) or p + 1 < min_samples_leaf:
@@ -787,7 +786,7 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
     w_missing = 0.0
     sum_missing = 0.0
     for p in range(n_known, n_node):
-        w = 1.0 if unit_weight else sample_weight[idx[p]]
+        w = 1.0 if unit_weight else sample_weight[np.uint64(idx[p])]
         w_missing += w
         sum_missing += w * ys[p]
     # Poisson refuses a child whose target sum is 0; "sum_total - sum_left" leaves a rounding
@@ -811,7 +810,7 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
     best_b_w = 0.0
     n_candidates = 0
     for p in range(n_known):
-        w = 1.0 if unit_weight else sample_weight[idx[p]]
+        w = 1.0 if unit_weight else sample_weight[np.uint64(idx[p])]
         w_left += w
         sum_left += w * ys[p]
         pos_left += ys[p] > 0.0
@@ -1002,7 +1001,7 @@ def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss,
     sum_known = sums[1]
     sq_known = sums[2]
     for p in range(n_known, xs.shape[0]):
-        w = sample_weight[idx[p]]
+        w = sample_weight[np.uint64(idx[p])]
         w_known -= w
         sum_known -= w * ys[p]
         sq_known -= w * regression_target_term(ys[p], criterion)
