@@ -53,6 +53,7 @@ from .split_search import (
     _midpoint,
     _same_value,
     _side_impurity,
+    _unit_counts_impurity,
 )
 
 #: Code of a missing value; value bins are ``0 .. max_bins - 1`` (``max_bins <= 255``).
@@ -742,21 +743,15 @@ def _add_bin(h, b, left):
 def _unit_multiclass(left, total, n_l, n_r, criterion, table):
     """The exact multiclass unit-weight scan's value of one candidate (same formula, same order:
     integer sums of squares for gini, ``c log2 c`` from ``table`` for entropy)."""
-    n_classes = total.shape[0]
+    sq_left = 0
+    sq_right = 0
     if criterion == CRITERION_GINI:
-        sq_left = 0
-        sq_right = 0
-        for k in range(n_classes):
+        for k in range(total.shape[0]):
             a = np.int64(left[k])
             c = np.int64(total[k]) - a
             sq_left += a * a
             sq_right += c * c
-        return (n_l - sq_left / n_l) + (n_r - sq_right / n_r)
-    value = table[n_l] + table[n_r]
-    for k in range(n_classes):
-        a = np.int64(left[k])
-        value -= table[a] + table[np.int64(total[k]) - a]
-    return value
+    return _unit_counts_impurity(n_l, n_r, left, total, sq_left, sq_right, criterion, table)
 
 
 @njit(parallel=True, cache=True)

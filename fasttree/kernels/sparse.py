@@ -51,7 +51,6 @@ from .._jit import njit
 
 from .._dtypes import (
     CRITERION_ENTROPY,
-    CRITERION_GINI,
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
 )
@@ -71,8 +70,14 @@ from .random_split import _store_random_split
 from .routing import branch_of, check_tree
 
 # The dense scans' own rules, imported rather than copied so that there is one of each: two
-# sorted values within FEATURE_THRESHOLD are one value, and the float64 midpoint threshold.
-from .split_search import _midpoint, _same_value  # noqa: E402
+# sorted values within FEATURE_THRESHOLD are one value, the float64 midpoint threshold, and
+# the children impurity of integer class counts (so a value is the dense one bit for bit).
+from .split_search import (  # noqa: E402
+    _binary_counts_impurity,
+    _midpoint,
+    _same_value,
+    _unit_counts_impurity,
+)
 
 _SIGN_BIT = np.uint32(0x80000000)
 _BLOCK = 256  # rows per task in the CSR tree walks
@@ -513,16 +518,8 @@ def _binary_candidate(p, n_node, left_1, total_1, criterion, min_rows_leaf, tabl
     if n_left < min_rows_leaf:
         return best, best_p, n_cand
     n_cand += 1
-    n_right = n_node - n_left
-    left_0 = n_left - left_1
-    right_1 = total_1 - left_1
-    right_0 = n_right - right_1
-    if criterion == CRITERION_GINI:
-        value = (n_left - (left_0 * left_0 + left_1 * left_1) / n_left) + (
-            n_right - (right_0 * right_0 + right_1 * right_1) / n_right)
-    else:
-        value = (table[n_left] + table[n_right]
-                 - (table[left_0] + table[left_1]) - (table[right_0] + table[right_1]))
+    value = _binary_counts_impurity(n_left, left_1, n_node - n_left, total_1 - left_1,
+                                    criterion, table)
     if value < best:
         return value, p, n_cand
     return best, best_p, n_cand
@@ -575,13 +572,8 @@ def _unit_candidate(p, n_node, left, total, sq_left, sq_right, criterion, min_ro
     if n_left < min_rows_leaf:
         return best, best_p, n_cand
     n_cand += 1
-    n_right = n_node - n_left
-    if criterion == CRITERION_GINI:
-        value = (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
-    else:
-        value = table[n_left] + table[n_right]
-        for k in range(left.shape[0]):
-            value -= table[left[k]] + table[total[k] - left[k]]
+    value = _unit_counts_impurity(n_left, n_node - n_left, left, total, sq_left, sq_right,
+                                  criterion, table)
     if value < best:
         return value, p, n_cand
     return best, best_p, n_cand

@@ -200,17 +200,24 @@ def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
         if n_left < min_rows_leaf:
             continue
         n_candidates += 1
-        n_right = n_node - n_left
-        if criterion == CRITERION_GINI:
-            value = (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
-        else:
-            value = table[np.uint64(n_left)] + table[np.uint64(n_right)]
-            for k in range(n_classes):
-                value -= table[np.uint64(left[k])] + table[np.uint64(total[k] - left[k])]
+        value = _unit_counts_impurity(n_left, n_node - n_left, left, total, sq_left, sq_right,
+                                      criterion, table)
         if value < best:
             best = value
             best_p = p
     return best, best_p, n_candidates
+
+
+@njit(cache=True, inline="always")
+def _unit_counts_impurity(n_left, n_right, left, total, sq_left, sq_right, criterion, table):
+    """Children impurity of a unit-weight split from integer class counts (``left`` and the
+    node's ``total``) and, for Gini, the sums of their squares on each side."""
+    if criterion == CRITERION_GINI:
+        return (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
+    value = table[np.uint64(n_left)] + table[np.uint64(n_right)]
+    for k in range(left.shape[0]):
+        value -= table[np.uint64(left[k])] + table[np.uint64(total[k] - left[k])]
+    return value
 
 
 @njit(cache=True, inline="always")
