@@ -290,10 +290,11 @@ def run(args):
             f"{ratio:.2f}x XGBoost's time (median of paired ratios "
             f"{paired_median(rounds, 'fasttree', 'xgboost'):.2f}x)", "<= 0.5x", ratio <= 0.5)
         ratio = t["fasttree"] / t["lightgbm"]
+        paired = paired_median(rounds, "fasttree", "lightgbm")
         add("E1", "B1 against LightGBM (fasttree exact / LightGBM), same rounds",
             {k: t[k] for k in ("fasttree", "lightgbm")},
-            f"{ratio:.2f}x LightGBM's time (median of paired ratios "
-            f"{paired_median(rounds, 'fasttree', 'lightgbm'):.2f}x)", "<= 0.8x", ratio <= 0.8)
+            f"{ratio:.2f}x LightGBM's time (median of paired ratios {paired:.2f}x)",
+            "<= 0.8x, best/best and paired median", ratio <= 0.8 and paired <= 0.8)
         est1 = make_estimator("fasttree", "classification", max_depth=10, criterion="entropy",
                               n_jobs=1)
         est1.fit(X[:2000], y[:2000])

@@ -912,8 +912,9 @@ def _scatter_chunk(feature_codes, ids, ys, ids_out, ys_out, first, last, cut, mi
         to_right = at[1]
         for p in range(first, last):
             r = ids[p]
-            g = _branch(feature_codes[r], cut, missing_branch, map_offset, category_map)
-            slot = to_right if g else to_left
+            g = _branch(feature_codes[np.uint64(r)], cut, missing_branch, map_offset,
+                        category_map)
+            slot = np.uint64(to_right if g else to_left)
             ids_out[slot] = r
             ys_out[slot] = ys[p]
             to_left += 1 - g
@@ -922,11 +923,11 @@ def _scatter_chunk(feature_codes, ids, ys, ids_out, ys_out, first, last, cut, mi
     cursor = at[:n_branches].copy()
     for p in range(first, last):
         r = ids[p]
-        g = _branch(feature_codes[r], cut, missing_branch, map_offset, category_map)
+        g = _branch(feature_codes[np.uint64(r)], cut, missing_branch, map_offset, category_map)
         slot = cursor[g]
         cursor[g] += 1
-        ids_out[slot] = r
-        ys_out[slot] = ys[p]
+        ids_out[np.uint64(slot)] = r
+        ys_out[np.uint64(slot)] = ys[p]
 
 
 @njit(parallel=True, cache=True)

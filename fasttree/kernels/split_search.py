@@ -215,8 +215,9 @@ def _unit_counts_impurity(n_left, n_right, left, total, sq_left, sq_right, crite
     if criterion == CRITERION_GINI:
         return (n_left - sq_left / n_left) + (n_right - sq_right / n_right)
     value = table[np.uint64(n_left)] + table[np.uint64(n_right)]
-    for k in range(left.shape[0]):
-        value -= table[np.uint64(left[k])] + table[np.uint64(total[k] - left[k])]
+    for k in range(left.shape[0]):  # int64 first: the histogram splitter's counts are floats
+        value -= (table[np.uint64(np.int64(left[k]))]
+                  + table[np.uint64(np.int64(total[k] - left[k]))])
     return value
 
 
@@ -229,10 +230,10 @@ def _side_impurity(counts, w, criterion, table):
         for k in range(counts.shape[0]):
             sq += counts[k] * counts[k]
         return w - sq / w
-    if table.shape[0] > 0:
-        s = table[np.uint64(w)]
+    if table.shape[0] > 0:  # integer-valued floats: int64 first, a plain conversion on any CPU
+        s = table[np.uint64(np.int64(w))]
         for k in range(counts.shape[0]):
-            s -= table[np.uint64(counts[k])]
+            s -= table[np.uint64(np.int64(counts[k]))]
         return s
     s = xlog2x(w)
     for k in range(counts.shape[0]):
