@@ -69,11 +69,19 @@ def interleaved_fits(task, X, y, libraries, *, repeats, max_depth, criterion, **
                                            criterion=criterion, n_jobs=n_jobs,
                                            tree_params=tree_params, **params)
         estimators[label].fit(X[:2000], y[:2000])  # warm-up: compile, load caches, thread pools
-    rounds = {label: [] for label in libraries}
-    for _ in range(repeats):
-        for label, est in estimators.items():
-            rounds[label].append(best_time(lambda est=est: est.fit(X, y), 1))
+    rounds = timed_rounds({label: (lambda est=est: est.fit(X, y))
+                           for label, est in estimators.items()}, repeats)
     return {label: min(times) for label, times in rounds.items()}, rounds, estimators
+
+
+def timed_rounds(calls, repeats):
+    """Seconds of each call (a label to a function of no argument) in each of ``repeats`` rounds,
+    the calls made in turn within a round."""
+    rounds = {label: [] for label in calls}
+    for _ in range(repeats):
+        for label, call in calls.items():
+            rounds[label].append(best_time(call, 1))
+    return rounds
 
 
 def paired_median(rounds, a, b):
@@ -398,10 +406,8 @@ def run(args):
             predictors[library] = make_estimator(library, "classification", max_depth=12,
                                                  criterion="gini", n_jobs=2).fit(X, y)
             predictors[library].predict(X_test[:1000])
-        rounds = {library: [] for library in predictors}
-        for _ in range(repeats):  # in turn, as interleaved_fits does
-            for library, est in predictors.items():
-                rounds[library].append(best_time(lambda est=est: est.predict(X_test), 1))
+        rounds = timed_rounds({library: (lambda est=est: est.predict(X_test))
+                               for library, est in predictors.items()}, repeats)
         t = {library: min(times) for library, times in rounds.items()}
         ratio = t["sklearn"] / t["fasttree"]
         add("B6", f"predict {n_big:,} rows, depth-12 tree", t, f"{ratio:.1f}x faster than "
