@@ -25,6 +25,7 @@ from fasttree.kernels import (
     partition_segments_bits,
     presort_features,
     reciprocal_table,
+    relabel_rows,
     segment_class_weights,
     segment_target_sums,
     select_best_splits,
@@ -431,6 +432,58 @@ def test_partition_by_bits_with_a_wrong_count_stays_in_bounds():
                                                                        bitorder="little"))
     assert sorted_idx.min() >= 0 and sorted_idx.max() < 64
     np.testing.assert_array_equal(sorted_idx[:, 32:] % 2, 1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_relabel_rows_gives_every_segment_its_own_positions_as_ids(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 157, 4
+    X = rng.integers(0, 5, size=(n, m)).astype(np.float32)
+    # every row in one node; the nodes' rows at random, each feature sorted inside each node
+    cuts = np.concatenate([[0], np.sort(rng.choice(np.arange(1, n), 5, replace=False)), [n]])
+    starts, ends = cuts[:-1], cuts[1:]
+    perm = rng.permutation(n)
+    sorted_idx = np.empty((m, n), np.int32)
+    for g in range(m):
+        for a, b in zip(starts, ends):
+            sorted_idx[g, a:b] = perm[a:b][np.argsort(X[perm[a:b], g], kind="stable")]
+    before = sorted_idx.copy()
+    new_id = relabel_rows(sorted_idx, n)
+    # naive twin: a row's new id is its position in the first feature row
+    expected_new_id = np.empty(n, np.int32)
+    for position, row in enumerate(before[0]):
+        expected_new_id[row] = position
+    np.testing.assert_array_equal(new_id, expected_new_id)
+    np.testing.assert_array_equal(sorted_idx, expected_new_id[before])  # same order, new names
+    np.testing.assert_array_equal(sorted_idx[0], np.arange(n))
+    for a, b in zip(starts, ends):
+        for g in range(m):
+            np.testing.assert_array_equal(np.sort(sorted_idx[g, a:b]), np.arange(a, b))
+    # a table indexed by row id follows the rows the way the docstring says
+    table = rng.normal(size=n)
+    moved = table.copy()
+    moved[new_id] = table
+    np.testing.assert_array_equal(moved[sorted_idx], table[before])
+
+
+def test_relabel_rows_refuses_bad_layouts_and_stays_in_bounds():
+    sorted_idx = np.array([[2, 0, 1], [1, 2, 0]], np.int32)
+    with pytest.raises(ValueError, match="int32"):
+        relabel_rows(sorted_idx.astype(np.int64), 3)
+    with pytest.raises(ValueError, match="int32"):
+        relabel_rows(sorted_idx[:, ::2], 3)
+    with pytest.raises(ValueError, match="int32"):
+        relabel_rows(sorted_idx[0], 3)
+    with pytest.raises(ValueError, match=r"outside \[0, 2\)"):
+        relabel_rows(sorted_idx.copy(), 2)
+    with pytest.raises(ValueError, match="outside"):
+        relabel_rows(np.array([[0, -1, 1]], np.int32), 3)
+    # another feature row holding ids the first does not: clamped, never read out of bounds
+    bad = np.array([[0, 1, 2], [7, -5, 1]], np.int32)
+    relabel_rows(bad, 3)
+    assert bad.min() >= 0 and bad.max() < 3
+    empty = np.zeros((2, 0), np.int32)
+    assert relabel_rows(empty, 0).shape == (0,)
 
 
 def small_tree():

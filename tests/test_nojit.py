@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 SCRIPT = """
-import numpy as np, fasttree
+import numpy as np, fasttree, fasttree.splitter
 
 def trees():
     rng = np.random.default_rng(0)
@@ -30,8 +30,14 @@ def trees():
                  criterion="gain_ratio", max_depth=4, categorical_features=[3],
                  categorical_split="multiway", missing="fractional")}
     fitted = {name: est.fit(Xc, yc) for name, est in kinds.items()}
+    span, fasttree.splitter.CACHED_ID_SPAN = fasttree.splitter.CACHED_ID_SPAN, 30
+    try:  # renumber the rows (relabel_rows) as a fit of many millions of rows does
+        renumbered = fasttree.DecisionTreeClassifier(max_depth=6).fit(X, y)
+    finally:
+        fasttree.splitter.CACHED_ID_SPAN = span
     trees = {name: [est.tree_.feature.tolist(), est.tree_.threshold.tolist(),
-                    est.predict(X).tolist()] for name, est in (("clf", clf), ("reg", reg))}
+                    est.predict(X).tolist()]
+             for name, est in (("clf", clf), ("reg", reg), ("renumbered", renumbered))}
     for name, est in fitted.items():
         trees[name] = [est.tree_.feature.tolist(), est.tree_.category_branch.tolist(),
                        est.predict_proba(Xc).tolist()]
@@ -49,6 +55,6 @@ def test_pure_python_kernels_give_the_compiled_tree():
     namespace = {}
     exec(SCRIPT, namespace)
     compiled = namespace["trees"]()
-    for name in ("clf", "reg", "subset", "multiway"):
+    for name in ("clf", "reg", "renumbered", "subset", "multiway"):
         for a, b in zip(interpreted[name], compiled[name]):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -201,6 +201,63 @@ def test_n_jobs_accepts_numpy_integers():
         fasttree.DecisionTreeClassifier(n_jobs=np.float64(2.0)).fit(X, y)
 
 
+# -- renumbering rows at scale -------------------------------------------------------------------
+RELABEL_CASES = {
+    "entropy": ("classifier", dict(criterion="entropy", max_depth=8), {}),
+    "weighted gini": ("classifier", dict(max_depth=8), {"weights": True}),
+    "best-first": ("classifier", dict(max_leaf_nodes=40), {}),
+    "random thresholds": ("classifier", dict(splitter="random", random_state=0, max_depth=9), {}),
+    "categorical, missing": ("classifier", dict(categorical_features=[5], max_depth=7,
+                                                 missing="learn"), {"nan": True}),
+    "squared error": ("regressor", dict(max_depth=8), {"weights": True}),
+    "two outputs": ("regressor", dict(max_depth=6), {"outputs": 2}),
+    "absolute error": ("regressor", dict(criterion="absolute_error", max_depth=6),
+                       {"weights": True}),
+    "absolute error, two outputs": ("regressor", dict(criterion="absolute_error", max_depth=6),
+                                    {"outputs": 2}),
+}
+
+
+@pytest.mark.parametrize("case", list(RELABEL_CASES))
+def test_renumbering_the_rows_leaves_the_tree_unchanged(case, monkeypatch):
+    """Large fits renumber the rows once the nodes are small (ExactSplitter._relabel_rows):
+    forced on 3000 rows here, every estimator path must grow the tree it grows without."""
+    import fasttree
+    import fasttree.splitter as splitter
+
+    kind, params, data = RELABEL_CASES[case]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 6))
+    X[:, 5] = rng.integers(0, 6, size=3000)
+    target = X[:, 0] + np.sin(3 * X[:, 1]) + 0.5 * X[:, 5] + 0.3 * rng.normal(size=3000)
+    if data.get("nan"):
+        X[rng.random(3000) < 0.1, 2] = np.nan
+    if kind == "classifier":
+        y, Estimator = np.digitize(target, [-1, 0.5, 1.5]), fasttree.DecisionTreeClassifier
+    else:
+        y, Estimator = target, fasttree.DecisionTreeRegressor
+        if data.get("outputs"):
+            y = np.c_[target, X[:, 3] * X[:, 4]]
+    weights = rng.random(3000) + 0.1 if data.get("weights") else None
+
+    monkeypatch.setattr(splitter, "CACHED_ID_SPAN", 1 << 40)  # never renumber
+    reference = Estimator(**params).fit(X, y, sample_weight=weights)
+    calls = []
+    relabel = splitter.relabel_rows
+    monkeypatch.setattr(splitter, "relabel_rows", lambda *a: calls.append(1) or relabel(*a))
+    monkeypatch.setattr(splitter, "CACHED_ID_SPAN", 1000)
+    weights_before = None if weights is None else weights.copy()
+    renumbered = Estimator(**params).fit(X, y, sample_weight=weights)
+    assert calls, "the fit did not renumber its rows"
+    for name in ("children_left", "children_right", "feature", "threshold", "value",
+                 "weighted_n_node_samples", "impurity"):
+        np.testing.assert_array_equal(getattr(renumbered.tree_, name),
+                                      getattr(reference.tree_, name), err_msg=name)
+    np.testing.assert_array_equal(renumbered.predict(X), reference.predict(X))
+    if weights is not None:  # the caller's weights are not renumbered in place
+        np.testing.assert_array_equal(weights, weights_before)
+
+
 # -- pruning results -----------------------------------------------------------------------------
 def _noisy(seed=3, n=400):
     rng = np.random.default_rng(seed)

@@ -56,6 +56,7 @@ from .partition import (
     partition_segments_bits,
     partition_segments_fractional,
     partition_segments_kway,
+    relabel_rows,
 )
 from .presort import presort_features
 from .random_split import find_random_splits_classification, find_random_splits_regression
@@ -101,6 +102,7 @@ __all__ = [
     "partition_segments_bits",
     "partition_segments_fractional",
     "partition_segments_kway",
+    "relabel_rows",
     "predict_fractional",
     "presort_features",
     "reciprocal_table",

@@ -303,6 +303,66 @@ def _goes_left(left_bits, row):
     return np.int64((left_bits[bit >> np.uint64(3)] >> (bit & np.uint64(7))) & np.uint64(1))
 
 
+def relabel_rows(sorted_idx, n_ids):
+    """Renumber the rows by their positions in the first feature row, in every feature row.
+
+    The moves look up each row's direction at its id, in a table of ``n_ids`` bits.  When every
+    node's ids spread over a table larger than the cache, those lookups miss it (a 10M-row move
+    took 10.4 ns per row with ids over all 10M against 6.4 with ids within 8M and 5.2 within 1M,
+    measured alone).  After this call every node's rows carry the ids of its own segment, so a
+    node's lookups, and those of all its descendants, stay inside its own part of the table.
+
+    Parameters
+    ----------
+    sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN/OUT)
+        The working layout's row ids (see :func:`partition_segments`); every node's segment must
+        hold the same rows in every feature row.
+    n_ids : int
+        Row ids are below it (see :func:`partition_segments`).
+
+    Returns
+    -------
+    new_id : ndarray of shape (n_ids,), int32
+        The new id of each former one (0 for ids the layout does not hold): move every table
+        indexed by row id along with ``table[new_id] = table.copy()``.  The new ids are the
+        positions in the first feature row: afterwards ``sorted_idx[0]`` is
+        ``0, 1, ..., n_samples - 1``, and node ``[a, b)`` holds the ids ``a .. b - 1`` in every
+        feature row, in the same order as before.
+
+    Raises
+    ------
+    ValueError
+        ``sorted_idx`` is not a C-contiguous 2-D int32 array, or its first row holds an id
+        outside ``[0, n_ids)``.
+    """
+    if (not isinstance(sorted_idx, np.ndarray) or sorted_idx.ndim != 2
+            or sorted_idx.dtype != np.int32 or not sorted_idx.flags.c_contiguous):
+        raise ValueError("sorted_idx must be a C-contiguous 2-D int32 array")
+    new_id = np.zeros(max(int(n_ids), 0), dtype=np.int32)
+    if sorted_idx.shape[0] and sorted_idx.shape[1]:
+        first = sorted_idx[0]
+        if first.min() < 0 or first.max() >= n_ids:
+            raise ValueError(f"sorted_idx holds a row id outside [0, {int(n_ids)})")
+        _relabel(sorted_idx, new_id)
+    return new_id
+
+
+@njit(parallel=True, cache=True)
+def _relabel(sorted_idx, new_id):
+    first = sorted_idx[0]
+    for p in range(first.shape[0]):  # ids checked to be below new_id's length
+        new_id[np.uint64(first[p])] = p
+    # an id of another feature row outside the table (a row not holding the first one's rows)
+    # is clamped: a wrong id, never a read out of bounds
+    last = np.uint64(new_id.shape[0] - 1)
+    for g in prange(1, sorted_idx.shape[0]):
+        row = sorted_idx[g]
+        for p in range(row.shape[0]):
+            row[p] = new_id[min(np.uint64(row[p]), last)]
+    for p in range(first.shape[0]):
+        first[p] = p
+
+
 def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                             branch_rows, row_branch):
     """Stable in-place k-way partition of the split nodes' segments by the rows' branches.
