@@ -486,6 +486,23 @@ def test_relabel_rows_refuses_bad_layouts_and_stays_in_bounds():
     assert relabel_rows(empty, 0).shape == (0,)
 
 
+def test_gather_targets_refuses_ids_outside_y_and_never_reads_outside_it():
+    sorted_idx = np.array([[2, 0, 1], [1, 2, 0]], np.int32)
+    y = np.array([5, 6, 7], np.uint8)
+    np.testing.assert_array_equal(gather_targets(sorted_idx, y), y[sorted_idx])
+    with pytest.raises(ValueError, match=r"outside \[0, 2\)"):
+        gather_targets(sorted_idx, y[:2])
+    with pytest.raises(ValueError, match="outside"):
+        gather_targets(np.array([[0, -1, 1]], np.int32), y)
+    with pytest.raises(ValueError, match="int32"):
+        gather_targets(sorted_idx.astype(np.int64), y)
+    with pytest.raises(ValueError, match="1-D"):
+        gather_targets(sorted_idx, y[:, None])
+    # another feature row holding ids the first does not: clamped to y, never read outside it
+    got = gather_targets(np.array([[0, 1, 2], [9, -4, 1]], np.int32), y)
+    assert set(got[1]) <= set(y)
+
+
 def small_tree():
     # root: x0 <= 0.5 ? (x1 <= 2.5 ? leaf 3 : leaf 4) : leaf 2
     left = np.array([1, 3, -1, -1, -1])

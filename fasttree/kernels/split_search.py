@@ -703,23 +703,45 @@ def gather_targets(sorted_idx, y):
     Parameters
     ----------
     sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
-    y : ndarray of shape (n_samples,), uint8 or uint16 (classes) or float64 (regression) (IN)
+    y : ndarray of shape (n_ids,), uint8 or uint16 (classes) or float64 (regression) (IN)
+        Targets by row id: every id in ``sorted_idx`` must be in ``[0, n_ids)``.
 
     Returns
     -------
     sorted_y : ndarray of shape (n_features, n_samples), same dtype as ``y``
+
+    Raises
+    ------
+    ValueError
+        ``sorted_idx`` is not a C-contiguous 2-D int32 array, ``y`` is not 1-D, or a row id of
+        the first feature row is outside ``[0, n_ids)``.  Every feature row must hold the same
+        ids; an id outside ``y`` in another row gets a wrong target, never a read out of
+        bounds.
     """
+    if (not isinstance(sorted_idx, np.ndarray) or sorted_idx.ndim != 2
+            or sorted_idx.dtype != np.int32 or not sorted_idx.flags.c_contiguous):
+        raise ValueError("sorted_idx must be a C-contiguous 2-D int32 array")
+    if not isinstance(y, np.ndarray) or y.ndim != 1:
+        raise ValueError("y must be a 1-D array of targets by row id")
     sorted_y = np.empty(sorted_idx.shape, dtype=y.dtype)  # numpy's: huge pages (see presort)
+    if sorted_idx.size == 0:
+        return sorted_y
+    first = sorted_idx[0]  # every feature row holds the same ids; the others are clamped
+    if y.shape[0] == 0 or first.min() < 0 or first.max() >= y.shape[0]:
+        raise ValueError(f"sorted_idx holds a row id outside [0, {y.shape[0]}), the length of y")
     _gather_targets(sorted_idx, y, sorted_y)
     return sorted_y
 
 
 @njit(parallel=True, cache=True)
 def _gather_targets(sorted_idx, y, sorted_y):
+    # an id outside y (a feature row not holding the first one's ids) is clamped: a wrong
+    # target, never a read out of bounds
     n_features, n_samples = sorted_idx.shape
+    last = np.uint64(y.shape[0] - 1)
     for f in prange(n_features):
         for p in range(n_samples):
-            sorted_y[f, p] = y[np.uint64(sorted_idx[f, p])]
+            sorted_y[f, p] = y[min(np.uint64(sorted_idx[f, p]), last)]
 
 
 @njit(cache=True, inline="always")
