@@ -54,8 +54,8 @@ from .kernels.split_search import FEATURE_THRESHOLD
 # The moves look a row's direction up at its id, in a table of one bit per id.  While a node's ids
 # span at most this many (1 MiB of bits), its part of the table stays in cache as the rows stream
 # past; over more it does not, so the rows are renumbered (relabel_rows) once every child spans
-# at most this many.  In 10M x 20 fits, timed per level, the moves took 11 to 15 ns per row and
-# thread before renumbering and 4 to 8 after it; renumbering cost about one level's move.
+# at most this many.  In four 10M x 20 fits timed per level, the moves took 11 to 17 ns per row
+# and thread before renumbering and 4 to 10 after it; renumbering cost about one level's move.
 CACHED_ID_SPAN = 1 << 23
 
 
