@@ -5,6 +5,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from .presort import check_row_ids
 
 
 def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
@@ -335,14 +336,9 @@ def relabel_rows(sorted_idx, n_ids):
         ``sorted_idx`` is not a C-contiguous 2-D int32 array, or its first row holds an id
         outside ``[0, n_ids)``.
     """
-    if (not isinstance(sorted_idx, np.ndarray) or sorted_idx.ndim != 2
-            or sorted_idx.dtype != np.int32 or not sorted_idx.flags.c_contiguous):
-        raise ValueError("sorted_idx must be a C-contiguous 2-D int32 array")
+    check_row_ids(sorted_idx, n_ids)
     new_id = np.zeros(max(int(n_ids), 0), dtype=np.int32)
-    if sorted_idx.shape[0] and sorted_idx.shape[1]:
-        first = sorted_idx[0]
-        if first.min() < 0 or first.max() >= n_ids:
-            raise ValueError(f"sorted_idx holds a row id outside [0, {int(n_ids)})")
+    if sorted_idx.size:
         _relabel(sorted_idx, new_id)
     return new_id
 

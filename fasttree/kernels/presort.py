@@ -148,3 +148,17 @@ def _sort_row(values, row_ids, keys_tmp, idx_tmp):
     if in_scratch:
         for p in range(n):
             row_ids[p] = idx[p]
+
+
+def check_row_ids(sorted_idx, n_ids, what="n_ids"):
+    """ValueError unless ``sorted_idx`` is a C-contiguous 2-D int32 layout whose first feature row
+    holds ids in ``[0, n_ids)`` (every feature row holds the same ids; kernels reading the other
+    rows clamp theirs, so a wrong layout gives wrong values, never a read out of bounds)."""
+    if (not isinstance(sorted_idx, np.ndarray) or sorted_idx.ndim != 2
+            or sorted_idx.dtype != np.int32 or not sorted_idx.flags.c_contiguous):
+        raise ValueError("sorted_idx must be a C-contiguous 2-D int32 array")
+    if sorted_idx.size == 0:
+        return
+    first = sorted_idx[0]
+    if n_ids <= 0 or first.min() < 0 or first.max() >= n_ids:
+        raise ValueError(f"sorted_idx holds a row id outside [0, {int(n_ids)}) ({what})")

@@ -51,6 +51,7 @@ from .criteria import (
     xlog2x,
 )
 from .monotonic import constraint_of, monotonic_ok
+from .presort import check_row_ids
 
 
 #: scikit-learn's ``FEATURE_THRESHOLD`` (float32, like the values): two sorted values closer than
@@ -718,18 +719,12 @@ def gather_targets(sorted_idx, y):
         ids; an id outside ``y`` in another row gets a wrong target, never a read out of
         bounds.
     """
-    if (not isinstance(sorted_idx, np.ndarray) or sorted_idx.ndim != 2
-            or sorted_idx.dtype != np.int32 or not sorted_idx.flags.c_contiguous):
-        raise ValueError("sorted_idx must be a C-contiguous 2-D int32 array")
     if not isinstance(y, np.ndarray) or y.ndim != 1:
         raise ValueError("y must be a 1-D array of targets by row id")
+    check_row_ids(sorted_idx, y.shape[0], "the length of y")
     sorted_y = np.empty(sorted_idx.shape, dtype=y.dtype)  # numpy's: huge pages (see presort)
-    if sorted_idx.size == 0:
-        return sorted_y
-    first = sorted_idx[0]  # every feature row holds the same ids; the others are clamped
-    if y.shape[0] == 0 or first.min() < 0 or first.max() >= y.shape[0]:
-        raise ValueError(f"sorted_idx holds a row id outside [0, {y.shape[0]}), the length of y")
-    _gather_targets(sorted_idx, y, sorted_y)
+    if sorted_idx.size:
+        _gather_targets(sorted_idx, y, sorted_y)
     return sorted_y
 
 
