@@ -1,5 +1,6 @@
 """Decision-tree estimators with scikit-learn's API."""
 
+import dataclasses
 import inspect
 import math
 import numbers
@@ -1066,8 +1067,10 @@ class C45Classifier(DecisionTreeClassifier):
     pruning_confidence : float, default=0.25
         C4.5's confidence factor ``CF``; smaller prunes more.
     min_samples_leaf : int or float, default=2
-        C4.5's ``MINOBJS``: rows each side of a threshold must hold; at least two branches of a
-        multiway split must hold it.
+        C4.5's ``MINOBJS``: the weight each side of a threshold must hold (a float: that share of
+        the training weight); at least two branches of a multiway split must hold it, and a node
+        weighing less than twice it is a leaf.  Weight, not rows, as in Quinlan's C4.5 and J48's
+        ``minNumObj``: a row of weight 3 counts as three rows.
     max_depth : int or None, default=None
     categorical_features : "from_dtype", None, or indices, names or a boolean mask
         See :class:`DecisionTreeClassifier`.
@@ -1085,6 +1088,15 @@ class C45Classifier(DecisionTreeClassifier):
                          pruning_confidence=pruning_confidence,
                          categorical_features=categorical_features, categorical_split="multiway",
                          missing="fractional", n_jobs=n_jobs)
+
+    def _resolve_params(self, n_samples, n_features, total_weight, has_sample_weight):
+        params = super()._resolve_params(n_samples, n_features, total_weight, has_sample_weight)
+        # MINOBJS is a minimum weight: with unit weights the kernels turn it into the same row
+        # minimum, with weights a row of weight 3 counts as three copies of it
+        msl = self.min_samples_leaf
+        min_weight = float(msl) if _is_int(msl) else msl * total_weight
+        return dataclasses.replace(params, min_samples_leaf=1,
+                                   min_weight_leaf=max(params.min_weight_leaf, min_weight))
 
 
 def _with_defaults(base, **defaults):

@@ -233,31 +233,36 @@ def test_version():
     assert isinstance(fasttree.__version__, str)
 
 
-def _expected_failures(estimator):
-    if isinstance(estimator, fasttree.C45Classifier):
-        return {"check_sample_weight_equivalence_on_dense_data":
-                "known defect: C4.5's minimum branch rule (min_samples_leaf) counts rows, not "
-                "weight, so a row of weight 3 and three copies of it differ"}
-    return {}
-
-
 @pytest.mark.filterwarnings("ignore")
 def test_sklearn_estimator_checks():
-    """scikit-learn's own API conformance suite; the known, explained exceptions are listed."""
+    """scikit-learn's own API conformance suite: every check passes, none is expected to fail."""
     from sklearn.utils.estimator_checks import check_estimator
 
     for est in (DecisionTreeClassifier(), DecisionTreeRegressor(), fasttree.ExtraTreeClassifier(),
                 fasttree.ExtraTreeRegressor(), fasttree.ID3Classifier(), fasttree.C45Classifier(),
                 DecisionTreeClassifier(splitter="hist", binning="entropy"),
                 DecisionTreeRegressor(splitter="hist")):
-        expected = _expected_failures(est)
-        results = check_estimator(est, on_fail=None, expected_failed_checks=expected)
+        results = check_estimator(est, on_fail=None)
         failed = [r["check_name"] for r in results if r["status"] == "failed"]
         assert failed == [], failed
-        # the listed exceptions really are the only ones that do not pass
-        xfailed = {r["check_name"] for r in results if r["status"] == "xfail"}
-        assert xfailed <= set(expected)
         assert sum(r["status"] == "passed" for r in results) >= 50
+
+
+def test_c45_minimum_branch_counts_weight():
+    """C4.5's MINOBJS (min_samples_leaf=2) is a weight: a row of weight 3 is three rows."""
+    X, y = np.array([[0.0], [1.0], [2.0]]), np.array([0, 1, 1])
+    weighted = fasttree.C45Classifier(pruning_confidence=0.99).fit(X, y, sample_weight=[3, 1, 1])
+    copies = fasttree.C45Classifier(pruning_confidence=0.99).fit(X[[0, 0, 0, 1, 2]],
+                                                                 y[[0, 0, 0, 1, 2]])
+    # x <= 0.5 leaves weight 3 (class 0) and 2 (class 1): both sides hold MINOBJS = 2
+    for est in (weighted, copies):
+        assert est.tree_.node_count == 3 and est.tree_.threshold[0] == 0.5
+        np.testing.assert_array_equal(est.tree_.weighted_n_node_samples, [5.0, 3.0, 2.0])
+    # and the other way: two rows of weight 0.75 make the side x <= 0.5 too light (1.5 < 2)
+    light = fasttree.C45Classifier(pruning_confidence=0.99).fit(
+        np.array([[0.0], [0.0], [1.0], [1.0], [1.0]]), [0, 0, 1, 1, 1],
+        sample_weight=[0.75, 0.75, 1, 1, 1])
+    assert light.tree_.node_count == 1
 
 
 def test_every_reader_of_a_multi_output_tree():
