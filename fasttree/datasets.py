@@ -1,4 +1,5 @@
-"""Reading CSV files and the dataset bundled with the package (numpy only, no pandas)."""
+"""Reading CSV files, and the tables bundled with the package (numpy only; pandas only for
+``as_frame=True``)."""
 
 import csv
 import io
@@ -22,6 +23,8 @@ class Dataset:
     feature_names: list
     target_name: str
     categorical: np.ndarray
+    #: the whole table as a pandas DataFrame (``load_dataset(..., as_frame=True)`` only)
+    frame: object = None
 
 
 class DatasetError(ValueError):
@@ -151,15 +154,117 @@ def _as_numbers_if_possible(values):
     return numbers
 
 
-def load_ionosphere():
-    """The UCI ionosphere data bundled with fasttree: 351 radar returns, 32 numeric features.
+#: the tables bundled in ``fasttree/data`` (see that package's docstring for their sources)
+BUNDLED = ("heart_disease", "housing", "ionosphere", "titanic", "weather", "weather_numeric")
 
-    The target ``y`` is ``"g"`` (good) or ``"b"`` (bad).
+
+def bundled_csv(name):
+    """The text of a bundled table as a file object, for :func:`read_csv` and :func:`read_rows`.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`BUNDLED`.
 
     Returns
     -------
-    Dataset
+    io.StringIO
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a bundled table.
     """
-    with resources.files("fasttree.data").joinpath("ionosphere.csv").open(
-            "r", encoding="utf-8", newline="") as handle:
-        return read_csv(handle)
+    if name not in BUNDLED:
+        raise ValueError(f"no bundled table named {name!r}; the bundled tables are: "
+                         f"{', '.join(BUNDLED)}")
+    return io.StringIO(resources.files("fasttree.data").joinpath(f"{name}.csv").read_text(
+        encoding="utf-8"), newline="")
+
+
+def load_dataset(name, *, as_frame=False, return_X_y=False):
+    """A table bundled with fasttree, by name.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`BUNDLED`: ``heart_disease``, ``housing``, ``ionosphere``, ``titanic``,
+        ``weather`` or ``weather_numeric``.
+    as_frame : bool, default=False
+        False: numpy arrays read by :func:`read_csv` (no pandas needed).  True: ``X`` a pandas
+        DataFrame and ``y`` a Series, exactly what ``pandas.read_csv`` gives for the file
+        (string columns stay strings, empty cells are NaN), and ``frame`` the whole table.
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of the :class:`Dataset`.
+
+    Returns
+    -------
+    Dataset or (X, y)
+        The target is the table's last column.
+
+    Raises
+    ------
+    ValueError
+        An unknown name.
+    ImportError
+        ``as_frame=True`` without pandas installed.
+    """
+    handle = bundled_csv(name)
+    if not as_frame:
+        data = read_csv(handle)
+    else:
+        try:
+            import pandas as pd  # only here: import fasttree needs numpy and numba alone
+        except ImportError:
+            raise ImportError("as_frame=True needs pandas (pip install pandas); "
+                              "as_frame=False gives numpy arrays") from None
+        frame = pd.read_csv(handle)
+        target = frame.columns[-1]
+        X = frame.drop(columns=target)
+        categorical = np.array([pd.api.types.is_bool_dtype(X[c])  # fasttree's rule for bool
+                                or not pd.api.types.is_numeric_dtype(X[c]) for c in X], dtype=bool)
+        data = Dataset(X=X, y=frame[target], feature_names=list(X.columns), target_name=target,
+                       categorical=categorical, frame=frame)
+    return (data.X, data.y) if return_X_y else data
+
+
+def load_ionosphere(*, as_frame=False, return_X_y=False):
+    """The UCI ionosphere data: 351 radar returns, 32 numeric features.
+
+    The target ``y`` is ``"g"`` (good) or ``"b"`` (bad).  Parameters and return value as
+    :func:`load_dataset`.
+    """
+    return load_dataset("ionosphere", as_frame=as_frame, return_X_y=return_X_y)
+
+
+def load_weather(numeric=False, *, as_frame=False, return_X_y=False):
+    """Quinlan's 14-day weather data: outlook, temperature, humidity, windy; target ``play``.
+
+    ``numeric=False``: all four attributes categorical (ID3's example); ``numeric=True``:
+    temperature and humidity in degrees and percent (C4.5's example).  Other parameters and
+    return value as :func:`load_dataset`.
+    """
+    return load_dataset("weather_numeric" if numeric else "weather", as_frame=as_frame,
+                        return_X_y=return_X_y)
+
+
+def load_heart_disease(*, as_frame=False, return_X_y=False):
+    """UCI heart disease (Cleveland): 303 patients, 13 mixed numeric and string features with
+    6 empty cells; target ``diameter narrowing`` (0 or 1).  Parameters and return value as
+    :func:`load_dataset`.
+    """
+    return load_dataset("heart_disease", as_frame=as_frame, return_X_y=return_X_y)
+
+
+def load_titanic(*, as_frame=False, return_X_y=False):
+    """The 2201 people aboard the Titanic: ``status``, ``age``, ``sex`` (all categorical);
+    target ``survived``.  Parameters and return value as :func:`load_dataset`.
+    """
+    return load_dataset("titanic", as_frame=as_frame, return_X_y=return_X_y)
+
+
+def load_housing(*, as_frame=False, return_X_y=False):
+    """Boston housing: 506 districts, 13 numeric features; target ``MEDV`` (median home value,
+    $1000s), a regression.  Parameters and return value as :func:`load_dataset`.
+    """
+    return load_dataset("housing", as_frame=as_frame, return_X_y=return_X_y)
