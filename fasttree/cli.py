@@ -4,6 +4,8 @@
 
 import argparse
 import csv
+import gc
+import inspect
 import io
 import os
 import sys
@@ -19,10 +21,43 @@ from . import (
     ID3Classifier,
     export_text,
 )
-from .datasets import DatasetError, load_ionosphere, read_csv, read_rows
+from .datasets import BUNDLED, DatasetError, bundled_csv, read_csv, read_rows
 from .evaluation import cross_val_score
 from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, report_progress
 from .model_io import load
+
+
+MODELS = {"cart": (DecisionTreeClassifier, DecisionTreeRegressor), "id3": (ID3Classifier,),
+          "c45": (C45Classifier,)}
+#: the command line's estimator options: parameter name -> option
+OPTIONS = {name: "--" + name.replace("_", "-") for name in (
+    "criterion", "splitter", "max_depth", "min_samples_split", "min_samples_leaf",
+    "max_leaf_nodes", "random_state", "pruning", "ccp_alpha", "n_jobs")}
+
+
+def _defaults(name):
+    """The estimators' own default of a parameter, for the help text: ``gini``, or ``1 (c45:
+    2)`` when the models differ (read from their signatures, not repeated here)."""
+    found = {}
+    for model, classes in MODELS.items():
+        params = inspect.signature(classes[0]).parameters
+        if name in params:
+            found[model] = params[name].default
+    first = found.pop("cart", None)
+    others = [f"{m}: {v}" for m, v in found.items() if v != first]
+    return f"{first}" + (f" ({', '.join(others)})" if others else "")
+
+
+def _count_or_fraction(text):
+    """An int (a number of rows) or a float (a fraction of them), as the estimators take."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
 
 
 def _parser():
@@ -33,26 +68,42 @@ def _parser():
     sub = parser.add_subparsers(dest="command")
     fit = sub.add_parser("fit", help="train on a CSV file (header row; numeric and categorical "
                                      "columns, empty cells for missing values)")
-    fit.add_argument("file", help="CSV file with a header row")
+    fit.add_argument("file", help="CSV file with a header row, or the name of a table bundled "
+                                  f"with fasttree ({', '.join(BUNDLED)})")
     fit.add_argument("--target", help="target column (default: the last column)")
     for p in (parser, fit):
         p.add_argument("--model", default="cart", choices=["cart", "id3", "c45"],
                        help="cart: binary splits (default); id3: information gain, a branch per "
                             "category; c45: gain ratio, fractional missing values, C4.5 pruning")
-        p.add_argument("--criterion", default="entropy",
+        # an option left out is not passed: the estimator's own default applies (one source)
+        p.add_argument("--criterion", default=None,
                        choices=[*CLASSIFICATION_CRITERIA, *REGRESSION_CRITERIA],
-                       help="split criterion; squared_error trains a regressor (default: entropy)")
-        p.add_argument("--max-depth", type=int, default=None, help="maximum tree depth")
-        p.add_argument("--min-samples-leaf", type=int, default=None,
-                       help="minimum rows per leaf (default: 1, or 2 for c45)")
+                       help="split criterion; a regression one (squared_error, ...) trains a "
+                            f"regressor (default: {_defaults('criterion')})")
+        p.add_argument("--splitter", help=f"best, random or hist (default: "
+                                          f"{_defaults('splitter')})")
+        p.add_argument("--max-depth", type=int, help="maximum tree depth (default: "
+                                                     f"{_defaults('max_depth')})")
+        p.add_argument("--min-samples-split", type=_count_or_fraction,
+                       help="minimum rows (or fraction of rows) to split a node (default: "
+                            f"{_defaults('min_samples_split')})")
+        p.add_argument("--min-samples-leaf", type=_count_or_fraction,
+                       help="minimum rows (or fraction of rows) per leaf (default: "
+                            f"{_defaults('min_samples_leaf')})")
+        p.add_argument("--max-leaf-nodes", type=int, help="grow best-first up to this many "
+                                                          "leaves (default: no limit)")
+        p.add_argument("--random-state", type=int,
+                       help="seed of the random splitter and of reduced_error's hold-out "
+                            f"(default: {_defaults('random_state')})")
         p.add_argument("--pruning", default=None,
                        choices=["cost_complexity", "reduced_error", "error_based",
                                 "minimum_error", "pessimistic"],
                        help="post-pruning rule (the last three: classification only)")
-        p.add_argument("--ccp-alpha", type=float, default=0.0,
-                       help="cost-complexity pruning parameter (default: 0, no pruning)")
+        p.add_argument("--ccp-alpha", type=float,
+                       help="cost-complexity pruning parameter (default: "
+                            f"{_defaults('ccp_alpha')}, no pruning)")
         p.add_argument("--cv", type=int, default=10, help="number of cross-validation folds")
-        p.add_argument("--n-jobs", type=int, default=None, help="threads (default: all cores)")
+        p.add_argument("--n-jobs", type=int, help="threads (default: all cores)")
     fit.add_argument("--no-cv", action="store_true",
                      help="skip cross-validation (it fits --cv more trees: slow on big files)")
     fit.add_argument("--save", metavar="MODEL", help="write the fitted tree to this model file "
@@ -63,7 +114,8 @@ def _parser():
     predict = sub.add_parser("predict", help="predict the rows of a CSV file with a model file")
     predict.add_argument("model", help="model file written by fit --save")
     predict.add_argument("file", help="CSV file with a header row naming the model's features "
-                                      "(other columns, such as the target, are ignored)")
+                                      "(other columns, such as the target, are ignored), or "
+                                      "a bundled table's name")
     predict.add_argument("--proba", action="store_true",
                          help="class probabilities, one column per class (classifiers)")
     predict.add_argument("-o", "--output", help="write the CSV here (default: stdout)")
@@ -86,36 +138,33 @@ def _fit(args):
     """Train, cross-validate, print and optionally save."""
     if args.command == "fit":
         try:
-            data = read_csv(args.file, args.target)
+            data = read_csv(_table(args.file), args.target)
         except (OSError, DatasetError, UnicodeDecodeError) as exc:
             return _fail(_file_error(args.file, exc, "a CSV file"))
-        source = args.file
+        source = args.file + (" (bundled with fasttree)" if args.file in BUNDLED
+                              and not os.path.exists(args.file) else "")
     else:
-        data = load_ionosphere()
+        data = read_csv(bundled_csv("ionosphere"))
         source = "ionosphere (bundled with fasttree)"
     run_cv = not getattr(args, "no_cv", False)
 
     regression = args.criterion in REGRESSION_CRITERIA
     if regression and data.y.dtype.kind not in "if":
-        return _fail(f"target {data.target_name!r} is not numeric; squared_error needs a number")
+        return _fail(f"target {data.target_name!r} is not numeric; {args.criterion} needs a "
+                     "number")
     if args.model != "cart" and regression:
         return _fail(f"--model {args.model} is a classifier; use --model cart for regression")
-    if args.model != "cart" and (args.pruning or args.ccp_alpha):
-        return _fail(f"--model {args.model} fixes its own pruning; --pruning and --ccp-alpha "
-                     "go with --model cart")
-    common = dict(max_depth=args.max_depth, n_jobs=args.n_jobs,
-                  categorical_features=data.categorical)
-    if args.min_samples_leaf is not None:
-        common["min_samples_leaf"] = args.min_samples_leaf
+    Estimator = MODELS[args.model][1 if regression else 0]
+    accepted = inspect.signature(Estimator).parameters
+    given = {name: getattr(args, name) for name in OPTIONS if getattr(args, name) is not None}
+    for name in given:
+        if name not in accepted:
+            return _fail(f"--model {args.model} does not take {OPTIONS[name]} "
+                         f"({Estimator.__name__} has no {name})")
+    params = dict(given, categorical_features=data.categorical)
 
     def make():
-        if args.model == "id3":
-            return ID3Classifier(**common)
-        if args.model == "c45":
-            return C45Classifier(**common)
-        Estimator = DecisionTreeRegressor if regression else DecisionTreeClassifier
-        return Estimator(criterion=args.criterion, pruning=args.pruning,
-                         ccp_alpha=args.ccp_alpha, random_state=0, **common)
+        return Estimator(**params)
 
     try:
         # the whole data first: a problem with it is reported as such, not as one fold's (this
@@ -123,10 +172,8 @@ def _fit(args):
         make().fit(data.X, data.y)
         if run_cv:
             score = cross_val_score(make, data.X, data.y, n_splits=args.cv)
-        start = time.perf_counter()
         with report_progress(_print_level if getattr(args, "verbose", False) else None):
-            est = make().fit(data.X, data.y)
-        fit_seconds = time.perf_counter() - start
+            est, fit_seconds = _timed_fit(make, data.X, data.y)
     except (ValueError, TypeError) as exc:
         return _fail(str(exc))
 
@@ -149,6 +196,25 @@ def _fit(args):
             return _fail(f"cannot write {args.save}: {exc.strerror or exc}")
         print(f"\nsaved the model to {args.save}")
     return 0
+
+
+def _timed_fit(make, X, y):
+    """Fit once more, timed, after the warm-up fit: the garbage that compiling the kernels and
+    the earlier fits left is collected first and the objects alive now (numba's compiler state
+    among them) frozen, so that no collection over them lands in the timed fit."""
+    gc.collect()
+    gc.freeze()
+    try:
+        start = time.perf_counter()
+        est = make().fit(X, y)
+        return est, time.perf_counter() - start
+    finally:
+        gc.unfreeze()
+
+
+def _table(name):
+    """A CSV path as given, or, when no such file exists, the bundled table of that name."""
+    return bundled_csv(name) if name in BUNDLED and not os.path.exists(name) else name
 
 
 def _print_level(depth, n_nodes, n_rows, seconds):
@@ -181,7 +247,7 @@ def _predict(args):
     if args.proba and est.n_outputs_ > 1:
         return _fail("--proba takes a model of one output")
     try:
-        X = _read_features(args.file, est)
+        X = _read_features(_table(args.file), est)
     except (OSError, DatasetError, UnicodeDecodeError) as exc:
         return _fail(_file_error(args.file, exc, "a CSV file"))
     try:
@@ -290,7 +356,7 @@ def _show(args):
 def _file_error(path, exc, expected):
     """The one-line message for a file that cannot be read (``expected``: what it should be)."""
     if isinstance(exc, FileNotFoundError):
-        return f"no such file: {path}"
+        return f"no such file: {path} (nor a bundled table: {', '.join(BUNDLED)})"
     if isinstance(exc, IsADirectoryError):
         return f"{path} is a directory; pass {expected}"
     if isinstance(exc, OSError):

@@ -362,3 +362,92 @@ def test_output_closed_early_by_its_reader():
     """], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == ""
+
+
+# -- bundled tables, the estimators' defaults and options, the timed fit -----------------------
+def test_bundled_table_by_name(capsys, tmp_path):
+    code, out, err = main(capsys, "fit", "weather", "--model", "id3", "--min-samples-leaf", "1",
+                          "--cv", "2", "--save", tmp_path / "w.ft")
+    assert code == 0, err
+    assert "data: weather (bundled with fasttree): 14 rows x 4 features, target 'play'" in out
+    assert "|--- outlook = overcast\n|   |--- class: yes" in out
+    code, out, err = main(capsys, "predict", tmp_path / "w.ft", "weather")
+    assert code == 0, err and out.splitlines()[0] == "play" and len(out.splitlines()) == 15
+    code, out, err = main(capsys, "fit", "iris")
+    assert code == 2 and err.strip() == (
+        "fasttree: error: no such file: iris (nor a bundled table: heart_disease, housing, "
+        "ionosphere, titanic, weather, weather_numeric)")
+
+
+def test_defaults_are_the_estimators(capsys, tmp_path):
+    import inspect
+
+    import fasttree
+
+    for args, Estimator in ([[], fasttree.DecisionTreeClassifier],
+                            [["--model", "c45"], fasttree.C45Classifier],
+                            [["--criterion", "squared_error"], fasttree.DecisionTreeRegressor]):
+        code, out, err = main(capsys, "fit", "heart_disease", "--no-cv", *args, "--save",
+                              tmp_path / "m.ft")
+        assert code == 0, err
+        params = fasttree.load(tmp_path / "m.ft").get_params()
+        for name, p in inspect.signature(Estimator).parameters.items():
+            if name not in ("categorical_features", "criterion"):
+                assert params[name] == p.default, (Estimator, name)
+        if not args:
+            assert params["criterion"] == "gini"
+
+
+def test_estimator_options(capsys, tmp_path):
+    import fasttree
+
+    code, out, err = main(capsys, "fit", "titanic", "--no-cv", "--splitter", "random",
+                          "--random-state", "3", "--max-leaf-nodes", "4", "--min-samples-split",
+                          "0.2", "--min-samples-leaf", "5", "--save", tmp_path / "m.ft")
+    assert code == 0, err
+    est = fasttree.load(tmp_path / "m.ft")
+    assert (est.splitter, est.random_state, est.max_leaf_nodes, est.min_samples_split,
+            est.min_samples_leaf) == ("random", 3, 4, 0.2, 5)
+    assert est.get_n_leaves() <= 4
+    for args, message in [
+        (["--splitter", "nope"], "The 'splitter' parameter of DecisionTreeClassifier must be"),
+        (["--min-samples-leaf", "0"], "min_samples_leaf"),
+        (["--model", "c45", "--splitter", "random"],
+         "--model c45 does not take --splitter (C45Classifier has no splitter)"),
+        (["--model", "id3", "--criterion", "gini"], "--model id3 does not take --criterion"),
+    ]:
+        code, out, err = main(capsys, "fit", "titanic", "--no-cv", *args)
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_timed_fit_compiles_nothing_and_skips_the_compilers_objects(capsys, monkeypatch):
+    """The printed fit time is a warm fit: no kernel compiles or loads from the cache inside it,
+    and the garbage collector neither collects compilation's garbage nor walks the objects alive
+    before it (frozen), which made a cold first run's time several times the warm one's."""
+    import gc
+
+    import numba.core.event as event
+
+    import fasttree
+
+    calls = []
+    fit = fasttree.DecisionTreeClassifier.fit
+
+    class Compiles(event.Listener):
+        def on_start(self, e):
+            calls[-1]["compiles"] += 1
+
+        def on_end(self, e):
+            pass
+
+    def recording_fit(self, X, y, **kwargs):
+        calls.append({"frozen": gc.get_freeze_count(), "compiles": 0})
+        with event.install_listener("numba:compile", Compiles()):
+            return fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(fasttree.DecisionTreeClassifier, "fit", recording_fit)
+    code, out, err = main(capsys, "fit", "heart_disease", "--cv", "2")
+    assert code == 0, err
+    assert len(calls) == 4  # warm-up, two folds, the timed fit
+    assert calls[-1]["compiles"] == 0 and calls[-1]["frozen"] > 0
+    assert gc.get_freeze_count() == 0  # unfrozen afterwards
