@@ -91,8 +91,8 @@ def _holdout(n_samples, y_codes, fraction, rng):
     train = np.setdiff1d(np.arange(n_samples), validation, assume_unique=True)
     if validation.size == 0:
         raise ValueError(
-            f"validation_fraction={fraction} of {n_samples} rows leaves no validation rows for "
-            "reduced-error pruning.")
+            f"validation_fraction={fraction} of n_samples={n_samples} rows leaves no validation "
+            "rows for reduced-error pruning.")
     return train, validation
 
 
@@ -114,20 +114,57 @@ class _BaseDecisionTree(BaseEstimator):
     """Shared fit/validation logic of the classifier and the regressor."""
 
     _criteria = ()
-    _multi_output = True
-    _accepts_sparse = True
     _min_branch_fraction = 0.0  # C4.5's minimum branch weight rule for thresholds: off
 
-    def _several_outputs(self):
-        """Whether ``y`` may have several columns (not with the binned splitter)."""
-        return self._multi_output and getattr(self, "splitter", None) != "hist"
+    def _refusals(self, capability):
+        """What, among the parameters, keeps ``fit`` from taking ``capability``: ``"sparse"``
+        (a scipy.sparse X) or ``"multi_output"`` (a y of several columns).
+
+        The one rule behind ``fit``'s refusals and ``__sklearn_tags__`` (scikit-learn's checks
+        read the tags to decide what to feed ``fit``).
+
+        Returns
+        -------
+        list of str
+            One description per reason (empty: ``fit`` takes it).
+        """
+        c45_rules = self.missing == "fractional" or self._min_branch_fraction > 0
+        hist = getattr(self, "splitter", None) == "hist"
+        if capability == "sparse":
+            rules = [
+                (self.criterion == "gain_ratio", "criterion='gain_ratio'"),
+                (c45_rules, "C4.5's rules"),
+                (hist, "splitter='hist'"),
+            ]
+        elif capability == "multi_output":
+            # the training-count pruners and reduced-error pruning read one output
+            rules = [
+                (self.missing == "fractional", "missing='fractional'"),
+                (self.criterion == "gain_ratio", "criterion='gain_ratio'"),
+                (self.pruning not in (None, "cost_complexity"), f"pruning={self.pruning!r}"),
+                (hist, "splitter='hist'"),
+                (self.monotonic_cst is not None, "monotonic_cst"),
+            ]
+        else:
+            raise ValueError(f"unknown capability {capability!r}")
+        return [what for refused, what in rules if refused]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        if getattr(self, "splitter", None) == "hist":  # dense X, one output
-            tags.input_tags.sparse = False
-            tags.target_tags.multi_output = self._several_outputs()
+        tags.input_tags.sparse = not self._refusals("sparse")
+        tags.target_tags.multi_output = not self._refusals("multi_output")
         return tags
+
+    def _check_y(self, y, n_samples, **kwargs):
+        """``check_y`` taking several outputs exactly where ``fit`` grows them."""
+        try:  # .shape, or __array__ (np.shape would call __array_function__)
+            shape = y.shape if hasattr(y, "shape") else np.asarray(y).shape
+        except (TypeError, ValueError):
+            shape = ()  # check_y says what is wrong with it
+        if len(shape) == 2 and shape[1] > 1:
+            self._check_multi_output()
+        return check_y(y, n_samples, estimator_name=type(self).__name__,
+                       multi_output=not self._refusals("multi_output"), **kwargs)
 
     # -- hyperparameters -----------------------------------------------------------------------
     def _param_error(self, name, constraint):
@@ -232,8 +269,8 @@ class _BaseDecisionTree(BaseEstimator):
         statistics ``offsets`` of several outputs (:mod:`fasttree.kernels.multi_output`)."""
         n_samples, n_features = X.shape
         n_outputs = 1 if y.ndim == 1 else y.shape[1]
-        if n_outputs > 1:
-            self._check_multi_output()
+        if is_sparse(X):
+            self._check_sparse_fit()
         has_sample_weight = sample_weight is not None
         weight = check_sample_weight(sample_weight, n_samples)
         # Weights scaled by a power of two (exact) so that the largest is in [1, 2): the tree
@@ -251,8 +288,9 @@ class _BaseDecisionTree(BaseEstimator):
         if pruning == "reduced_error":
             train, held_out = _holdout(n_samples, y if n_classes else None,
                                        self.validation_fraction, rng)
-            validation = (X[held_out], y[held_out], weight[held_out] * weight_scale)
-            X, y, weight = np.ascontiguousarray(X[train]), y[train], weight[train]
+            validation = (self._take_rows(X, held_out), y[held_out],
+                          weight[held_out] * weight_scale)
+            X, y, weight = self._take_rows(X, train), y[train], weight[train]
             n_samples = X.shape[0]
         params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
         positive = weight > 0.0
@@ -265,8 +303,6 @@ class _BaseDecisionTree(BaseEstimator):
             X = self._take_rows(X, positive)
             y, weight = y[positive], weight[positive]
         del positive  # a byte per row, not held through the fit
-        if is_sparse(X):
-            self._check_sparse_fit()
         if np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
         if self.criterion == "absolute_error" and (self.is_categorical_.any()
@@ -274,7 +310,7 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError("criterion='absolute_error' takes numeric features and "
                              "missing='learn'.")
         multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
-        monotonic_cst = self._check_monotonic_cst(n_features, n_outputs, n_classes)
+        monotonic_cst = self._check_monotonic_cst(n_features, n_classes)
         if params.splitter == "hist":
             self._check_hist_fit(X, monotonic_cst)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
@@ -293,7 +329,8 @@ class _BaseDecisionTree(BaseEstimator):
         return self
 
     def _take_rows(self, X, rows):
-        """The rows of ``X`` selected by the boolean mask ``rows``, as the grower takes them."""
+        """The rows of ``X`` selected by ``rows`` (a boolean mask, or row indices where ``X`` is
+        in memory), as the grower takes them."""
         return X[rows] if is_sparse(X) else np.ascontiguousarray(X[rows])
 
     def _make_splitter(self, X, y, sample_weight, params, n_classes):
@@ -314,8 +351,7 @@ class _BaseDecisionTree(BaseEstimator):
 
     def _check_hist_fit(self, X, monotonic_cst):
         """What the binned splitter does not do: refuse it clearly."""
-        unsupported = [
-            (is_sparse(X), "sparse X (pass X.toarray())"),
+        unsupported = [  # sparse X: refused before, by _check_sparse_fit
             (self.missing == "fractional" or self._min_branch_fraction > 0, "C4.5's rules"),
             (self.criterion in ("poisson", "absolute_error"), f"criterion={self.criterion!r}"),
             (monotonic_cst is not None, "monotonic_cst"),
@@ -324,13 +360,11 @@ class _BaseDecisionTree(BaseEstimator):
             if refused:
                 raise ValueError(f"splitter='hist' does not take {what}; use splitter='best'.")
 
-    def _check_monotonic_cst(self, n_features, n_outputs, n_classes):
+    def _check_monotonic_cst(self, n_features, n_classes):
         """The kernels' constraints (int8, on the fraction of class 0 for a classifier) from
         ``monotonic_cst``, or None; scikit-learn's checks and messages."""
         if self.monotonic_cst is None:
             return None
-        if n_outputs > 1:
-            raise ValueError("Monotonicity constraints are not supported with multiple outputs.")
         cst = np.asarray(self.monotonic_cst)
         if cst.ndim != 1 or cst.shape[0] != n_features:
             raise ValueError(f"monotonic_cst has shape {cst.shape[0] if cst.ndim else cst.shape} "
@@ -352,29 +386,23 @@ class _BaseDecisionTree(BaseEstimator):
         return -cst if n_classes is not None else cst
 
     def _check_sparse_fit(self):
-        """What the sparse splitter does not do yet: refuse it clearly."""
-        unsupported = [
-            (self.criterion == "gain_ratio", "criterion='gain_ratio'"),
-            (self.missing == "fractional" or self._min_branch_fraction > 0, "C4.5's rules"),
-            (self.pruning not in (None, "cost_complexity"), f"pruning={self.pruning!r}"),
-        ]
-        for refused, what in unsupported:
-            if refused:
-                raise ValueError(f"{what} cannot be used with sparse X yet; pass a dense array "
-                                 "(X.toarray()).")
+        """What the sparse splitter does not do yet (:meth:`_refusals`): refuse it clearly."""
+        for what in self._refusals("sparse"):
+            raise ValueError(f"{what} cannot be used with sparse X yet; pass a dense array "
+                             "(X.toarray()).")
 
     def _check_multi_output(self):
-        """Several outputs are grown by the numeric kernels of one criterion: refuse the rest."""
-        unsupported = [
-            (self.is_categorical_.any(), "categorical features"),
-            (self.missing == "fractional", "missing='fractional'"),
-            (self.criterion == "gain_ratio", "criterion='gain_ratio'"),
-            (self.pruning not in (None, "cost_complexity"), f"pruning={self.pruning!r}"),
-        ]
-        for refused, what in unsupported:
-            if refused:
-                raise ValueError(f"{what} cannot be combined with several outputs (y of shape "
-                                 "(n_samples, n_outputs)).")
+        """Several outputs are grown by the numeric kernels of one criterion: refuse the rest
+        (:meth:`_refusals`, and categorical features, which the data decides)."""
+        refused = self._refusals("multi_output")
+        if self.is_categorical_.any():
+            refused.insert(0, "categorical features")
+        for what in refused:
+            if what == "monotonic_cst":  # scikit-learn's wording, which its tests match
+                raise ValueError("Monotonicity constraints are not supported with multiple "
+                                 "outputs.")
+            raise ValueError(f"y must be 1-D (n_samples,): {what} cannot be combined with "
+                             "several outputs (y of shape (n_samples, n_outputs)).")
 
     def _check_pruning(self):
         rules = self._pruning_rules
@@ -762,8 +790,7 @@ default="from_dtype"
         self
         """
         X_checked = self._encode_fit(X)
-        y = check_y(y, X_checked.shape[0], regression=False, estimator_name=type(self).__name__,
-                    multi_output=self._several_outputs())
+        y = self._check_y(y, X_checked.shape[0], regression=False)
         columns = [y] if y.ndim == 1 else [y[:, k] for k in range(y.shape[1])]
         class_weight = self.class_weight
         if y.ndim == 2 and class_weight is not None and class_weight != "balanced" and (
@@ -974,9 +1001,8 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self
         """
         X_checked = self._encode_fit(X)
-        y = check_y(y, X_checked.shape[0], regression=True, estimator_name=type(self).__name__,
-                    check_length=self.criterion != "poisson",
-                    multi_output=self._several_outputs())
+        y = self._check_y(y, X_checked.shape[0], regression=True,
+                          check_length=self.criterion != "poisson")
         if self.criterion == "poisson":  # before the length check, as scikit-learn does
             if np.any(y < 0):
                 raise ValueError("Some value(s) of y are negative which is not allowed for "
@@ -984,8 +1010,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
             if np.sum(y) <= 0:
                 raise ValueError("Sum of y is not positive which is necessary for Poisson "
                                  "regression.")
-            y = check_y(y, X_checked.shape[0], regression=True,
-                        estimator_name=type(self).__name__, multi_output=self._several_outputs())
+            y = self._check_y(y, X_checked.shape[0], regression=True)
         self._set_feature_names(X)
         # statistics per output: [w, sum w*y, c], or 4 columns for absolute error
         width = 4 if self.criterion == "absolute_error" else 3
@@ -1078,8 +1103,6 @@ class C45Classifier(DecisionTreeClassifier):
     """
 
     _min_branch_fraction = 0.1  # each side of a threshold: min(25, 0.1 * known weight / classes)
-    _multi_output = False  # gain ratio and fractional rows take one output
-    _accepts_sparse = False  # C4.5's rules are not in the sparse splitter
 
     def __init__(self, *, pruning_confidence=0.25, min_samples_leaf=2, max_depth=None,
                  categorical_features="from_dtype", n_jobs=None):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._base import numba_threads
-from ._validation import check_sample_weight, check_y
-from .kernels import decision_paths
+from ._validation import check_sample_weight, check_y, is_sparse
+from .kernels import decision_paths, decision_paths_csr
 from .kernels.pruning import (
     cost_complexity_sequence,
     error_based_leaf_cost,
@@ -215,11 +215,20 @@ def reduced_error_tree(estimator, X, y_val, sample_weight=None):
         y_code = _class_codes(estimator.classes_, y)
         prediction = np.argmax(tree.value[:, 0, :], axis=1).astype(np.float64)
     with numba_threads(estimator.n_jobs):
-        path, length = decision_paths(X, *tree._routing(), tree.max_depth)
+        path, length = _decision_paths(tree, X)
     leaf_error = node_validation_errors(path, length, np.asarray(y_code, np.float64), w,
                                         prediction, regression)
     collapse = subtree_replacement_collapse(tree.children_left, tree.children_right, leaf_error)
     return build_pruned_tree(tree, collapse)
+
+
+def _decision_paths(tree, X):
+    """Nodes each row of a validated ``X`` visits, root first (``path``, ``length``, as
+    :func:`fasttree.kernels.decision_paths` returns them); ``X`` dense or scipy.sparse."""
+    if is_sparse(X):
+        X = tree._check_input(X.tocsr())
+        return decision_paths_csr(X.data, X.indices, X.indptr, *tree._routing(), tree.max_depth)
+    return decision_paths(X, *tree._routing(), tree.max_depth)
 
 
 def _class_codes(classes, y):

@@ -503,3 +503,52 @@ def test_random_and_multioutput_estimators_equal_dense(kind, case, weighted):
         np.testing.assert_allclose(getattr(s.tree_, name), getattr(d.tree_, name), rtol=1e-12,
                                    err_msg=name)
     np.testing.assert_array_equal(s.predict(X.tocsr()), d.predict(dense))
+
+
+SPARSE_FORMATS = ("csr_matrix", "csc_matrix", "coo_matrix", "csr_array", "csc_array",
+                  "coo_array")
+
+
+@pytest.mark.parametrize("fmt", SPARSE_FORMATS)
+@pytest.mark.parametrize("task", ["classifier", "regressor"])
+def test_reduced_error_pruning_on_sparse_x_equals_dense(fmt, task):
+    """The hold-out split of pruning="reduced_error" takes the rows of a sparse X (it called
+    np.ascontiguousarray on the matrix: IndexError); same held-out rows, so the same tree."""
+    import fasttree
+
+    X, dense = make_sparse("mixed", n_samples=160, seed=5)
+    if task == "classifier":
+        y = make_target(dense, 3, seed=5)
+        Estimator = fasttree.DecisionTreeClassifier
+    else:
+        y = make_target(dense, None, seed=5)
+        Estimator = fasttree.DecisionTreeRegressor
+    w = np.random.default_rng(6).uniform(0.5, 2.0, dense.shape[0])
+    est = Estimator(pruning="reduced_error", random_state=0)
+    d = est.fit(dense, y, sample_weight=w)
+    s = Estimator(**est.get_params()).fit(getattr(sp, fmt)(X), y, sample_weight=w)
+    assert d.get_n_leaves() < Estimator().fit(dense, y, sample_weight=w).get_n_leaves()
+    for name in TREE_ARRAYS:
+        np.testing.assert_allclose(getattr(s.tree_, name), getattr(d.tree_, name), rtol=1e-12,
+                                   err_msg=name)
+    # the pruner itself on a sparse validation set: the same tree as on its dense twin
+    from fasttree import pruning
+
+    full = Estimator().fit(dense[:100], y[:100])
+    np.testing.assert_array_equal(
+        pruning.reduced_error(full, getattr(sp, fmt)(X[100:]), y[100:]).tree_.children_left,
+        pruning.reduced_error(full, dense[100:], y[100:]).tree_.children_left)
+
+
+@pytest.mark.parametrize("rule", ["error_based", "minimum_error", "pessimistic"])
+def test_training_count_pruners_on_sparse_x_equal_dense(rule):
+    """The rules that read only the tree's training counts take a sparse X as well."""
+    import fasttree
+
+    X, dense = make_sparse("mixed", n_samples=160, seed=7)
+    y = make_target(dense, 2, seed=7)
+    d = fasttree.DecisionTreeClassifier(pruning=rule).fit(dense, y)
+    s = fasttree.DecisionTreeClassifier(pruning=rule).fit(X, y)
+    for name in TREE_ARRAYS:
+        np.testing.assert_allclose(getattr(s.tree_, name), getattr(d.tree_, name), rtol=1e-12,
+                                   err_msg=name)
