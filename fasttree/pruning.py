@@ -132,8 +132,28 @@ def _classification_counts(estimator, rule):
     return n_rows, n_majority
 
 
-def cost_complexity_path(tree):
-    """The pruning path of a tree: see :class:`PruningPath` (kernel: weakest-link sequence)."""
+def cost_complexity_path(estimator):
+    """The minimal cost-complexity pruning path of a fitted tree.
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier or DecisionTreeRegressor, or Tree
+        Like every other function of this module, an estimator; its ``tree_`` is accepted too.
+
+    Returns
+    -------
+    PruningPath
+        The effective alphas of the weakest-link sequence and the total leaf impurity after
+        each step (scikit-learn's ``cost_complexity_pruning_path`` of this very tree).
+    """
+    if isinstance(estimator, Tree):
+        tree = estimator
+    elif hasattr(estimator, "_check_is_fitted"):
+        estimator._check_is_fitted()
+        tree = estimator.tree_
+    else:
+        raise TypeError("cost_complexity_path takes a fitted fasttree estimator (or its tree_); "
+                        f"got {type(estimator).__name__}.")
     alphas, impurities, _ = cost_complexity_sequence(
         tree.children_left, tree.children_right, tree.weighted_n_node_samples, tree.impurity)
     return PruningPath(ccp_alphas=alphas, impurities=impurities)

@@ -330,3 +330,20 @@ def test_cost_complexity_hand_computed():
     assert leaves_of(pruning.cost_complexity(est, alpha_2)) == {1, 2}
     assert leaves_of(pruning.cost_complexity(est, alpha_2 * 0.999)) == {1, 3, 4}
     assert leaves_of(pruning.cost_complexity(est, alpha_0_after)) == {0}
+
+
+def test_cost_complexity_path_takes_the_estimator_like_the_other_pruners():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=300, n_features=6, random_state=3)
+    est = DecisionTreeClassifier(random_state=0).fit(X, y)
+    path = pruning.cost_complexity_path(est)
+    from_tree = pruning.cost_complexity_path(est.tree_)
+    np.testing.assert_array_equal(path.ccp_alphas, from_tree.ccp_alphas)
+    np.testing.assert_array_equal(path.impurities, from_tree.impurities)
+    expected = est.cost_complexity_pruning_path(X, y)
+    np.testing.assert_allclose(path.ccp_alphas, expected.ccp_alphas)
+    with pytest.raises(fasttree.NotFittedError):
+        pruning.cost_complexity_path(DecisionTreeClassifier())
+    with pytest.raises(TypeError, match="fitted fasttree estimator"):
+        pruning.cost_complexity_path(X)
