@@ -28,22 +28,45 @@ def check_fitted_tree(estimator, caller):
     estimator._check_is_fitted()
 
 
-def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show_weights=False):
-    """Render a fitted fasttree estimator as indented text, scikit-learn's ``export_text`` layout.
+def _names(values, name):
+    """``values`` as a list of names; ``ValueError`` unless it is a 1-D sequence."""
+    if isinstance(values, str):
+        raise ValueError(f"{name} must be a 1-D sequence of names; got the str {values!r}.")
+    array = np.asarray(values, dtype=object)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D sequence of names; got an array of shape "
+                         f"{array.shape}.")
+    return list(array)
 
-    Every kind of split node is shown: ``humidity <= 75.00`` / ``humidity >  75.00`` for a
-    threshold, ``color in {red, blue}`` for each side of a subset split, ``outlook = sunny`` for
-    each branch of a multiway split.  Where the feature had missing values in training, the
-    branch that takes them is marked ``(missing → left)``, ``(missing → right)`` or
-    ``(missing)`` (not in trees grown with C4.5's fractional rows, where they take every branch).
+
+def export_text(decision_tree, *, feature_names=None, class_names=None, max_depth=10, spacing=3,
+                decimals=2, show_weights=False):
+    """Render a fitted fasttree estimator as indented text (scikit-learn's ``export_text``).
+
+    For a tree of binary numeric splits the text equals scikit-learn's ``export_text`` of
+    ``decision_tree.to_sklearn()`` called with the same arguments.  Every other kind of split
+    node is shown too: ``color in {red, blue}`` for each side of a subset split, ``outlook =
+    sunny`` for each branch of a multiway split.  Where the split feature had missing values in
+    training, the branch that takes them is marked ``(missing → left)``, ``(missing → right)``
+    or ``(missing)``; in a tree grown with C4.5's fractional rows, where a missing value goes
+    down every branch with a share of its weight, every branch of such a node is marked
+    ``(missing → every branch)``.
 
     Parameters
     ----------
-    estimator : fitted fasttree estimator
+    decision_tree : fitted fasttree estimator
     feature_names : sequence of str, optional
-        Names of the features; defaults to ``feature_names_in_`` or ``feature_0, feature_1, ...``.
-    max_depth : int, default=10
-        Deeper nodes are summarised as ``truncated branch of depth N``.
+        Names of the features; defaults to ``feature_names_in_`` (fitted on a DataFrame), else
+        ``feature_0, feature_1, ...``.
+    class_names : sequence of str, optional
+        Names of the classes of a single-output classifier, one per entry of ``classes_`` in
+        its order; None shows the labels in ``classes_``.  Ignored for a regressor.
+    max_depth : int or None, default=10
+        Splits are shown down to depth ``max_depth`` (the root's is depth 0); a deeper subtree
+        is summarised as ``truncated branch of depth N``, ``N`` its number of levels (a leaf
+        there is shown).  None shows the whole tree.
+    spacing : int, default=3
+        Width of one level of indentation (the ``-`` and spaces after each ``|``).
     decimals : int, default=2
         Decimals shown for thresholds and values.
     show_weights : bool, default=False
@@ -51,27 +74,43 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
 
     Returns
     -------
-    text : str
+    report : str
     """
-    check_fitted_tree(estimator, "export_text")
-    tree = estimator.tree_
+    if feature_names is not None:
+        feature_names = _names(feature_names, "feature_names")
+    if class_names is not None:
+        class_names = _names(class_names, "class_names")
+    check_fitted_tree(decision_tree, "export_text")
+    _check_int(max_depth, "max_depth", allow_none=True)
+    _check_int(spacing, "spacing", allow_none=False, low=1)
+    _check_int(decimals, "decimals", allow_none=False)
+    if not isinstance(show_weights, (bool, np.bool_)):
+        raise TypeError(f"show_weights must be a bool; got {show_weights!r}.")
+    tree = decision_tree.tree_
+    n_outputs = tree.n_outputs
+    # one output: classes_ is the classes; several: a list of them, one per output
+    classes = getattr(decision_tree, "classes_", None)
+    classes_per_output = None if classes is None else (
+        [classes] if n_outputs == 1 else list(classes))
+    if class_names is not None and classes is not None:
+        if n_outputs != 1:
+            raise ValueError("class_names names the classes of a tree of one output; this tree "
+                             f"has {n_outputs} outputs.")
+        if len(class_names) != len(classes):  # scikit-learn's wording
+            raise ValueError(
+                "When `class_names` is an array, it should contain as many items as "
+                f"`decision_tree.classes_`. Got {len(class_names)} while the tree was fitted "
+                f"with {len(classes)} classes.")
+        classes_per_output = [class_names]
     if feature_names is None:
-        feature_names = getattr(estimator, "feature_names_in_", None)
+        feature_names = getattr(decision_tree, "feature_names_in_", None)
     if feature_names is None:
         feature_names = [f"feature_{i}" for i in range(tree.n_features)]
     feature_names = list(feature_names)
-    if len(feature_names) != tree.n_features:
-        raise ValueError(
-            f"feature_names has {len(feature_names)} names; the tree has {tree.n_features} "
-            "features.")
-    classes = getattr(estimator, "classes_", None)
-    wording = _Wording(estimator, feature_names)
-    lines = []
-
-    n_outputs = tree.n_outputs
-    # one output: classes_ is the classes; several: a list of them, one per output
-    classes_per_output = None if classes is None else (
-        [classes] if n_outputs == 1 else list(classes))
+    if len(feature_names) != tree.n_features:  # scikit-learn's wording
+        raise ValueError(f"feature_names must contain {tree.n_features} elements, got "
+                         f"{len(feature_names)}")
+    wording = _Wording(decision_tree, feature_names)
 
     def leaf_text(node):
         if classes is None:
@@ -96,23 +135,26 @@ def export_text(estimator, *, feature_names=None, max_depth=10, decimals=2, show
         m = wording.missing_branch(node)
         if m is not None:
             texts[m] += f" ({wording.missing_text(node, m)})"
+        elif wording.shares_missing(node):
+            texts = [f"{text} ({wording.shared_missing_text()})" for text in texts]
         return texts
 
     # Iterative depth-first walk (a full-depth tree can be deeper than Python's recursion limit).
     # The stack holds nodes to expand and ready-made lines; children are pushed last-first, each
     # after the line that opens it, so every branch prints its line, then its whole subtree.
+    lines = []
     stack = [(0, 0, None)]
     while stack:
         node, depth, line = stack.pop()
         if line is not None:
             lines.append(line)
             continue
-        indent = "|   " * depth + "|--- "
+        indent = ("|" + " " * spacing) * depth + "|" + "-" * spacing + " "
         if tree.children_left[node] == -1:
             lines.append(indent + leaf_text(node))
             continue
-        if depth >= max_depth:
-            lines.append(indent + f"truncated branch of depth {_subtree_depth(tree, node)}")
+        if max_depth is not None and depth > max_depth:
+            lines.append(indent + f"truncated branch of depth {_subtree_depth(tree, node) + 1}")
             continue
         texts = branch_conditions(node)
         children = range(tree.children_left[node], tree.children_right[node] + 1)
@@ -200,6 +242,11 @@ class _Wording:
         branch with a share of its weight (C4.5's fractional rows)."""
         return bool(self.had_missing[self.tree.feature[node]] and self.tree.fractional_missing)
 
+    @staticmethod
+    def shared_missing_text(arrow="→"):
+        """What a node whose missing values go down every branch (``shares_missing``) says."""
+        return f"missing {arrow} every branch"
+
     def missing_text(self, node, branch, arrow="→"):
         """``missing → left`` / ``missing → right`` for a binary split, ``missing`` for a
         branch of a multiway split."""
@@ -230,11 +277,14 @@ def _color_brew(n):
     return colors
 
 
-def _check_int(value, name, allow_none):
+def _check_int(value, name, allow_none, low=0):
+    """``ValueError`` unless ``value`` is an int of at least ``low`` (0 or 1), or None where
+    allowed."""
     if value is None and allow_none:
         return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"{name} must be a non-negative int{' or None' if allow_none else ''};"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        kind = "non-negative" if low == 0 else "positive"
+        raise ValueError(f"{name} must be a {kind} int{' or None' if allow_none else ''};"
                          f" got {value!r}.")
 
 
@@ -315,7 +365,7 @@ class NodeLabels:
             if m is not None and tree.split_kind[node] != SPLIT_MULTIWAY:
                 lines.append(self.wording.missing_text(node, m, arrow))
             elif self.wording.shares_missing(node):
-                lines.append(f"missing {arrow} every branch")
+                lines.append(self.wording.shared_missing_text(arrow))
         if self.impurity:
             lines.append(f"{self.criterion + ' = ' if named else ''}"
                          f"{self._round(tree.impurity[node])}")

@@ -205,6 +205,25 @@ def test_label_text_matches_export_text_wording():
     assert f'0 [label="{condition}\\n' in export_graphviz(est, feature_names=names)
 
 
+def test_export_text_marks_fractional_missing_on_every_branch():
+    """C4.5's fractional rows: each branch line of a node whose feature had missing values in
+    training reads ``(missing → every branch)``, the words of export_graphviz's line."""
+    X, y = _load("heart_disease.csv")
+    est = C45Classifier(max_depth=3).fit(X, y)
+    tree = est.tree_
+    assert tree.fractional_missing
+    marker = "missing → every branch"
+    assert marker in export_graphviz(est)
+    lines = fasttree.export_text(est).splitlines()
+    marked = [line for line in lines if line.endswith(f" ({marker})")]
+    internal = np.flatnonzero(tree.children_left != -1)
+    shared = internal[est.missing_in_fit_[tree.feature[internal]]]
+    assert len(shared) > 0 and len(shared) < len(internal)  # both kinds of node are shown
+    n_branches = tree.children_right - tree.children_left + 1
+    assert len(marked) == int(n_branches[shared].sum())
+    assert sum("missing" in line for line in lines) == len(marked)
+
+
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"label": "some"}, ValueError, "label"),
     ({"precision": -1}, ValueError, "precision"),

@@ -154,6 +154,86 @@ def test_sklearn_export_text_of_converted_tree():
     assert fasttree.export_text(reg) == sklearn.tree.export_text(reg.to_sklearn())
 
 
+def test_export_text_max_depth_counts_as_sklearn():
+    """max_depth=0 prints the root's split and its leaves; every depth truncates where
+    scikit-learn's does, with the same ``truncated branch of depth N``."""
+    stump = DecisionTreeRegressor(max_depth=1).fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
+    assert fasttree.export_text(stump, feature_names=["x"], max_depth=0) == (
+        "|--- x <= 1.50\n|   |--- value: [0.00]\n|--- x >  1.50\n|   |--- value: [1.00]\n")
+    clf = DecisionTreeClassifier(max_depth=5).fit(IRIS_X, IRIS_Y)
+    reg = DecisionTreeRegressor(max_depth=5).fit(DIAB_X, DIAB_Y)
+    for est in (clf, reg):
+        for max_depth in range(6):
+            assert fasttree.export_text(est, max_depth=max_depth) == sklearn.tree.export_text(
+                est.to_sklearn(), max_depth=max_depth), max_depth
+    assert "truncated branch of depth 2" in fasttree.export_text(clf, max_depth=2)
+
+
+def test_export_text_spacing_as_sklearn():
+    est = DecisionTreeClassifier(max_depth=3).fit(IRIS_X, IRIS_Y)
+    assert fasttree.export_text(est, spacing=1, max_depth=0) == (
+        "|- feature_2 <= 2.45\n| |- class: 0\n|- feature_2 >  2.45\n"
+        "| |- truncated branch of depth 3\n")
+    for spacing in (1, 2, 5):
+        assert fasttree.export_text(est, spacing=spacing, show_weights=True) == \
+            sklearn.tree.export_text(est.to_sklearn(), spacing=spacing, show_weights=True)
+
+
+@pytest.mark.parametrize("constructor", [list, np.array, tuple])
+def test_export_text_class_names_as_sklearn(constructor):
+    est = DecisionTreeClassifier(max_depth=2).fit(IRIS_X, IRIS_Y)
+    names = constructor(["setosa", "versicolor", "virginica"])
+    text = fasttree.export_text(est, class_names=names)
+    assert "class: setosa" in text and "class: 0" not in text
+    assert text == sklearn.tree.export_text(est.to_sklearn(), class_names=names)
+    # the given names replace the labels in classes_, by position
+    strings = DecisionTreeClassifier(max_depth=2).fit(IRIS_X, np.array(["a", "b", "c"])[IRIS_Y])
+    assert fasttree.export_text(strings, class_names=names) == text
+
+
+def _sklearn_message(call, *args, **kwargs):
+    with pytest.raises(ValueError) as info:
+        call(*args, **kwargs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"feature_names": ["a"]},
+    {"feature_names": ["a", "b", "c", "d", "e"]},
+    {"class_names": ["a"]},
+    {"class_names": ["a", "b", "c", "d"]},
+])
+def test_export_text_errors_worded_as_sklearn(kwargs):
+    est = DecisionTreeClassifier(max_depth=2).fit(IRIS_X, IRIS_Y)
+    expected = _sklearn_message(sklearn.tree.export_text, est.to_sklearn(), **kwargs)
+    assert _sklearn_message(fasttree.export_text, est, **kwargs) == expected
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"max_depth": -1}, ValueError, "max_depth must be a non-negative int or None"),
+    ({"max_depth": 1.5}, ValueError, "max_depth"),
+    ({"spacing": 0}, ValueError, "spacing must be a positive int"),
+    ({"spacing": None}, ValueError, "spacing"),
+    ({"decimals": -1}, ValueError, "decimals must be a non-negative int"),
+    ({"show_weights": 1}, TypeError, "show_weights must be a bool"),
+    ({"feature_names": "abcd"}, ValueError, "feature_names must be a 1-D sequence"),
+    ({"feature_names": [["a", "b", "c", "d"]]}, ValueError, "feature_names must be a 1-D"),
+    ({"class_names": "abc"}, ValueError, "class_names must be a 1-D sequence"),
+])
+def test_export_text_bad_arguments(kwargs, error, match):
+    est = DecisionTreeClassifier(max_depth=2).fit(IRIS_X, IRIS_Y)
+    with pytest.raises(error, match=match):
+        fasttree.export_text(est, **kwargs)
+
+
+def test_export_text_class_names_of_several_outputs_refused():
+    y = np.column_stack([IRIS_Y, IRIS_Y % 2])
+    est = DecisionTreeClassifier(max_depth=2).fit(IRIS_X, y)
+    assert "class: [" in fasttree.export_text(est)
+    with pytest.raises(ValueError, match="class_names.*one output"):
+        fasttree.export_text(est, class_names=["a", "b", "c"])
+
+
 @pytest.mark.parametrize("est, X, y", [
     (DecisionTreeClassifier(random_state=0), IRIS_X, IRIS_Y),
     (DecisionTreeClassifier(max_depth=4), IRIS_X, np.array(["a", "b", "c"])[IRIS_Y]),
