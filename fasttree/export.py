@@ -23,8 +23,10 @@ def check_fitted_tree(estimator, caller):
     """``TypeError`` unless ``estimator`` is a fasttree tree estimator; ``NotFittedError`` unless
     it is fitted."""
     if not isinstance(estimator, _BaseDecisionTree):
-        raise TypeError(f"{caller} takes a fitted fasttree tree estimator; got "
-                        f"{type(estimator).__name__}.")
+        # scikit-learn's wording for an object that is no estimator at all (a Tree, an array)
+        got = (f"{type(estimator).__name__}" if hasattr(estimator, "fit")
+               else f"{type(estimator).__name__}, which is not an estimator instance")
+        raise TypeError(f"{caller} takes a fitted fasttree tree estimator; got {got}.")
     estimator._check_is_fitted()
 
 

@@ -1,9 +1,9 @@
 """Run a test module of the installed scikit-learn against fasttree's estimators.
 
-The module's source is read, fasttree's tree estimators are imported in place of scikit-learn's
-just before an anchor line (after the module's own imports, before anything uses the names), and
-the source is executed; its ``test_*`` functions are then collected by pytest unchanged from the
-calling test module.  No test body is edited.
+The module's source is read, fasttree's tree estimators and export functions are imported in
+place of scikit-learn's just before an anchor line (after the module's own imports, before
+anything uses the names), and the source is executed; its ``test_*`` functions are then
+collected by pytest unchanged from the calling test module.  No test body is edited.
 """
 
 import inspect
@@ -15,12 +15,15 @@ from fasttree import (  # fasttree in place of scikit-learn
     DecisionTreeRegressor,
     ExtraTreeClassifier,
     ExtraTreeRegressor,
+    export_graphviz,
+    export_text,
+    plot_tree,
 )
 """
 
 
 def load_suite(package, filename, anchor, module_name):
-    """Execute ``filename`` of the imported test ``package`` with fasttree's estimators rebound
+    """Execute ``filename`` of the imported test ``package`` with fasttree's names rebound
     before the first line equal to ``anchor``, as module ``module_name`` (the collecting test
     module's, so that pytest reports the tests there); returns its namespace."""
     source_path = Path(package.__file__).parent / filename

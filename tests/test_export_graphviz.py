@@ -246,7 +246,11 @@ def test_not_fitted():
 
 
 def test_not_a_fasttree_tree():
-    converted = FITTED["classifier"]().to_sklearn()
+    est = FITTED["classifier"]()
+    converted = est.to_sklearn()
     for function in (export_graphviz, fasttree.export_text, fasttree.plot_tree):
         with pytest.raises(TypeError, match="fasttree tree estimator"):
             function(converted)
+        # scikit-learn's words (its test_export.py matches them) for what is no estimator
+        with pytest.raises(TypeError, match="got Tree, which is not an estimator instance"):
+            function(est.tree_)
