@@ -114,9 +114,17 @@ _WORKQUEUE_LOCK = threading.RLock()
 _warned_one_thread = []
 
 
+#: predictions for fewer rows than this walk the tree on one thread: the walk takes less time than
+#: waking the other threads (and much less than waiting for them on a busy machine)
+SMALL_PREDICTION_ROWS = 4096
+
+
 @contextmanager
-def numba_threads(n_jobs):
+def numba_threads(n_jobs, n_rows=None):
     """Run the body with numba's thread count set for ``n_jobs``; always restore it.
+
+    ``n_rows``, the rows a prediction walks: fewer than ``SMALL_PREDICTION_ROWS`` run on one
+    thread (the result is the same on any number of threads).
 
     Every call into fasttree's kernels runs inside this: on numba's ``workqueue`` layer it also
     holds a process-wide lock, so fits on concurrent Python threads take turns instead of
@@ -124,6 +132,8 @@ def numba_threads(n_jobs):
     kernels run on one thread (see :mod:`fasttree._jit`), which is said once with a warning.
     """
     n_threads = resolve_n_jobs(n_jobs)
+    if n_rows is not None and n_rows < SMALL_PREDICTION_ROWS:
+        n_threads = 1
     previous = numba.get_num_threads()
     numba.set_num_threads(n_threads)  # also starts numba's threading layer, so it is known below
     if forked_from_openmp():

@@ -530,7 +530,7 @@ class _BaseDecisionTree(BaseEstimator):
         X_leaves : ndarray of shape (n_samples,), int64
         """
         X = self._validate_X_predict(X)
-        with numba_threads(self.n_jobs):
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
             return self.tree_.apply(X).astype(np.int64)
 
     def decision_path(self, X):
@@ -541,7 +541,7 @@ class _BaseDecisionTree(BaseEstimator):
         indicator : scipy.sparse.csr_matrix of shape (n_samples, node_count)
         """
         X = self._validate_X_predict(X)
-        with numba_threads(self.n_jobs):
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
             return self.tree_.decision_path(X)
 
     def get_depth(self):
@@ -853,7 +853,7 @@ default="from_dtype"
             One array per output when the tree has several outputs (scikit-learn's layout).
         """
         X = self._validate_X_predict(X)
-        with numba_threads(self.n_jobs):
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
             if self.n_outputs_ == 1:
                 return self.tree_.predict_value(X)
             proba = self.tree_.value[self.tree_.apply(X)]
@@ -875,7 +875,7 @@ default="from_dtype"
         y_pred : ndarray of shape (n_samples,), or (n_samples, n_outputs) for several outputs
         """
         X = self._validate_X_predict(X)
-        with numba_threads(self.n_jobs):
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
             if self.tree_.fractional_missing:
                 return self.classes_[np.argmax(self.tree_.predict_value(X), axis=1)]
             leaves = self.tree_.apply(X)
@@ -1025,7 +1025,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         y_pred : ndarray of shape (n_samples,), float64
         """
         X = self._validate_X_predict(X)
-        with numba_threads(self.n_jobs):
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
             if self.n_outputs_ == 1:
                 return self.tree_.predict_value(X)[:, 0]
             return self.tree_.value[self.tree_.apply(X), :, 0]

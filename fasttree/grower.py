@@ -14,6 +14,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from ._dtypes import (
@@ -40,6 +41,12 @@ from .tree import TREE_UNDEFINED, Tree
 # scikit-learn's tolerance: a node whose impurity is at most this is pure, and a split must improve
 # by at least min_impurity_decrease - EPSILON.
 EPSILON = np.finfo(np.float64).eps
+
+# A level whose nodes hold fewer (rows x features) than this runs on one thread: its kernels take
+# tens of microseconds, less than waking the other threads costs (far less than it costs when
+# the cores are busy with other processes, where a parallel region waits for a descheduled
+# thread). Thread counts never change the tree, only who computes it.
+SMALL_LEVEL_WORK = 1 << 17
 
 CLASSIFICATION_CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
                            "log_loss": CRITERION_ENTROPY, "gain_ratio": CRITERION_ENTROPY}
@@ -347,6 +354,7 @@ class TreeGrower:
             parent [start ........................................ end)
             child  [start, +rows of branch 0) [.., +rows of branch 1) ... [.., end)
         """
+        self._set_level_threads(int(np.sum(batch.end[rows] - batch.start[rows])))
         take = lambda name: np.ascontiguousarray(getattr(batch, name)[rows])  # noqa: E731
         feature, n_branches, n_left = take("feature"), take("n_branches"), take("n_left")
         start, end, branch_rows = self._splitter.split(
@@ -416,6 +424,10 @@ class TreeGrower:
     def grow(self):
         """Grow the tree and return it as a :class:`~fasttree.tree.Tree`."""
         t_total = time.perf_counter()
+        self._n_threads = numba.get_num_threads()  # the fit's (numba_threads), restored after
+        # the presort too: a small table is sorted on one thread
+        self._set_level_threads(self.X.shape[0] if self.splitter is None
+                                else self.splitter.n_samples)
         self._splitter = self._make_splitter() if self.splitter is None else self.splitter
         self._batches = []
         self._n_nodes = 0
@@ -437,7 +449,14 @@ class TreeGrower:
         self.timings["total"] = time.perf_counter() - t_total
         # release the working layout (several times the size of X) as soon as the tree exists
         del self._splitter, self._batches, self._links
+        numba.set_num_threads(self._n_threads)
         return tree
+
+    def _set_level_threads(self, n_rows):
+        """One thread for a level of fewer than SMALL_LEVEL_WORK rows x features, else the
+        fit's threads."""
+        small = n_rows * self.n_features < SMALL_LEVEL_WORK
+        numba.set_num_threads(1 if small else self._n_threads)
 
     def _grow_level_wise(self, batch):
         progress = _progress.get()

@@ -1,0 +1,82 @@
+"""Small fits idle and under load: one 235-row fit on the default threads and with ``n_jobs=1``,
+and 10-fold cross-validation of full-depth trees on 300 x 6 against scikit-learn.
+
+    python asv_bench/small_fits.py            # idle machine
+    python asv_bench/small_fits.py --load 2   # with two busy processes beside it
+
+Prints the best and the median of the repeats, in milliseconds.  Timings, not tests: compare
+the rows of one run.
+"""
+
+import argparse
+import multiprocessing
+import statistics
+import time
+
+import numpy as np
+
+
+def _spin(stop):
+    while not stop.is_set():
+        pass
+
+
+def timed(call, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return 1e3 * min(times), 1e3 * statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--load", type=int, default=0, help="busy processes to run beside")
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+
+    from sklearn.datasets import make_classification, make_regression
+    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn import tree as sktree
+
+    import fasttree
+    from fasttree.datasets import load_ionosphere
+
+    data = load_ionosphere()
+    X, y = data.X[:235], data.y[:235]
+    Xc, yc = make_classification(300, 6, n_informative=4, random_state=0)
+    Xr, yr = make_regression(300, 6, noise=1.0, random_state=0)
+    folds = KFold(10, shuffle=True, random_state=0)
+    cases = {
+        "235-row fit, default threads": lambda: fasttree.DecisionTreeClassifier().fit(X, y),
+        "235-row fit, n_jobs=1": lambda: fasttree.DecisionTreeClassifier(n_jobs=1).fit(X, y),
+        "10-fold CV 300 x 6 classifier, fasttree": lambda: cross_val_score(
+            fasttree.DecisionTreeClassifier(random_state=0), Xc, yc, cv=folds),
+        "10-fold CV 300 x 6 classifier, scikit-learn": lambda: cross_val_score(
+            sktree.DecisionTreeClassifier(random_state=0), Xc, yc, cv=folds),
+        "10-fold CV 300 x 6 regressor, fasttree": lambda: cross_val_score(
+            fasttree.DecisionTreeRegressor(random_state=0), Xr, yr, cv=folds),
+        "10-fold CV 300 x 6 regressor, scikit-learn": lambda: cross_val_score(
+            sktree.DecisionTreeRegressor(random_state=0), Xr, yr, cv=folds),
+    }
+    for call in cases.values():  # compile and warm up
+        call()
+    stop = multiprocessing.Event()
+    busy = [multiprocessing.Process(target=_spin, args=(stop,)) for _ in range(args.load)]
+    for process in busy:
+        process.start()
+    try:
+        print(f"{args.load} busy processes; best / median of {args.repeats}, ms")
+        for name, call in cases.items():
+            best, median = timed(call, args.repeats)
+            print(f"  {name:45s} {best:8.2f} {median:8.2f}")
+    finally:
+        stop.set()
+        for process in busy:
+            process.join()
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
