@@ -69,14 +69,14 @@ def _wait_alive(client, addresses, wait_for, timeout, step):
     for _ in range(SETUP_TIMEOUTS):
         try:
             return wait_for(timeout)
-        except OSError as exc:
-            raise RuntimeError(f"{step} failed: a worker of {addresses} is gone "
-                               f"({type(exc).__name__}: {exc}).") from exc
-        except TimeoutError:
+        except TimeoutError:  # first: a subclass of OSError, and a slow step, not a lost worker
             gone = sorted(set(addresses) - set(client.nthreads()))
             if gone:
                 raise RuntimeError(f"worker {gone[0]} left while {step} (timeout="
                                    f"{timeout:g} s).") from None
+        except OSError as exc:
+            raise RuntimeError(f"{step} failed: a worker of {addresses} is gone "
+                               f"({type(exc).__name__}: {exc}).") from exc
     raise RuntimeError(f"{step} on {addresses} took more than {SETUP_TIMEOUTS} x timeout="
                        f"{timeout:g} s.")
 

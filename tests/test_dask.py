@@ -364,3 +364,29 @@ def test_import_fasttree_does_not_import_dask():
     code = ("import sys, fasttree; "
             "assert not {'dask', 'distributed'} & set(sys.modules), 'dask imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=os.getcwd())
+
+
+def test_slow_set_up_step_waits_instead_of_calling_its_workers_gone():
+    """A step slower than ``timeout`` (kernels compiling on a busy worker) is waited for again
+    while its workers live: TimeoutError is a subclass of OSError, which means a lost worker."""
+    answers = iter([TimeoutError("timed out after 60 s"), TimeoutError("again"), "done"])
+
+    def wait_for(seconds):
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    class Alive:
+        def nthreads(self):
+            return {"tcp://a:1": 1}
+
+    assert fdask._wait_alive(Alive(), ["tcp://a:1"], wait_for, 60, "presorting") == "done"
+
+    class Gone:
+        def nthreads(self):
+            return {}
+
+    with pytest.raises(RuntimeError, match="left while presorting"):
+        fdask._wait_alive(Gone(), ["tcp://a:1"], lambda s: (_ for _ in ()).throw(TimeoutError()),
+                          60, "presorting")
