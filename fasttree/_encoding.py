@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from ._dtypes import X_DTYPE
+from ._frames import display_name, is_missing
 from ._validation import is_dataframe
 
 #: Most categories a categorical feature may have (codes must be exact in float32).
@@ -21,20 +22,6 @@ def _is_categorical_dtype(dtype):
     name = str(dtype)
     return name in ("category", "object", "bool", "boolean") or name.startswith("string") or (
         getattr(dtype, "kind", "") in "OSUb")
-
-
-def _is_missing(values):
-    """Missing cells of an object column: None, NaN, pandas NA/NaT."""
-    out = np.zeros(len(values), dtype=bool)
-    for i, v in enumerate(values):
-        if v is None or (isinstance(v, float) and v != v):
-            out[i] = True
-        else:
-            try:
-                out[i] = bool(v != v)  # NaN-like scalars (numpy floats, pd.NA raises)
-            except (TypeError, ValueError):
-                out[i] = type(v).__name__ in ("NAType", "NaTType")
-    return out
 
 
 def _column_is_textual(values):
@@ -93,8 +80,9 @@ def resolve_categorical(X, categorical_features, n_features):
         mask = np.zeros(n_features, dtype=bool)
         for name in spec.ravel():
             if name not in names:
-                raise ValueError(f"categorical_features names {name!r}, which is not a column "
-                                 f"of X; columns are {names}.")
+                raise ValueError(
+                    f"categorical_features names {display_name(name)}, which is not a column of "
+                    f"X; columns are [{', '.join(display_name(c) for c in names)}].")
             mask[names.index(name)] = True
         return mask
     if spec.dtype.kind in "iu":
@@ -134,7 +122,7 @@ def fit_categories(X, is_categorical):
             cats = np.unique(values[~np.isnan(values)] if values.dtype.kind == "f" else values)
         else:
             values = np.asarray(col.to_numpy() if hasattr(col, "to_numpy") else col, dtype=object)
-            known = values[~_is_missing(values)]
+            known = values[~is_missing(values)]
             odd = [v for v in known.tolist()
                    if not isinstance(v, (str, bytes, numbers.Number, np.bool_))]
             if odd:
@@ -177,7 +165,7 @@ def encode(X, is_categorical, categories, numeric_matrix):
 def _missing_mask(col, values):
     if hasattr(col, "isna"):  # a pandas Series: pandas knows its own missing markers
         return np.asarray(col.isna(), dtype=bool)
-    return _is_missing(values)
+    return is_missing(values)
 
 
 def _codes(col, categories):

@@ -137,10 +137,34 @@ def _normalize_pandas(X):
     return X
 
 
+def display_name(column):
+    """A column name as messages print it: ``'Island'``, never ``np.str_('Island')``."""
+    return repr(column.item() if isinstance(column, np.generic) else column)
+
+
 def unsupported_column(name, column, dtype):
     """The error for a column whose type is neither numeric nor categorical."""
-    return TypeError(f"{name} column {column!r} has type {dtype}, which fasttree cannot read; "
-                     "convert it to numbers, strings or a categorical first.")
+    return TypeError(f"{name} column {display_name(column)} has type {dtype}, which fasttree "
+                     "cannot read; convert it to numbers, strings or a categorical first.")
+
+
+def is_missing(values):
+    """Missing cells of a 1-D object array: None, NaN, pandas NA and NaT."""
+    values = np.asarray(values, dtype=object)
+    try:  # vectorised: NaN and NaT differ from themselves, None equals None
+        return np.asarray(values != values, dtype=bool) | np.equal(values, None)
+    except (TypeError, ValueError):  # pd.NA's comparisons give NA, which has no truth value
+        pass
+    out = np.zeros(len(values), dtype=bool)
+    for i, v in enumerate(values):
+        if v is None or (isinstance(v, float) and v != v):
+            out[i] = True
+        else:
+            try:
+                out[i] = bool(v != v)  # NaN-like scalars (numpy floats, NaT; pd.NA raises)
+            except (TypeError, ValueError):
+                out[i] = type(v).__name__ in ("NAType", "NaTType")
+    return out
 
 
 # -- polars ----------------------------------------------------------------------------------------

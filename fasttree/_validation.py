@@ -6,7 +6,14 @@ import warnings
 import numpy as np
 
 from ._dtypes import FLOAT_DTYPE, INDEX_DTYPE, X_DTYPE
-from ._frames import as_vector, column_names, is_dataframe, unsupported_column
+from ._frames import (
+    as_vector,
+    column_names,
+    display_name,
+    is_dataframe,
+    is_missing,
+    unsupported_column,
+)
 from .exceptions import data_conversion_warning
 
 _FLOAT32_MAX = np.finfo(np.float32).max
@@ -30,8 +37,9 @@ def check_sparse_X(X, *, fmt, name="X"):
         Not 2-D, empty, NaN (sparse input has no missing values, as in scikit-learn), infinity,
         or a value too large for float32.
     """
-    if len(X.shape) != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D sparse matrix; got shape {X.shape}.")
+    if len(X.shape) != 2:
+        raise ValueError(f"{name} must be a 2-D sparse matrix; got shape {X.shape}.")
+    _check_not_empty(X.shape)
     if X.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric; got a sparse matrix of dtype {X.dtype}.")
     if X.shape[0] >= np.iinfo(INDEX_DTYPE).max:
@@ -119,7 +127,49 @@ def check_feature_names(estimator, X, *, reset):
     raise ValueError(message)
 
 
-def check_X(X, *, order, name="X"):
+def _check_not_empty(shape):
+    """scikit-learn's errors (``check_array``'s wording) for no rows or no columns."""
+    for count, what in ((shape[0], "sample"), (shape[1], "feature")):
+        if count == 0:
+            raise ValueError(f"Found array with 0 {what}(s) (shape={tuple(shape)}) while a "
+                             "minimum of 1 is required.")
+
+
+def _check_2d(X, arr, name):
+    """scikit-learn's errors (``check_array``'s wording) for input that is not 2-D."""
+    if arr.ndim == 2:
+        return
+    if arr.ndim == 1 and type(X).__module__.startswith("pandas") and hasattr(X, "to_frame"):
+        raise ValueError(  # one row of a DataFrame, X.iloc[i], is a Series
+            f"Expected a 2-dimensional container but got {type(X)} instead. Pass a DataFrame "
+            "containing a single row (i.e. single sample) or a single column (i.e. single "
+            "feature) instead. X.iloc[[i]] selects row i as a DataFrame.")
+    if arr.ndim < 2:
+        raise ValueError(
+            f"Expected 2D array, got {'1D' if arr.ndim else 'scalar'} array instead:\n"
+            f"array={arr}.\nReshape your data either using array.reshape(-1, 1) if your data "
+            "has a single feature or array.reshape(1, -1) if it contains a single sample.")
+    raise ValueError(f"Found array with dim {arr.ndim}; {name} must be 2-D (n_samples, "
+                     "n_features).")
+
+
+def _numeric_at_fit(name, column, dtype, categorical_features):
+    """The error for a non-numeric column in predict whose feature was numeric in fit, worded
+    for the ``categorical_features`` the estimator was fitted with."""
+    where = f"{name} column {display_name(column)} has dtype {dtype}, but it was numeric when " \
+            "the estimator was fitted"
+    if isinstance(categorical_features, str) and categorical_features == "from_dtype":
+        return TypeError(
+            f"{where}; a column must have the same dtype in predict as in fit (a categorical "
+            "feature must already be categorical, with its categories, in the data passed to "
+            "fit).")
+    return TypeError(
+        f"{where} (categorical_features={categorical_features!r} does not declare it); to use "
+        "it as a category, fit with categorical_features='from_dtype' (the default) or name it "
+        "in categorical_features.")
+
+
+def check_X(X, *, order, name="X", fitted=False, categorical_features="from_dtype"):
     """Return ``X`` as a finite 2-D float32 array in the given memory order.
 
     Parameters
@@ -127,6 +177,13 @@ def check_X(X, *, order, name="X"):
     X : array-like or DataFrame of shape (n_samples, n_features)
     order : {"C", "F"}
         Memory order of the result; the kernels take C-contiguous arrays.
+    name : str, default="X"
+        What messages call ``X``.
+    fitted : bool, default=False
+        Whether ``X``'s features are those a fitted estimator took as numeric (predict's
+        check): a column that is not numeric gets a message about fit's dtypes.
+    categorical_features : default="from_dtype"
+        The estimator's setting, for the wording of that message.
 
     NaN (and None or pandas NA in a DataFrame) marks a missing value; every NaN is made the
     positive quiet NaN, which the presort places after every number.
@@ -142,38 +199,34 @@ def check_X(X, *, order, name="X"):
         raise TypeError(f"{name} is a sparse matrix; this path needs a dense array.")
     owned = is_dataframe(X)  # then the float32 result is built here: NaN fixed in place
     if owned:
+        _check_not_empty(X.shape)  # before the dtypes: an empty table is the problem then
         for column, dtype in zip(X.columns, X.dtypes):
             kind = getattr(dtype, "kind", "O")
             if kind in "mM":  # dates and durations: neither numbers nor categories
                 raise unsupported_column(name, column, dtype)
+            if kind not in "biuf" and fitted:
+                raise _numeric_at_fit(name, column, dtype, categorical_features)
             if kind not in "biuf":
                 raise TypeError(
-                    f"{name} column {column!r} has dtype {dtype} and is not declared "
-                    "categorical; pass categorical_features='from_dtype' (the default) or name "
-                    "it in categorical_features.")
+                    f"{name} column {display_name(column)} has dtype {dtype} and is not "
+                    "declared categorical; pass categorical_features='from_dtype' (the default) "
+                    "or name it in categorical_features.")
         X = _frame_as_float32(X, name, order)
     arr = np.asarray(X)
+    _check_2d(X, arr, name)  # before the values: a 1-D row of strings is a shape problem
     if arr.dtype.kind in "OUS":
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError(
-                f"{name} must be numeric; it holds values that are not numbers ({exc}).") from None
+                f"{name} must be numeric; it holds values that are not numbers ({exc})."
+                + (" Those features were numeric when the estimator was fitted." if fitted
+                   else "")) from None
     elif arr.dtype.kind == "c":
         raise ValueError(f"Complex data not supported: {name} has dtype {arr.dtype}.")
     elif arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric; got dtype {arr.dtype}.")
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{name} must be 2-D (n_samples, n_features); got an array with {arr.ndim} "
-            "dimension(s). Reshape your data: X.reshape(-1, 1) for a single feature, "
-            "X.reshape(1, -1) for a single sample.")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} has 0 sample(s) (shape={arr.shape}) while a minimum of 1 is "
-                         "required.")
-    if arr.shape[1] == 0:
-        raise ValueError(f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is "
-                         "required.")
+    _check_not_empty(arr.shape)
     if arr.shape[0] >= np.iinfo(INDEX_DTYPE).max:
         raise ValueError(f"{name} has {arr.shape[0]} rows; row ids are int32, so fasttree takes "
                          f"at most {np.iinfo(INDEX_DTYPE).max - 1}.")
@@ -244,6 +297,7 @@ def check_y(y, n_samples, *, regression, estimator_name="The estimator", check_l
         raise ValueError(
             f"X and y have inconsistent numbers of samples: X has {n_samples}, y has "
             f"{arr.shape[0]}.")
+    _check_no_missing_target(arr)  # first: labels with NaN would fail as unorderable
     if regression:
         if arr.dtype.kind not in "biuf":
             try:
@@ -251,18 +305,28 @@ def check_y(y, n_samples, *, regression, estimator_name="The estimator", check_l
             except (TypeError, ValueError):
                 raise TypeError("y must be numeric for regression.") from None
         arr = np.asarray(arr, dtype=FLOAT_DTYPE)
-        if np.isnan(arr).any():
-            raise ValueError("y contains NaN; drop the rows with a missing target first.")
-        if not np.isfinite(arr).all():
-            raise ValueError("y contains infinity.")
-        return arr
-    if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise ValueError("y contains NaN; drop the rows with a missing target first.")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError("y contains infinity.")
-    if arr.dtype.kind == "O" and any(v is None for v in arr.ravel()):
-        raise ValueError("y contains None; drop the rows with a missing target first.")
     return arr
+
+
+def _check_no_missing_target(arr):
+    """Refuse a target with missing values: NaN, None, pandas NA or NaT (what a string,
+    category or nullable column holds for an empty cell), in numbers, labels or objects."""
+    if arr.dtype.kind == "f":
+        missing = np.isnan(arr)
+    elif arr.dtype.kind == "O":
+        missing = is_missing(arr.ravel()).reshape(arr.shape)
+    else:
+        return
+    if not missing.any():
+        return
+    first = arr.ravel()[np.argmax(missing.ravel())]
+    marker = {"NoneType": "None", "NAType": "pd.NA", "NaTType": "NaT"}.get(
+        type(first).__name__, "NaN")
+    rows = missing if missing.ndim == 1 else missing.any(axis=1)
+    raise ValueError(f"y contains {marker} in {int(rows.sum())} of {rows.shape[0]} rows; drop "
+                     "the rows with a missing target first.")
 
 
 def check_sample_weight(sample_weight, n_samples):

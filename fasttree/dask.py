@@ -39,6 +39,7 @@ from distributed.protocol import to_serialize
 
 from . import estimators as _local
 from ._dtypes import label_dtype
+from ._frames import display_name
 from ._validation import is_dataframe, is_sparse
 from .sharded_splitter import ColumnShard, ShardedSplitter, ShardLost
 
@@ -162,8 +163,8 @@ def _as_matrix(X):
         for column, dtype in zip(X.columns, X.dtypes):
             if getattr(dtype, "kind", "O") not in "biuf":
                 raise ValueError(
-                    f"X column {column!r} has dtype {dtype}: a sharded fit takes numeric "
-                    "features only (categorical_features is not supported).")
+                    f"X column {display_name(column)} has dtype {dtype}: a sharded fit takes "
+                    "numeric features only (categorical_features is not supported).")
         X = X.to_dask_array(lengths=True) if _is_dask(X) else X.to_numpy()
     elif not _is_dask(X):
         X = np.asarray(X)

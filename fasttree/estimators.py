@@ -510,13 +510,17 @@ class _BaseDecisionTree(BaseEstimator):
         if len(shape) == 2 and shape[0] > 0 and is_categorical is not None and \
                 is_categorical.any():
             return encode(X, self.is_categorical_, self.categories_,
-                          lambda part: check_X(part, order="C"))
-        X = check_X(X, order="C")
+                          lambda part: self._check_X_predict(part))
+        X = self._check_X_predict(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input.")
         return X
+
+    def _check_X_predict(self, X):
+        """``check_X`` of the features that were numeric in fit (its messages say so)."""
+        return check_X(X, order="C", fitted=True, categorical_features=self.categorical_features)
 
     def apply(self, X):
         """Index of the leaf each sample ends in.
@@ -893,7 +897,7 @@ default="from_dtype"
         """Mean accuracy on the given data (weighted if ``sample_weight`` is given); with several
         outputs a row counts as correct when every output is (subset accuracy)."""
         y_pred = self.predict(X)
-        y = np.asarray(y)
+        y = check_y(y, y_pred.shape[0], regression=False, multi_output=True)
         if y_pred.ndim == 2:
             correct = np.all(y.reshape(y_pred.shape) == y_pred, axis=1).astype(np.float64)
         else:
@@ -1033,7 +1037,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
     def score(self, X, y, sample_weight=None):
         """Coefficient of determination R² of the prediction (averaged over outputs)."""
         y_pred = self.predict(X).reshape(len(X) if not hasattr(X, "shape") else X.shape[0], -1)
-        y = np.asarray(y, dtype=np.float64).reshape(y_pred.shape)
+        y = check_y(y, y_pred.shape[0], regression=True, multi_output=True).reshape(y_pred.shape)
         w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight,
                                                                          np.float64)
         scores = []

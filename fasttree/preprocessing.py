@@ -34,7 +34,7 @@ import numpy as np
 
 from ._base import BaseEstimator, numba_threads
 from ._dtypes import MAX_CLASSES, X_DTYPE, label_dtype
-from ._frames import as_frame
+from ._frames import as_frame, display_name
 from ._validation import (
     check_feature_names,
     check_sample_weight,
@@ -168,8 +168,8 @@ class _Discretizer(BaseEstimator):
             for column, dtype in zip(X.columns, X.dtypes):
                 if getattr(dtype, "kind", "O") not in "biuf":
                     raise TypeError(
-                        f"{type(self).__name__} takes numeric columns; column {column!r} has "
-                        f"dtype {dtype}.")
+                        f"{type(self).__name__} takes numeric columns; column "
+                        f"{display_name(column)} has dtype {dtype}.")
         return check_X(X, order="C")
 
     def _categorical_mask(self, n_features, names):

@@ -3,6 +3,8 @@ equivalent pandas frame; feature names are kept and checked as scikit-learn does
 discretizers' pandas/polars output keeps the input's index and column names."""
 
 import datetime
+import io
+import re
 import warnings
 
 import numpy as np
@@ -191,6 +193,131 @@ def test_regression_target_with_nulls_is_refused():
     for y in (pl.Series([1.0, None] * 5), pa.chunked_array([[1.0, None] * 5])):
         with pytest.raises(ValueError, match="y contains NaN"):
             fasttree.DecisionTreeRegressor().fit(X, y)
+
+
+def _penguins():
+    """A small table like the penguins data: numbers, a string column, missing cells."""
+    return pd.DataFrame({
+        "bill": [39.1, 39.5, 40.3, np.nan, 36.7, 39.3, 38.9, 39.2],
+        "flipper": [181.0, 186.0, 195.0, 193.0, 190.0, 181.0, 195.0, 182.0],
+        "Island": ["Torgersen", "Biscoe", None, "Dream", "Biscoe", "Dream", "Torgersen",
+                   "Biscoe"],
+    })
+
+
+SPECIES = ["Adelie", "Gentoo", None, "Adelie", "Gentoo", "Adelie", "Gentoo", "Adelie"]
+
+
+@pytest.mark.parametrize("make_y, marker", [
+    (lambda v: pd.Series(v, dtype=object), "None"),
+    (lambda v: pd.Series([np.nan if s is None else s for s in v], dtype=object), "NaN"),
+    (lambda v: pd.Series(v, dtype="string[python]"), "pd.NA"),
+    (lambda v: pd.Series(v, dtype="string[pyarrow]"), "pd.NA"),
+    (lambda v: pd.Series(v, dtype="str"), "NaN"),  # pandas 3's default for strings
+    (lambda v: pd.Series(v, dtype="category"), "NaN"),
+    (lambda v: pd.read_csv(io.StringIO("species\n" + "\n".join(s or "" for s in v)),
+                           skip_blank_lines=False)["species"], "NaN"),
+    (lambda v: np.array(v, dtype=object), "None"),
+    (lambda v: np.array([np.nan if s is None else s for s in v], dtype=object), "NaN"),
+    (lambda v: np.array([pd.NA if s is None else s for s in v], dtype=object), "pd.NA"),
+    (lambda v: pd.Series([1.0, 2.0, None, 1.0, 2.0, 1.0, 2.0, 1.0], dtype="Float64"), "NaN"),
+], ids=["object-None", "object-NaN", "string-python", "string-pyarrow", "str", "category",
+        "read_csv", "numpy-None", "numpy-NaN", "numpy-NA", "Float64"])
+def test_label_target_with_missing_values_is_refused_clearly(make_y, marker):
+    X = _penguins()
+    message = f"y contains {re.escape(marker)} in 1 of 8 rows; drop the rows with a missing target"
+    for est in (fasttree.DecisionTreeClassifier(), fasttree.DecisionTreeRegressor()):
+        with pytest.raises(ValueError, match=message):
+            est.fit(X, make_y(SPECIES))
+    classifier = fasttree.DecisionTreeClassifier().fit(X, [s or "Adelie" for s in SPECIES])
+    with pytest.raises(ValueError, match=message):
+        classifier.score(X, make_y(SPECIES))
+    regressor = fasttree.DecisionTreeRegressor().fit(X, np.arange(8.0))
+    with pytest.raises(ValueError, match="y contains NaN in 1 of 8 rows"):
+        regressor.score(X, pd.Series([1.0, np.nan, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], dtype=object))
+
+
+def test_string_in_a_column_numeric_at_fit():
+    X = _penguins()
+    y = ["Adelie", "Gentoo"] * 4
+    bad = X.assign(bill=X["bill"].astype(object))
+    bad.loc[0, "bill"] = "n/a"
+    est = fasttree.DecisionTreeClassifier().fit(X, y)  # already on the default 'from_dtype'
+    with pytest.raises(TypeError, match="column 'bill' has dtype object, but it was numeric when "
+                       "the estimator was fitted; a column must have the same dtype") as info:
+        est.predict(bad)
+    assert "pass categorical_features='from_dtype'" not in str(info.value)
+    for setting, shown in ((None, "None"), (["Island"], r"\['Island'\]")):
+        est = fasttree.DecisionTreeClassifier(categorical_features=setting)
+        est.fit(X if setting else X[["bill", "flipper"]], y)
+        with pytest.raises(TypeError, match=f"column 'bill' has dtype object, but it was numeric "
+                           rf"when the estimator was fitted \(categorical_features={shown} does "
+                           "not declare it\\); to use it as a category, fit with "
+                           "categorical_features='from_dtype'"):
+            est.predict(bad if setting else bad[["bill", "flipper"]])
+
+
+def test_empty_frame_says_zero_samples_as_scikit_learn_does():
+    from sklearn import tree as sk_tree
+
+    X = _penguins()
+    y = ["Adelie", "Gentoo"] * 4
+    numeric = X[["bill", "flipper"]].fillna(0.0)
+    with pytest.raises(ValueError) as theirs:
+        sk_tree.DecisionTreeClassifier().fit(numeric.iloc[:0], [])
+    expected = str(theirs.value).replace(" by DecisionTreeClassifier", "")
+    assert expected == ("Found array with 0 sample(s) (shape=(0, 2)) while a minimum of 1 is "
+                        "required.")
+    message = re.escape(expected.replace("(0, 2)", "(0, 3)"))
+    for est in (fasttree.DecisionTreeClassifier(), fasttree.DecisionTreeRegressor()):
+        with pytest.raises(ValueError, match=message):
+            est.fit(X.iloc[:0], [])
+    fitted = fasttree.DecisionTreeClassifier().fit(X, y)
+    with pytest.raises(ValueError, match=message):
+        fitted.predict(X.iloc[:0])
+    with pytest.raises(ValueError, match=message):
+        fasttree.DecisionTreeClassifier(categorical_features=None).fit(X.iloc[:0], [])
+
+
+def test_one_row_as_a_series_gets_scikit_learns_2d_hint():
+    from sklearn import tree as sk_tree
+
+    X = _penguins()
+    y = ["Adelie", "Gentoo"] * 4
+    numeric = X[["bill", "flipper"]].fillna(0.0)
+    with pytest.raises(ValueError) as theirs:
+        sk_tree.DecisionTreeClassifier().fit(numeric, y).predict(numeric.iloc[0])
+    assert str(theirs.value).startswith("Expected a 2-dimensional container")
+    est = fasttree.DecisionTreeClassifier().fit(X, y)
+    for method in ("predict", "predict_proba", "apply", "decision_path"):
+        with pytest.raises(ValueError, match=re.escape(str(theirs.value))):
+            getattr(est, method)(X.iloc[0])
+    with pytest.raises(ValueError, match=re.escape(str(theirs.value))):
+        est.score(X.iloc[0], ["Adelie"])
+    regressor = fasttree.DecisionTreeRegressor().fit(X, np.arange(8.0))
+    with pytest.raises(ValueError, match=re.escape(str(theirs.value))):
+        regressor.score(X.iloc[0], [1.0])
+
+
+def test_column_names_print_as_plain_strings():
+    X = _penguins()
+    X.columns = pd.Index([np.str_(c) for c in X.columns], dtype=object)  # kept as np.str_
+    assert type(X.columns[2]) is np.str_
+    y = ["Adelie", "Gentoo"] * 4
+    with pytest.raises(TypeError, match="X column 'Island' has dtype"):
+        fasttree.DecisionTreeClassifier(categorical_features=None).fit(X, y)
+    with pytest.raises(ValueError, match=r"categorical_features names 'Sex', which is not a "
+                       r"column of X; columns are \['bill', 'flipper', 'Island'\]"):
+        fasttree.DecisionTreeClassifier(categorical_features=np.array(["Island", "Sex"])).fit(X, y)
+    dated = X.assign(when=pd.to_datetime(["2020-01-01"] * 8))
+    dated.columns = pd.Index([np.str_(c) for c in dated.columns], dtype=object)
+    with pytest.raises(TypeError, match="X column 'when' has type"):
+        fasttree.DecisionTreeClassifier().fit(dated, y)
+    est = fasttree.DecisionTreeClassifier().fit(X, y)
+    bad = X.assign(bill=X["bill"].astype(object).where(X.index > 0, "n/a"))
+    bad.columns = X.columns
+    with pytest.raises(TypeError, match="X column 'bill' has dtype object"):
+        est.predict(bad)
 
 
 # -- feature names: scikit-learn's rules and messages --------------------------------------------

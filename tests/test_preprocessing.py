@@ -486,7 +486,7 @@ def test_bad_input_raises_clear_errors(cls, problem):
         cls().fit(np.array([["a", "b"], ["c", "d"]]), [0, 1])
     with pytest.raises(ValueError, match="infinity"):
         cls().fit(np.array([[1.0], [np.inf]]), [0, 1])
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array instead"):
         cls().fit(np.arange(4.0), [0, 1, 0, 1])
     with pytest.raises(TypeError, match="sparse"):
         import scipy.sparse

@@ -1,5 +1,7 @@
 """Bad input gets a clear ValueError or TypeError naming the problem."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -15,8 +17,8 @@ y = (X[:, 0] > 0).astype(int)
     [
         (np.where(np.arange(90).reshape(30, 3) == 4, np.inf, X), ValueError, "infinity"),
         (np.full((30, 3), 1e300), ValueError, "too large for float32"),
-        (X[:, 0], ValueError, "2-D"),
-        (X[None], ValueError, "2-D"),
+        (X[:, 0], ValueError, "Expected 2D array, got 1D array instead"),
+        (X[None], ValueError, "dim 3; X must be 2-D"),
         (X.astype(complex), ValueError, "Complex data not supported"),
     ],
     ids=["inf", "overflow", "1d", "3d", "complex"],
@@ -31,6 +33,33 @@ def test_empty_X():
         DecisionTreeClassifier().fit(np.empty((0, 3)), [])
     with pytest.raises(ValueError, match="0 feature"):
         DecisionTreeClassifier().fit(np.empty((5, 0)), np.arange(5))
+
+
+def test_1d_X_gets_scikit_learns_reshape_hint():
+    from sklearn.tree import DecisionTreeClassifier as SkClassifier
+
+    row = np.array([0.5, 1.0, -2.0])  # the same text in float32 (scikit-learn's) and float64
+    with pytest.raises(ValueError) as theirs:
+        SkClassifier().fit(X, y).predict(row)
+    expected = "^" + re.escape(str(theirs.value)) + "$"
+    assert "Reshape your data either using array.reshape(-1, 1)" in str(theirs.value)
+    classifier = DecisionTreeClassifier().fit(X, y)
+    for method in ("predict", "predict_proba", "apply", "decision_path"):
+        with pytest.raises(ValueError, match=expected):
+            getattr(classifier, method)(row)
+    with pytest.raises(ValueError, match=expected):
+        classifier.score(row, [1])
+    with pytest.raises(ValueError, match=expected):
+        DecisionTreeRegressor().fit(X, X[:, 0]).score(row, [1.0])
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array instead"):
+        DecisionTreeClassifier().fit(X[:, 0], y)
+
+
+def test_empty_sparse_X_says_zero_samples():
+    sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(ValueError, match=re.escape("Found array with 0 sample(s) (shape=(0, 3)) "
+                                                   "while a minimum of 1 is required.")):
+        DecisionTreeClassifier().fit(sparse.csr_matrix((0, 3)), [])
 
 
 def test_length_mismatch_and_bad_y():
