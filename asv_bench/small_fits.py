@@ -4,14 +4,13 @@ and 10-fold cross-validation of full-depth trees on 300 x 6 against scikit-learn
     python asv_bench/small_fits.py            # idle machine
     python asv_bench/small_fits.py --load 2   # with two busy processes beside it
 
-Prints the best and the median of the repeats, in milliseconds.  Timings, not tests: compare
-the rows of one run.
+Prints the best and the median of the rounds (the cases timed in turn in each round), in
+milliseconds.  Timings, not tests: compare the rows of one run.
 """
 
 import argparse
 import multiprocessing
 import statistics
-import time
 
 import numpy as np
 
@@ -19,15 +18,6 @@ import numpy as np
 def _spin(stop):
     while not stop.is_set():
         pass
-
-
-def timed(call, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return 1e3 * min(times), 1e3 * statistics.median(times)
 
 
 def main():
@@ -41,6 +31,7 @@ def main():
     from sklearn import tree as sktree
 
     import fasttree
+    from compare import timed_rounds  # beside this script: the cases' calls made in turn
     from fasttree.datasets import load_ionosphere
 
     data = load_ionosphere()
@@ -67,10 +58,10 @@ def main():
     for process in busy:
         process.start()
     try:
+        rounds = timed_rounds(cases, args.repeats)
         print(f"{args.load} busy processes; best / median of {args.repeats}, ms")
-        for name, call in cases.items():
-            best, median = timed(call, args.repeats)
-            print(f"  {name:45s} {best:8.2f} {median:8.2f}")
+        for name, times in rounds.items():
+            print(f"  {name:45s} {1e3 * min(times):8.2f} {1e3 * statistics.median(times):8.2f}")
     finally:
         stop.set()
         for process in busy:
