@@ -31,7 +31,9 @@ from ._dtypes import (
     TREE_LEAF,
 )
 from .kernels import node_impurity, select_best_splits
+from .kernels.split_record import new_split_record, take_best_splits
 from .kernels.monotonic import child_bounds
+from ._jit import njit
 from ._validation import is_sparse
 from .sparse_splitter import SparseSplitter
 from .hist_splitter import HistSplitter, bounds_from_cut_points
@@ -181,6 +183,7 @@ class TreeGrower:
         self.n_categories = (np.zeros(self.n_features, dtype=np.int64) if n_categories is None
                              else np.asarray(n_categories, dtype=np.int64))
         self.is_categorical = self.n_categories > 0
+        self.any_categorical = bool(self.is_categorical.any())
         self.splitter = splitter
         self.multi_output = multi_output
         self.monotonic_cst = (None if monotonic_cst is None or not np.any(monotonic_cst)
@@ -259,18 +262,8 @@ class TreeGrower:
         """Find the best split of the candidate nodes and decide which ones to split."""
         p = self.params
         size = batch.start.shape[0]
-        batch.feature = np.full(size, -1, dtype=np.int64)
-        batch.kind = np.zeros(size, dtype=np.int64)
-        batch.threshold = np.zeros(size)
-        batch.missing_branch = np.zeros(size, dtype=np.int64)
-        batch.n_branches = np.zeros(size, dtype=np.int64)
-        batch.n_left = np.zeros(size, dtype=np.int64)
-        batch.n_missing = np.zeros(size, dtype=np.int64)
-        batch.subset_class = np.full(size, -1, dtype=np.int64)
-        batch.category_offset = np.full(size, -1, dtype=np.int64)
-        batch.category_n_codes = np.zeros(size, dtype=np.int64)
-        batch.improvement = np.zeros(size)
         cand = np.flatnonzero(candidate)
+        record, best = None, np.zeros(0, dtype=np.int64)
         if cand.size:
             start = np.ascontiguousarray(batch.start[cand])
             end = np.ascontiguousarray(batch.end[cand])
@@ -288,25 +281,18 @@ class TreeGrower:
                 n_branches = np.where(self.is_categorical[:, None] | (gain > 0.0), n_branches, 0)
             best = select_best_splits(record.children_impurity, gain, record.split_info,
                                       n_branches.astype(np.int32), p.select_rule)
-            found = best >= 0
-            cols = np.arange(cand.size)
-            f = np.where(found, best, 0)
-            pick = lambda field: getattr(record, field)[f, cols]  # noqa: E731
-            batch.feature[cand] = np.where(found, best, -1)
-            batch.kind[cand] = np.where(
-                self.is_categorical[f], CATEGORICAL_SPLITS[p.categorical_split], SPLIT_THRESHOLD)
-            batch.threshold[cand] = pick("threshold")
-            batch.missing_branch[cand] = pick("missing_branch")
-            batch.n_branches[cand] = pick("n_branches")
-            batch.n_left[cand] = pick("n_left")
-            batch.n_missing[cand] = pick("n_missing")
-            batch.subset_class[cand] = pick("subset_class")
-            w = batch.weight[cand]
-            # scikit-learn's improvement: weighted impurity decrease relative to the root's weight
-            batch.improvement[cand] = np.where(
-                found, (w * batch.impurity[cand] - pick("children_impurity")) / self._root_weight,
-                0.0)
-            self._describe_categorical(batch, cand[found & self.is_categorical[f]])
+        if record is None:
+            record = new_split_record(self.n_features, 0)
+        (batch.feature, batch.kind, batch.threshold, batch.missing_branch, batch.n_branches,
+         batch.n_left, batch.n_missing, batch.subset_class, batch.improvement) = take_best_splits(
+            best, cand, size, record.children_impurity, record.threshold, record.n_left,
+            record.n_branches, record.missing_branch, record.n_missing, record.subset_class,
+            self.is_categorical, CATEGORICAL_SPLITS[p.categorical_split], batch.weight,
+            batch.impurity, self._root_weight)
+        batch.category_offset = np.full(size, -1, dtype=np.int64)
+        batch.category_n_codes = np.zeros(size, dtype=np.int64)
+        if self.any_categorical:
+            self._describe_categorical(batch, np.flatnonzero(batch.kind != SPLIT_THRESHOLD))
         batch.splittable = (batch.feature >= 0) & (
             batch.improvement + EPSILON >= p.min_impurity_decrease)
 
@@ -361,9 +347,8 @@ class TreeGrower:
             take("start"), take("end"), feature, take("kind"), take("threshold"),
             take("missing_branch"), n_branches, n_left, take("n_missing"),
             take("category_offset"), take("category_n_codes"))
-        parent_of_child = np.repeat(np.arange(rows.size), n_branches)
-        child_end = np.repeat(start, n_branches) + _segmented_cumsum(branch_rows, n_branches)
-        child_start = child_end - branch_rows
+        parent_of_child, child_start, child_end, first_child = _child_segments(
+            start, n_branches, branch_rows)
         child_depth = batch.depth[rows][parent_of_child] + 1
         banned = self._child_bans(batch, rows, parent_of_child)
         # The split feature's row holds each child's rows (prefix splits: left first; routed
@@ -384,8 +369,7 @@ class TreeGrower:
             self._splitter.partition_prefix(start[needed], end[needed], feature[needed],
                                             n_left[needed])
         self._search(children, candidate)
-        first_child = children.ids[np.concatenate([[0], np.cumsum(n_branches)[:-1]])]
-        self._links.append((batch.ids[rows], first_child, n_branches))
+        self._links.append((batch.ids[rows], children.ids[first_child], n_branches))
         return children
 
     def _child_bounds(self, bounds, feature, n_branches, parent_of_child, children):
@@ -425,6 +409,7 @@ class TreeGrower:
         """Grow the tree and return it as a :class:`~fasttree.tree.Tree`."""
         t_total = time.perf_counter()
         self._n_threads = numba.get_num_threads()  # the fit's (numba_threads), restored after
+        self._level_threads = self._n_threads
         # the presort too: a small table is sorted on one thread
         self._set_level_threads(self.X.shape[0] if self.splitter is None
                                 else self.splitter.n_samples)
@@ -455,8 +440,10 @@ class TreeGrower:
     def _set_level_threads(self, n_rows):
         """One thread for a level of fewer than SMALL_LEVEL_WORK rows x features, else the
         fit's threads."""
-        small = n_rows * self.n_features < SMALL_LEVEL_WORK
-        numba.set_num_threads(1 if small else self._n_threads)
+        threads = 1 if n_rows * self.n_features < SMALL_LEVEL_WORK else self._n_threads
+        if threads != self._level_threads:  # setting costs microseconds, as much as a level
+            numba.set_num_threads(threads)
+            self._level_threads = threads
 
     def _grow_level_wise(self, batch):
         progress = _progress.get()
@@ -552,9 +539,25 @@ def _clip_values(value, bounds, classification):
         value[:, 0, 1] = 1.0 - value[:, 0, 0]
 
 
-def _segmented_cumsum(values, lengths):
-    """Inclusive cumulative sums of ``values`` restarted at every segment of the given lengths."""
-    total = np.cumsum(values)
-    ends = np.cumsum(lengths)
-    before = np.concatenate([[0], total[ends[:-1] - 1]]) if lengths.size else np.zeros(0)
-    return total - np.repeat(before, lengths)
+@njit(cache=True)
+def _child_segments(start, n_branches, branch_rows):
+    """Children of split nodes, in node order then branch order: each child's parent (its
+    position among the nodes), its segment ``[child_start, child_end)`` (the branches' rows one
+    after another from the parent's ``start``), and each parent's first child (its position
+    among the children)."""
+    n_children = branch_rows.shape[0]
+    parent_of_child = np.empty(n_children, dtype=np.int64)
+    child_start = np.empty(n_children, dtype=np.int64)
+    child_end = np.empty(n_children, dtype=np.int64)
+    first_child = np.empty(start.shape[0], dtype=np.int64)
+    c = 0
+    for node in range(start.shape[0]):
+        first_child[node] = c
+        position = start[node]
+        for _ in range(n_branches[node]):
+            parent_of_child[c] = node
+            child_start[c] = position
+            position += branch_rows[c]
+            child_end[c] = position
+            c += 1
+    return parent_of_child, child_start, child_end, first_child

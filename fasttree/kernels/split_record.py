@@ -1,10 +1,11 @@
-"""The split record every search kernel fills, and the one function that reads it.
+"""The split record every search kernel fills, and the functions that read it.
 
 A search kernel evaluates, for each (feature, node) pair it is given, that feature's best split of
 that node, and writes it into the pair's slot of a :class:`SplitRecord` (a struct of arrays of
 shape ``(n_features, n_segments)``).  Kernels for different kinds of features (numeric thresholds,
 categorical subsets, multiway) fill different feature rows of the same record;
-:func:`select_best_splits` then picks one feature per node by an explicit rule.
+:func:`select_best_splits` then picks one feature per node by an explicit rule, and
+:func:`take_best_splits` reads the chosen fields out.
 
 numba kernels take the record's arrays as separate arguments, in field order (``*record``):
 numba does not write through arrays held in a tuple inside a parallel loop.
@@ -15,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from .._jit import njit
 
-from .._dtypes import SELECT_GAIN_RATIO
+from .._dtypes import SELECT_GAIN_RATIO, SPLIT_THRESHOLD
 
 
 class SplitRecord(NamedTuple):
@@ -64,19 +65,17 @@ class SplitRecord(NamedTuple):
 
 def new_split_record(n_features, n_segments):
     """An empty :class:`SplitRecord`: no pair has a split until a kernel writes one."""
+    return SplitRecord(*_empty_record_fields(n_features, n_segments))
+
+
+@njit(cache=True)
+def _empty_record_fields(n_features, n_segments):
+    # allocated by numba: a level's ten small arrays cost less than one numpy call each
     shape = (n_features, n_segments)
-    return SplitRecord(
-        children_impurity=np.full(shape, np.inf),
-        gain=np.zeros(shape),
-        split_info=np.zeros(shape),
-        threshold=np.zeros(shape),
-        n_left=np.zeros(shape, dtype=np.int64),
-        n_branches=np.zeros(shape, dtype=np.int32),
-        missing_branch=np.zeros(shape, dtype=np.int8),
-        n_missing=np.zeros(shape, dtype=np.int64),
-        n_candidates=np.zeros(shape, dtype=np.int64),
-        subset_class=np.full(shape, -1, dtype=np.int32),
-    )
+    return (np.full(shape, np.inf), np.zeros(shape), np.zeros(shape), np.zeros(shape),
+            np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int32),
+            np.zeros(shape, dtype=np.int8), np.zeros(shape, dtype=np.int64),
+            np.zeros(shape, dtype=np.int64), np.full(shape, -1, dtype=np.int32))
 
 
 #: C4.5's tolerance when comparing a gain with the average gain, and its least split information.
@@ -131,3 +130,62 @@ def select_best_splits(children_impurity, gain, split_info, n_branches, rule):
                     best = children_impurity[f, s]
                     best_feature[s] = f
     return best_feature
+
+
+@njit(cache=True)
+def take_best_splits(best, nodes, n_nodes, children_impurity, threshold, n_left, n_branches,
+                     missing_branch, n_missing, subset_class, is_categorical, categorical_kind,
+                     weight, impurity, root_weight):
+    """Each node's chosen split, read out of a :class:`SplitRecord` into per-node arrays.
+
+    Parameters
+    ----------
+    best : ndarray of shape (n_searched,), int64 (IN)
+        The chosen feature of each searched node (:func:`select_best_splits`; -1: none).
+    nodes : ndarray of shape (n_searched,), int64 (IN)
+        Position of each searched node (record column ``j``) among the ``n_nodes`` nodes.
+    n_nodes : int
+    children_impurity, threshold, n_left, n_branches, missing_branch, n_missing, subset_class :
+        ndarray of shape (n_features, n_searched) (IN)
+        Fields of the record.
+    is_categorical : ndarray of shape (n_features,), bool (IN)
+    categorical_kind : int
+        Split kind of a categorical feature (``SPLIT_SUBSET`` or ``SPLIT_MULTIWAY``); numeric
+        features split by ``SPLIT_THRESHOLD``.
+    weight, impurity : ndarray of shape (n_nodes,), float64 (IN)
+    root_weight : float
+
+    Returns
+    -------
+    feature, kind, threshold, missing_branch, n_branches, n_left, n_missing, subset_class :
+        ndarray of shape (n_nodes,), int64 (float64 ``threshold``)
+        ``feature`` is -1, the others 0 (``subset_class`` -1), at nodes with no split.
+    improvement : ndarray of shape (n_nodes,), float64
+        scikit-learn's improvement, the weighted impurity decrease relative to the root's
+        weight: ``(weight * impurity - children_impurity) / root_weight``; 0 with no split.
+    """
+    out_feature = np.full(n_nodes, -1, dtype=np.int64)
+    out_kind = np.zeros(n_nodes, dtype=np.int64)
+    out_threshold = np.zeros(n_nodes)
+    out_missing_branch = np.zeros(n_nodes, dtype=np.int64)
+    out_n_branches = np.zeros(n_nodes, dtype=np.int64)
+    out_n_left = np.zeros(n_nodes, dtype=np.int64)
+    out_n_missing = np.zeros(n_nodes, dtype=np.int64)
+    out_subset_class = np.full(n_nodes, -1, dtype=np.int64)
+    out_improvement = np.zeros(n_nodes)
+    for j in range(best.shape[0]):
+        f = best[j]
+        if f < 0:
+            continue
+        s = nodes[j]
+        out_feature[s] = f
+        out_kind[s] = categorical_kind if is_categorical[f] else SPLIT_THRESHOLD
+        out_threshold[s] = threshold[f, j]
+        out_missing_branch[s] = missing_branch[f, j]
+        out_n_branches[s] = n_branches[f, j]
+        out_n_left[s] = n_left[f, j]
+        out_n_missing[s] = n_missing[f, j]
+        out_subset_class[s] = subset_class[f, j]
+        out_improvement[s] = (weight[s] * impurity[s] - children_impurity[f, j]) / root_weight
+    return (out_feature, out_kind, out_threshold, out_missing_branch, out_n_branches, out_n_left,
+            out_n_missing, out_subset_class, out_improvement)

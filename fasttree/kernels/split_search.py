@@ -500,13 +500,19 @@ def find_best_splits_classification(
            n_missing, n_candidates)
 
 
+@njit(cache=True)
 def may_miss(sorted_x, seg_end):
     """Whether any segment may hold a missing value: NaN sorts last, so only the last value of
     each segment in each feature row needs a look (an empty segment's look is harmless)."""
-    if sorted_x.shape[1] == 0 or seg_end.shape[0] == 0:
+    n_samples = sorted_x.shape[1]
+    if n_samples == 0:
         return False
-    last = np.clip(np.asarray(seg_end) - 1, 0, sorted_x.shape[1] - 1)
-    return bool(np.isnan(sorted_x[:, last]).any())
+    for f in range(sorted_x.shape[0]):
+        for s in range(seg_end.shape[0]):
+            last = min(max(seg_end[s] - 1, 0), n_samples - 1)
+            if np.isnan(sorted_x[f, last]):
+                return True
+    return False
 
 
 def _classification_search(unit_weight, binary, may_miss, fractional, constrained):
