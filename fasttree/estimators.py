@@ -283,7 +283,10 @@ class _BaseDecisionTree(BaseEstimator):
             if not np.isfinite(weight).all():
                 raise ValueError("sample_weight times class_weight overflows float64.")
         pruning = self._check_pruning()
-        rng = _check_random_state(self.random_state)
+        seed = self.random_state is None or _is_int(self.random_state)
+        # a generator from a seed costs tens of microseconds: made only for a fit that draws
+        rng = None if seed and pruning != "reduced_error" else _check_random_state(
+            self.random_state)
         validation = None
         if pruning == "reduced_error":
             train, held_out = _holdout(n_samples, y if n_classes else None,
@@ -293,6 +296,8 @@ class _BaseDecisionTree(BaseEstimator):
             X, y, weight = self._take_rows(X, train), y[train], weight[train]
             n_samples = X.shape[0]
         params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
+        if rng is None and (params.max_features < n_features or params.splitter == "random"):
+            rng = _check_random_state(self.random_state)
         positive = weight > 0.0
         if not positive.any():
             raise ValueError("The sample weights (times the class weights) of every row are "

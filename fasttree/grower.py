@@ -410,9 +410,12 @@ class TreeGrower:
         t_total = time.perf_counter()
         self._n_threads = numba.get_num_threads()  # the fit's (numba_threads), restored after
         self._level_threads = self._n_threads
+        n_samples = self.X.shape[0] if self.splitter is None else self.splitter.n_samples
+        # C4.5's fractional rows add copies: their levels are measured each time
+        self._all_levels_small = (n_samples * self.n_features < SMALL_LEVEL_WORK
+                                  and self.params.missing != "fractional")
         # the presort too: a small table is sorted on one thread
-        self._set_level_threads(self.X.shape[0] if self.splitter is None
-                                else self.splitter.n_samples)
+        self._set_level_threads(n_samples)
         self._splitter = self._make_splitter() if self.splitter is None else self.splitter
         self._batches = []
         self._n_nodes = 0
@@ -440,6 +443,8 @@ class TreeGrower:
     def _set_level_threads(self, n_rows):
         """One thread for a level of fewer than SMALL_LEVEL_WORK rows x features, else the
         fit's threads."""
+        if self._level_threads == 1 and self._all_levels_small:
+            return
         threads = 1 if n_rows * self.n_features < SMALL_LEVEL_WORK else self._n_threads
         if threads != self._level_threads:  # setting costs microseconds, as much as a level
             numba.set_num_threads(threads)

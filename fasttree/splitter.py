@@ -209,6 +209,8 @@ class ExactSplitter:
         self.timings = {} if timings is None else timings
         # NaN sorts last: a feature misses values iff its last sorted value is NaN
         self.missing_features = np.isnan(sorted_x[:, -1]) if self.n_samples else np.zeros(0, bool)
+        self._any_missing = bool(self.missing_features.any())
+        self._any_categorical = bool(self.is_categorical.any())
         if missing_fractional and sample_weight is None:
             # rows sent down several branches carry fractional weights: no unit-weight path
             sample_weight = np.ones(self.n_samples)
@@ -290,7 +292,7 @@ class ExactSplitter:
         """Best split of every unmasked (feature, node) pair, as a SplitRecord; ``bounds``
         (n_nodes, 2): each node's value range, needed with monotonicity constraints."""
         record = new_split_record(self.n_features, start.shape[0])
-        numeric_mask = mask * ~self.is_categorical[:, None]
+        numeric_mask = mask * ~self.is_categorical[:, None] if self._any_categorical else mask
         constraints = self.monotonic_cst, _node_bounds(self.monotonic_cst, bounds)
         if self.criterion_code == CRITERION_ABSOLUTE_ERROR:  # one output or several
             random = self.random_thresholds is not None
@@ -320,7 +322,7 @@ class ExactSplitter:
                         numeric_mask, self.criterion_code, self.min_samples_leaf,
                         self.min_weight_leaf, self._count_table, self.min_branch_fraction,
                         self.missing_fractional, *constraints, *record)
-        if self.is_categorical.any():
+        if self._any_categorical:
             self._timed("search", find_best_splits_categorical, self.sorted_x, self.sorted_idx,
                         self.sorted_y, self.sample_weight, start, end, stats,
                         mask * self.is_categorical[:, None], self.n_categories,
@@ -361,6 +363,8 @@ class ExactSplitter:
     def is_prefix(self, kind, n_missing, missing_branch):
         """Splits whose left child is a prefix of the split feature's row: numeric thresholds
         with no missing rows, or with missing rows going right (and not fractional)."""
+        if not self._any_missing:
+            return kind == SPLIT_THRESHOLD
         return (kind == SPLIT_THRESHOLD) & (
             (n_missing == 0) | ((missing_branch == 1) & (not self.missing_fractional)))
 
@@ -373,6 +377,11 @@ class ExactSplitter:
         nodes in order, branches in order.
         """
         prefix = self.is_prefix(kind, n_missing, missing_branch)
+        if prefix.all():  # two branches each, nothing to route: the usual numeric level
+            branch_rows = np.empty(2 * start.shape[0], dtype=np.int64)
+            branch_rows[0::2] = n_left
+            branch_rows[1::2] = end - start - n_left
+            return start, end, branch_rows
         branch_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
         branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
         first = branch_offset[:-1][prefix]
@@ -421,10 +430,11 @@ class ExactSplitter:
         # ids, not positions: C4.5's copies of rows get new ids (_allocate_copies)
         self._timed("partition", partition_segments, self.sorted_x, self.sorted_idx,
                     self.sorted_y, start, end, feature, n_left, self._row_branch.shape[0])
-        largest_child = int(np.max(np.maximum(n_left, end - start - n_left), initial=0))
-        if self._id_span > CACHED_ID_SPAN >= largest_child:
-            self._timed("partition", self._relabel_rows)
-            self._id_span = largest_child
+        if self._id_span > CACHED_ID_SPAN:
+            largest_child = int(np.max(np.maximum(n_left, end - start - n_left), initial=0))
+            if largest_child <= CACHED_ID_SPAN:
+                self._timed("partition", self._relabel_rows)
+                self._id_span = largest_child
 
     def _relabel_rows(self):
         """Give every node the ids of its own segment (:func:`~fasttree.kernels.relabel_rows`),
