@@ -340,7 +340,8 @@ class TreeGrower:
             parent [start ........................................ end)
             child  [start, +rows of branch 0) [.., +rows of branch 1) ... [.., end)
         """
-        self._set_level_threads(int(np.sum(batch.end[rows] - batch.start[rows])))
+        if not self._all_levels_small:  # else on one thread since the presort
+            self._set_level_threads(int(np.sum(batch.end[rows] - batch.start[rows])))
         take = lambda name: np.ascontiguousarray(getattr(batch, name)[rows])  # noqa: E731
         feature, n_branches, n_left = take("feature"), take("n_branches"), take("n_left")
         start, end, branch_rows = self._splitter.split(
@@ -443,8 +444,6 @@ class TreeGrower:
     def _set_level_threads(self, n_rows):
         """One thread for a level of fewer than SMALL_LEVEL_WORK rows x features, else the
         fit's threads."""
-        if self._level_threads == 1 and self._all_levels_small:
-            return
         threads = 1 if n_rows * self.n_features < SMALL_LEVEL_WORK else self._n_threads
         if threads != self._level_threads:  # setting costs microseconds, as much as a level
             numba.set_num_threads(threads)
