@@ -1,8 +1,9 @@
 """A dependency-free base giving fasttree's estimators scikit-learn's estimator protocol.
 
 ``get_params``/``set_params`` read the ``__init__`` signature (so ``clone``, ``Pipeline`` and
-``GridSearchCV`` work); ``__sklearn_tags__`` imports scikit-learn lazily because only scikit-learn
-ever calls it, which keeps ``import fasttree`` free of scikit-learn.
+``GridSearchCV`` work); ``__sklearn_tags__`` and the metadata routing methods (from
+:mod:`fasttree._routing`) import scikit-learn lazily because only scikit-learn needs them,
+which keeps ``import fasttree`` free of scikit-learn.
 """
 
 import inspect
@@ -14,11 +15,13 @@ from contextlib import contextmanager, nullcontext
 import numba
 
 from ._jit import forked_from_openmp
+from ._routing import MetadataRequester
 from .exceptions import not_fitted_error
 
 
-class BaseEstimator:
-    """Parameter handling and fitted-state checks shared by every fasttree estimator."""
+class BaseEstimator(MetadataRequester):
+    """Parameter handling, fitted-state checks and scikit-learn's metadata routing
+    (``set_fit_request``, ...) shared by every fasttree estimator."""
 
     _estimator_type = None  # "classifier" or "regressor"; read by older scikit-learn versions
     _multi_output = False  # accepts y of shape (n_samples, n_outputs)
