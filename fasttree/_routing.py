@@ -40,21 +40,41 @@ class _RequestMethod:
         except ImportError:  # so that hasattr, dir-walking tools and help() work without it
             raise AttributeError(
                 f"{self.name} needs scikit-learn (metadata routing is scikit-learn's)") from None
-        keys = sorted(owner._get_class_level_metadata_request_values(self.method))
+        keys = sorted(_class_requests(owner, self.method))
         if not keys:
             raise AttributeError(f"{owner.__name__!r} object has no attribute {self.name!r}")
         return RequestMethod(self.method, keys).__get__(instance, owner)
+
+
+def _class_requests(cls, method):
+    """What ``method`` of ``cls`` requests before any ``set_{method}_request`` call, as
+    scikit-learn reads it from the signature: ``{name: None, ...}``."""
+    if hasattr(_requester(), "_get_class_level_metadata_request_values"):  # scikit-learn >= 1.8
+        return cls._get_class_level_metadata_request_values(method)
+    return getattr(cls._get_default_requests(), method).requests  # scikit-learn 1.3 - 1.7
+
+
+def _forward_classmethod(name):
+    """The classmethod ``name`` of scikit-learn's ``_MetadataRequester``, applied to the class
+    it is called on (these helpers read the signatures of that class's methods)."""
+
+    def forward(cls, *args, **kwargs):
+        return getattr(_requester(), name).__func__(cls, *args, **kwargs)
+
+    forward.__name__ = forward.__qualname__ = name
+    return classmethod(forward)
 
 
 class MetadataRequester:
     """``set_{method}_request`` and ``get_metadata_routing``, as scikit-learn's estimators have
     them (see the module's docstring)."""
 
-    @classmethod
-    def _get_class_level_metadata_request_values(cls, *args, **kwargs):
-        # scikit-learn's, applied to this class (it reads the signatures of cls's methods)
-        return _requester()._get_class_level_metadata_request_values.__func__(
-            cls, *args, **kwargs)
+    # the helpers scikit-learn's _get_metadata_request calls on the estimator: the first from
+    # scikit-learn 1.8, the other two before
+    _get_class_level_metadata_request_values = _forward_classmethod(
+        "_get_class_level_metadata_request_values")
+    _get_default_requests = _forward_classmethod("_get_default_requests")
+    _build_request_for_signature = _forward_classmethod("_build_request_for_signature")
 
     def _get_metadata_request(self):
         return _requester()._get_metadata_request(self)
