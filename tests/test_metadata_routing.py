@@ -86,6 +86,8 @@ def test_trees_route_as_sklearn_trees(ours, theirs):
     est, ref = ours(), theirs()
     assert _request_methods(est) == _request_methods(ref) == ["set_fit_request",
                                                              "set_score_request"]
+    # and what scikit-learn makes of every method fasttree's class defines
+    assert _request_methods(est) == _request_methods(_sklearn_twin(ours)())
     for name in _request_methods(ref):
         mine, sk = inspect.signature(getattr(est, name)), inspect.signature(getattr(ref, name))
         assert list(mine.parameters) == list(sk.parameters)
