@@ -1,77 +1,117 @@
 """Cold start: seconds to import fasttree, fit a first tree and predict in a fresh process with an
-empty numba cache, and each kernel's share of the compilation.
+empty numba cache, for every kind of first fit, and each kernel's share of the compilation; and
+the seconds ``python -m fasttree compile`` takes to fill an empty cache.
 
-Run ``python asv_bench/compile_times.py [--regression] [--top 15]``; it starts itself again in a
-child process whose ``NUMBA_CACHE_DIR`` is a new empty folder, so nothing is read from a cache.
-Compile times are CPU seconds spent inside numba's compiler per function, exclusive of the
-functions it compiled on the way (a kernel's callees are listed on their own lines).
+Run ``python asv_bench/compile_times.py [--kind KIND ...] [--top 15]``: each kind (the list of
+``python -m fasttree compile --list``, defined in ``fasttree/_warmup.py``) runs in its own child
+process whose ``NUMBA_CACHE_DIR`` is a new empty folder, so nothing is read from a cache.  The
+fit's inputs are built before the clock starts (the ``table`` kind: the bundled heart_disease
+CSV read by pandas).  Compile times are CPU seconds spent inside numba's compiler per function,
+exclusive of the functions it compiled on the way (a kernel's callees are listed on their own
+lines); ``--top N`` lists the N largest per kind.
+
+``--fill-cache --jobs N`` instead times ``python -m fasttree compile --jobs N`` with an empty
+cache, then runs every kind in a new process from that cache and reports what it still had to
+compile (nothing, when the command filled the cache).
 """
 
 import argparse
+import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 
 
-def measure(regression, top):
-    from numba.core import event
-
-    records, stack = [], []
-
-    class CompileTimer(event.Listener):
-        def on_start(self, ev):
-            stack.append([time.process_time(), 0.0])
-
-        def on_end(self, ev):
-            started, in_callees = stack.pop()
-            spent = time.process_time() - started
-            if stack:
-                stack[-1][1] += spent
-            name = ev.data["dispatcher"].py_func.__qualname__.split(".<locals>")[0]
-            records.append((name, spent - in_callees))
-
-    event.register("numba:compile", CompileTimer())
+def measure(name, top):
     t0 = time.perf_counter()
-    import numpy as np
-
     import fasttree
+    from fasttree._warmup import compile_events, get_kind
 
     t_import = time.perf_counter() - t0
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(2000, 10)).astype(np.float32)
-    signal = X[:, 0] + X[:, 1] + rng.normal(size=2000)
-    if regression:
-        est = fasttree.DecisionTreeRegressor(max_depth=6).fit(X, signal)
-    else:
-        est = fasttree.DecisionTreeClassifier(max_depth=6).fit(X, signal > 0)
-    est.predict(X)
-    total = time.perf_counter() - t0
+    kind = get_kind(name)
+    data = kind.data()
+    t1 = time.perf_counter()
+    with compile_events() as records:
+        kind.fit(*data)
+    t_fit = time.perf_counter() - t1
+    cpu = time.process_time()  # the whole process's, from its start: robust to a busy machine
     per_kernel = {}
-    for name, seconds in records:
-        per_kernel[name] = per_kernel.get(name, 0.0) + seconds
-    kind = "regressor" if regression else "classifier"
-    print(f"import {t_import:.1f} s; import + first {kind} fit + predict {total:.1f} s "
-          f"(compiling {sum(per_kernel.values()):.1f} s CPU)")
-    for name, seconds in sorted(per_kernel.items(), key=lambda kv: -kv[1])[:top]:
-        print(f"  {seconds:6.2f} s  {name}")
+    for kernel, seconds in records:
+        per_kernel[kernel] = per_kernel.get(kernel, 0.0) + seconds
+    for kernel, seconds in sorted(per_kernel.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {seconds:6.2f} s  {kernel}")
+    print(json.dumps({"kind": name, "import": t_import, "fit": t_fit,
+                      "cpu": cpu, "compile_cpu": sum(per_kernel.values()), "functions": len(records),
+                      "version": fasttree.__version__}))
+
+
+def cold(name, top):
+    """One kind in a child process with an empty cache; the child's JSON result."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        child = [sys.executable, os.path.abspath(__file__), "--child", name, "--top", str(top)]
+        out = subprocess.run(child, env=env, check=True, capture_output=True, text=True).stdout
+    lines = out.rstrip("\n").splitlines()
+    return json.loads(lines[-1]), lines[:-1]
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def fill_cache(jobs):
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        start, cpu = time.perf_counter(), _children_cpu()
+        subprocess.run([sys.executable, "-m", "fasttree", "compile", "--jobs", str(jobs)],
+                       env=env, check=True, stdout=subprocess.DEVNULL)
+        filled, cpu = time.perf_counter() - start, _children_cpu() - cpu
+        check = ("import time, sys; t = time.perf_counter(); "
+                 "from fasttree._warmup import KIND_NAMES, run_kinds; "
+                 "n = run_kinds(KIND_NAMES); print(n, time.perf_counter() - t)")
+        out = subprocess.run([sys.executable, "-c", check], env=env, check=True,
+                             capture_output=True, text=True).stdout.split()
+    print(f"python -m fasttree compile --jobs {jobs}: {filled:.1f} s from an empty cache "
+          f"({cpu:.1f} s CPU in all its processes); then "
+          f"every kind in a new process: {float(out[1]):.1f} s, {out[0]} functions compiled")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--regression", action="store_true", help="fit a regressor")
-    parser.add_argument("--top", type=int, default=15, help="kernels listed")
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--kind", action="append", help="this kind only (repeatable; default: "
+                                                        "every kind)")
+    parser.add_argument("--top", type=int, default=0, help="kernels listed per kind")
+    parser.add_argument("--fill-cache", action="store_true",
+                        help="time python -m fasttree compile instead")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count(),
+                        help="--jobs of python -m fasttree compile (with --fill-cache)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        measure(args.regression, args.top)
+        measure(args.child, args.top)
         return
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-        child = [sys.executable, os.path.abspath(__file__), "--child", "--top", str(args.top)]
-        subprocess.run(child + (["--regression"] if args.regression else []), env=env,
-                       check=True)
+    if args.fill_cache:
+        fill_cache(args.jobs)
+        return
+    from fasttree._warmup import KIND_NAMES, get_kind
+
+    names = args.kind or KIND_NAMES
+    for name in names:
+        get_kind(name)  # an unknown name fails before any child runs
+    print("| kind | import + first fit + predict | import | process CPU | compiling (CPU) "
+          "| functions compiled |")
+    print("|---|---|---|---|---|---|")
+    for name in names:
+        result, breakdown = cold(name, args.top)
+        total = result["import"] + result["fit"]
+        print(f"| {name} | {total:.1f} s | {result['import']:.1f} s | {result['cpu']:.1f} s | "
+              f"{result['compile_cpu']:.1f} s | {result['functions']} |", flush=True)
+        for line in breakdown:
+            print(line)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Command line: ``python -m fasttree`` (bundled data), and the loop ``fasttree fit FILE.csv
---target COL --save model.ft``, ``fasttree predict model.ft new.csv``, ``fasttree show model.ft``.
+--target COL --save model.ft``, ``fasttree predict model.ft new.csv``, ``fasttree show model.ft``;
+``fasttree compile`` fills numba's cache with the kernels of every kind of fit.
 """
 
 import argparse
@@ -21,6 +22,7 @@ from . import (
     ID3Classifier,
     export_text,
 )
+from ._warmup import KIND_NAMES, KINDS, fill_cache, lock_cache_saves, run_kinds
 from .datasets import BUNDLED, DatasetError, bundled_csv, read_csv, read_rows
 from .evaluation import cross_val_score
 from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, report_progress
@@ -122,7 +124,27 @@ def _parser():
     show = sub.add_parser("show", help="print a model file's summary and tree")
     show.add_argument("model", help="model file written by fit --save")
     show.add_argument("--dot", action="store_true", help="print the tree as Graphviz DOT instead")
+    comp = sub.add_parser("compile", help="compile the kernels of every kind of fit into numba's "
+                                          "on-disk cache (for container images and CI)")
+    comp.add_argument("--kind", action="append", choices=KIND_NAMES, metavar="KIND",
+                      help="compile only this kind (repeat for several; default: every kind, "
+                           "see --list)")
+    comp.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1,
+                      help="processes compiling at once, each given some of the kinds "
+                           "(default: the number of CPUs)")
+    comp.add_argument("--list", action="store_true", help="list the kinds and exit")
+    comp.add_argument("--lock", help=argparse.SUPPRESS)  # set by the parent for its children
     return parser
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def run(args):
@@ -131,7 +153,28 @@ def run(args):
         return _predict(args)
     if args.command == "show":
         return _show(args)
+    if args.command == "compile":
+        return _compile(args)
     return _fit(args)
+
+
+def _compile(args):
+    """Fill numba's cache with every kind's kernels (or list the kinds)."""
+    if args.list:
+        width = max(len(kind.name) for kind in KINDS)
+        for kind in KINDS:
+            print(f"{kind.name:<{width}}  {kind.description}")
+        return 0
+    names = args.kind or KIND_NAMES
+    if args.lock:  # a child of fill_cache: compile its share, saving to the cache under the lock
+        lock_cache_saves(args.lock)
+        run_kinds(names, sys.stdout)
+        return 0
+    try:
+        fill_cache(names, args.jobs, sys.stdout)
+    except RuntimeError as exc:  # a compiling process failed (its output is printed above)
+        return _fail(str(exc))
+    return 0
 
 
 def _fit(args):

@@ -1,0 +1,318 @@
+"""The kinds of first fit, each of which compiles its own set of kernels, and the filling of
+numba's on-disk cache with them (``fasttree compile``).
+
+numba compiles a kernel the first time a process calls it with a new kind of input and caches
+the machine code on disk.  Which kernels a fit needs depends on its kind of data and options
+(numeric or categorical features, missing values, sparse input, bins, C4.5's fractional rows,
+monotonic constraints, the criterion, several outputs, weights): :data:`KINDS` lists one tiny
+fit and predict per kind, on data made with numpy (the ``table`` kind reads a bundled CSV).
+``asv_bench/compile_times.py`` times each in a fresh process with an empty cache;
+:func:`fill_cache` runs them all, in several processes at once when asked, so that later
+processes only load the cache.
+"""
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections import namedtuple
+
+import numpy as np
+
+#: one kind of first fit: ``data()`` builds its inputs (outside any timing), ``fit(*data)`` fits
+#: and predicts with them
+Kind = namedtuple("Kind", "name description data fit")
+
+
+def _numeric(n_rows=600, n_features=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    signal = X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=n_rows)
+    return X, signal
+
+
+def _numeric_classification():
+    X, signal = _numeric()
+    return X, (signal > 0).astype(np.int64)
+
+
+def _numeric_regression():
+    return _numeric()
+
+
+def _with_nan():
+    X, signal = _numeric()
+    X[::7, 0] = np.nan
+    X[3::11, 2] = np.nan
+    return X, (signal > 0).astype(np.int64)
+
+
+def _several_outputs():
+    X, signal = _numeric()
+    Y_class = np.column_stack([signal > 0, X[:, 2] > 0.5]).astype(np.int64)
+    Y_reg = np.column_stack([signal, X[:, 3] - X[:, 4]])
+    return X, Y_class, Y_reg
+
+
+def _sparse():
+    import scipy.sparse  # only here: a kind scipy is needed for
+
+    X, signal = _numeric()
+    X[np.abs(X) < 0.8] = 0.0
+    return scipy.sparse.csr_matrix(X), (signal > 0).astype(np.int64)
+
+
+def _heart_disease():
+    from .datasets import load_heart_disease
+
+    try:
+        import pandas  # noqa: F401  (the table as pandas reads it, as a user's first fit does)
+    except ImportError:
+        return load_heart_disease(return_X_y=True)  # the same columns as an object array
+    return load_heart_disease(as_frame=True, return_X_y=True)
+
+
+def _fit_predict(make, X, y):
+    est = make().fit(X, y)
+    est.predict(X)
+    if hasattr(est, "predict_proba"):
+        est.predict_proba(X)
+    return est
+
+
+def _classifier(**params):
+    def fit(X, y):
+        from . import DecisionTreeClassifier
+
+        return _fit_predict(lambda: DecisionTreeClassifier(max_depth=6, **params), X, y)
+
+    return fit
+
+
+def _regressor(**params):
+    def fit(X, y):
+        from . import DecisionTreeRegressor
+
+        return _fit_predict(lambda: DecisionTreeRegressor(max_depth=6, **params), X, y)
+
+    return fit
+
+
+def _c45(X, y):
+    from . import C45Classifier
+
+    return _fit_predict(C45Classifier, X, y)
+
+
+def _fit_several_outputs(X, Y_class, Y_reg):
+    _classifier()(X, Y_class)
+    _regressor()(X, Y_reg)
+
+
+KINDS = (
+    Kind("classifier", "a numeric array, two classes", _numeric_classification, _classifier()),
+    Kind("regressor", "a numeric array, squared error", _numeric_regression, _regressor()),
+    Kind("table", "the bundled heart_disease table read by pandas: string columns and NaN",
+         _heart_disease, _classifier()),
+    Kind("sparse", "a scipy.sparse CSR matrix, two classes", _sparse, _classifier()),
+    Kind("hist", "splitter='hist' on a numeric array, two classes", _numeric_classification,
+         _classifier(splitter="hist")),
+    Kind("c45", "C45Classifier (gain ratio, fractional missing values, error-based pruning) "
+                "on a numeric array with NaN", _with_nan, _c45),
+    Kind("monotonic", "monotonic_cst on a numeric array, two classes", _numeric_classification,
+         _classifier(monotonic_cst=[1, 0, 0, 0, 0, -1])),
+    Kind("absolute_error", "a regressor with criterion='absolute_error'", _numeric_regression,
+         _regressor(criterion="absolute_error")),
+    Kind("several_outputs", "two classification outputs, then two regression outputs",
+         _several_outputs, _fit_several_outputs),
+    Kind("class_weight", "class_weight='balanced', two classes", _numeric_classification,
+         _classifier(class_weight="balanced")),
+)
+KIND_NAMES = tuple(kind.name for kind in KINDS)
+_BY_NAME = {kind.name: kind for kind in KINDS}
+
+
+def get_kind(name):
+    """The :class:`Kind` of that name; ValueError naming the kinds for an unknown one."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown kind {name!r}; the kinds are: "
+                         f"{', '.join(KIND_NAMES)}") from None
+
+
+@contextlib.contextmanager
+def compile_events():
+    """Record what numba compiles inside the block: a list of ``(name, seconds)``, one per
+    compiled function, CPU seconds exclusive of the functions it compiled on the way (a
+    kernel's callees get their own entries).  Loads from the cache are not compilations."""
+    from numba.core import event
+
+    records, stack = [], []
+
+    class CompileTimer(event.Listener):
+        def on_start(self, ev):
+            stack.append([time.process_time(), 0.0])
+
+        def on_end(self, ev):
+            started, in_callees = stack.pop()
+            spent = time.process_time() - started
+            if stack:
+                stack[-1][1] += spent
+            name = ev.data["dispatcher"].py_func.__qualname__.split(".<locals>")[0]
+            records.append((name, spent - in_callees))
+
+    listener = CompileTimer()
+    event.register("numba:compile", listener)
+    try:
+        yield records
+    finally:
+        event.unregister("numba:compile", listener)
+
+
+def run_kinds(names, out=None):
+    """Fit and predict each named kind in this process, compiling what the cache lacks.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Kinds from :data:`KIND_NAMES`.
+    out : file-like, optional
+        Where to print one line per kind (seconds and functions compiled); None: quiet.
+
+    Returns
+    -------
+    int
+        The number of functions numba compiled (0 when the cache held them all).
+    """
+    kinds = [get_kind(name) for name in names]
+    compiled = 0
+    for kind in kinds:
+        try:
+            data = kind.data()
+        except ImportError as exc:  # sparse without scipy: nothing of it can be compiled
+            if out is not None:
+                print(f"  {kind.name}: skipped ({exc})", file=out, flush=True)
+            continue
+        start = time.perf_counter()
+        with compile_events() as records:
+            kind.fit(*data)
+        compiled += len(records)
+        if out is not None:
+            print(f"  {kind.name}: {time.perf_counter() - start:.1f} s, {len(records)} "
+                  "functions compiled", file=out, flush=True)
+    return compiled
+
+
+#: rough seconds each kind compiles alone from an empty cache (asv_bench/compile_times.py on a
+#: 2-core machine), to balance the processes of :func:`fill_cache`; only their order matters
+_COST = {"classifier": 16, "regressor": 15, "table": 55, "sparse": 20, "hist": 20, "c45": 40,
+         "monotonic": 20, "absolute_error": 30, "several_outputs": 30, "class_weight": 20}
+
+
+def partition(names, jobs):
+    """Split kinds into at most ``jobs`` groups of about equal cost (the largest first, each
+    to the cheapest group so far); a group keeps :data:`KINDS`' order."""
+    groups = [[] for _ in range(max(1, min(jobs, len(names))))]
+    load = [0.0] * len(groups)
+    for name in sorted(names, key=lambda n: -_COST.get(n, 20)):
+        i = load.index(min(load))
+        groups[i].append(name)
+        load[i] += _COST.get(name, 20)
+    order = {name: i for i, name in enumerate(KIND_NAMES)}
+    return [sorted(group, key=order.__getitem__) for group in groups if group]
+
+
+def fill_cache(names=KIND_NAMES, jobs=1, out=sys.stdout):
+    """Compile the kernels of the named kinds into numba's on-disk cache.
+
+    With ``jobs > 1`` the kinds are split among that many child processes (``python -m
+    fasttree compile --kind ...``) that compile at once and share the cache through its files;
+    their saves to the cache are serialized by a lock file, since two processes adding entries
+    to one function's cache index at the same moment could otherwise lose one or mismatch an
+    entry with another's data.  A final pass in this process then loads every kind from the
+    cache and compiles whatever is still missing.
+
+    Parameters
+    ----------
+    names : sequence of str, default=KIND_NAMES
+        The kinds to compile.
+    jobs : int, default=1
+        Processes compiling at once.
+    out : file-like or None, default=sys.stdout
+        Where progress goes.
+
+    Returns
+    -------
+    int
+        The number of functions the final pass (or the only process, ``jobs=1``) compiled.
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    names = [get_kind(name).name for name in names]
+    start = time.perf_counter()
+    groups = partition(names, jobs) if _can_lock() else [names]
+    if len(groups) > 1:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            lock = os.path.join(folder, "cache.lock")
+            open(lock, "w").close()
+            children = []
+            for group in groups:
+                command = [sys.executable, "-m", "fasttree", "compile", "--jobs", "1",
+                           "--lock", lock]
+                for name in group:
+                    command += ["--kind", name]
+                if out is not None:
+                    print(f"process {len(children) + 1}: {', '.join(group)}", file=out,
+                          flush=True)
+                children.append(subprocess.Popen(command, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.STDOUT, text=True))
+            failed = []
+            for child in children:
+                text, _ = child.communicate()
+                if out is not None:
+                    out.write(text)
+                if child.returncode != 0:
+                    failed.append(child.returncode)
+            if failed:
+                raise RuntimeError(f"{len(failed)} compiling process(es) failed (exit codes "
+                                   f"{failed})")
+        if out is not None:
+            print("check: every kind from the cache", file=out, flush=True)
+    compiled = run_kinds(names, out)
+    if out is not None:
+        print(f"filled numba's cache for {len(names)} kind{'s' * (len(names) > 1)} in "
+              f"{time.perf_counter() - start:.1f} s ({len(groups)} "
+              f"process{'es' * (len(groups) > 1)})", file=out, flush=True)
+    return compiled
+
+
+def _can_lock():
+    try:
+        import fcntl  # noqa: F401  (POSIX; elsewhere the kinds compile in one process)
+    except ImportError:
+        return False
+    return True
+
+
+def lock_cache_saves(path):
+    """In this process, hold an exclusive lock on the file ``path`` while numba writes a cache
+    entry (index and data), so that processes given the same path never interleave saves."""
+    import fcntl
+
+    from numba.core import caching
+
+    save = caching.IndexDataCacheFile.save
+
+    def locked_save(self, key, data):
+        with open(path, "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                save(self, key, data)
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    caching.IndexDataCacheFile.save = locked_save
