@@ -330,7 +330,9 @@ class _BaseDecisionTree(BaseEstimator):
         self.n_features_in_ = n_features
         self.max_features_ = params.max_features
         self.n_outputs_ = n_outputs
-        self._prune(pruning, validation)
+        # subtree raising re-routes the training rows, weighted as the grower weighted them
+        training = (X, y, weight * weight_scale if weight is not None else None)
+        self._prune(pruning, validation, training)
         return self
 
     def _take_rows(self, X, rows):
@@ -420,8 +422,9 @@ class _BaseDecisionTree(BaseEstimator):
             raise ValueError(f"validation_fraction must be a float in (0, 1); got {vf!r}.")
         return self.pruning
 
-    def _prune(self, pruning, validation):
-        """Apply ccp_alpha, then the chosen post-pruning rule, to the freshly grown tree."""
+    def _prune(self, pruning, validation, training):
+        """Apply ccp_alpha, then the chosen post-pruning rule, to the freshly grown tree
+        (``training``: the rows it was grown from, encoded, with their weights or None)."""
         from . import pruning as rules  # the pruning module imports this one
 
         if self.ccp_alpha > 0.0:
@@ -432,7 +435,17 @@ class _BaseDecisionTree(BaseEstimator):
                 y_val = self.classes_[y_val]  # reduced_error takes labels, not codes
             self.tree_ = rules.reduced_error_tree(self, X_val, y_val, w_val)
         elif pruning == "error_based":
-            self.tree_ = rules.error_based(self, self.pruning_confidence).tree_
+            rules._check_confidence(self.pruning_confidence)
+            raising = getattr(self, "subtree_raising", False)  # C45Classifier's parameter
+            if not isinstance(raising, (bool, np.bool_)):
+                raise ValueError(f"subtree_raising must be a bool; got {raising!r}.")
+            if raising:
+                X, y, weight = training
+                weight = np.ones(X.shape[0]) if weight is None else weight
+                self.tree_ = rules.subtree_raising_tree(self, X, y, weight,
+                                                        self.pruning_confidence)
+            else:
+                self.tree_ = rules.error_based_tree(self.tree_, self.pruning_confidence)
         elif pruning == "minimum_error":
             self.tree_ = rules.minimum_error(self).tree_
         elif pruning == "pessimistic":
@@ -1092,14 +1105,18 @@ class C45Classifier(DecisionTreeClassifier):
     filter, and ``log2(candidate thresholds) / N`` charged to numeric splits),
     ``categorical_split="multiway"``, ``missing="fractional"`` (a row missing a split value goes
     down every branch with a share of its weight, in training and prediction) and C4.5's
-    error-based pruning (``pruning="error_based"``; subtree raising is not performed).  As in
-    C4.5, each side of a threshold must weigh at least ``min(25, 0.1 * w / n_classes)`` (``w``:
-    the node's weight with a known value), and ``min_samples_leaf``.
+    error-based pruning (``pruning="error_based"``, with J48's subtree raising by default).  As
+    in C4.5, each side of a threshold must weigh at least ``min(25, 0.1 * w / n_classes)``
+    (``w``: the node's weight with a known value), and ``min_samples_leaf``.
 
     Parameters
     ----------
     pruning_confidence : float, default=0.25
         C4.5's confidence factor ``CF``; smaller prunes more.
+    subtree_raising : bool, default=True
+        Prune as J48 does by default (and Quinlan's C4.5): collapse subtrees that do not lower
+        the training errors, then at each node also try raising its largest branch in its place
+        (:func:`fasttree.pruning.error_based`).  False: subtree replacement alone, J48's ``-S``.
     min_samples_leaf : int or float, default=2
         C4.5's ``MINOBJS``: the weight each side of a threshold must hold (a float: that share of
         the training weight); at least two branches of a multiway split must hold it, and a node
@@ -1113,13 +1130,14 @@ class C45Classifier(DecisionTreeClassifier):
 
     _min_branch_fraction = 0.1  # each side of a threshold: min(25, 0.1 * known weight / classes)
 
-    def __init__(self, *, pruning_confidence=0.25, min_samples_leaf=2, max_depth=None,
-                 categorical_features="from_dtype", n_jobs=None):
+    def __init__(self, *, pruning_confidence=0.25, subtree_raising=True, min_samples_leaf=2,
+                 max_depth=None, categorical_features="from_dtype", n_jobs=None):
         super().__init__(criterion="gain_ratio", max_depth=max_depth,
                          min_samples_leaf=min_samples_leaf, pruning="error_based",
                          pruning_confidence=pruning_confidence,
                          categorical_features=categorical_features, categorical_split="multiway",
                          missing="fractional", n_jobs=n_jobs)
+        self.subtree_raising = subtree_raising
 
     def _resolve_params(self, n_samples, n_features, total_weight, has_sample_weight):
         params = super()._resolve_params(n_samples, n_features, total_weight, has_sample_weight)

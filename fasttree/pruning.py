@@ -14,14 +14,18 @@ import numpy as np
 from ._base import numba_threads
 from ._validation import check_sample_weight, check_y, is_sparse
 from .kernels import decision_paths, decision_paths_csr
+from .kernels.criteria import node_impurity
 from .kernels.pruning import (
+    binomial_upper_limit,
     cost_complexity_sequence,
     error_based_leaf_cost,
     keep_mask,
     minimum_error_collapse,
     node_validation_errors,
     pessimistic_collapse,
+    split_branches,
     subtree_replacement_collapse,
+    training_error_collapse,
 )
 from .tree import TREE_UNDEFINED, Tree
 
@@ -269,32 +273,284 @@ def _class_codes(classes, y):
     return position.astype(np.float64)
 
 
-def error_based(estimator, confidence=0.25):
-    """C4.5's error-based pruning (subtree replacement; subtree raising is not performed).
+def error_based(estimator, confidence=0.25, *, subtree_raising=False, X=None, y=None,
+                sample_weight=None):
+    """C4.5's error-based pruning: subtree replacement, and optionally subtree raising.
 
     Each leaf with ``E`` training errors among ``N`` rows is charged ``N * U_CF(E, N)``, the upper
-    limit of the binomial error rate at confidence ``CF``; a subtree is replaced by a leaf when the
-    leaf's charge is no more than the subtree's total.
+    limit of the binomial error rate at confidence ``CF``
+    (:func:`fasttree.kernels.pruning.binomial_upper_limit`).
+
+    Without ``subtree_raising``, a subtree is replaced by a leaf when the leaf's charge is no more
+    than the subtree's total (bottom-up, from the node statistics of the tree alone).
+
+    With ``subtree_raising`` the rule is J48's (Weka's ``C45PruneableClassifierTree``, the default
+    of J48 and of Quinlan's C4.5): first a subtree whose leaves make no fewer training errors
+    than its root alone (within ``1e-3``) is collapsed to a leaf; then, bottom-up, each node is
+    compared as a leaf, as its subtree, and with its largest branch (the child with the most
+    training weight, the last such child on a tie) raised in its place: the node's training rows
+    all go down that branch (a row missing a split value goes down every branch with its share of
+    the known weight, on fractional trees) and its leaves are charged for the rows they then
+    hold.  The leaf wins when its charge is at most both others + 0.1; otherwise the raised
+    branch wins when its charge is at most the subtree's + 0.1, takes the node's place with the
+    class counts of the rows now reaching each of its nodes, and is pruned again.  A leaf that
+    ends up with no rows predicts its parent's class fractions.  Raising needs the training rows:
+    pass the ``X``, ``y`` and ``sample_weight`` the estimator was fitted on.
 
     Parameters
     ----------
     estimator : fitted DecisionTreeClassifier
     confidence : float, default=0.25
         ``CF`` in (0, 1); smaller values prune more.
+    subtree_raising : bool, default=False
+        Also raise subtrees, as J48 does by default.
+    X : array-like of shape (n_samples, n_features), optional
+        The training rows (required with ``subtree_raising``).
+    y : array-like of shape (n_samples,), optional
+        Their labels (required with ``subtree_raising``).
+    sample_weight : array-like of shape (n_samples,), optional
+        Their weights (times the class weights, if the estimator has any); ones if omitted.
 
     Returns
     -------
-    A new fitted DecisionTreeClassifier whose ``pruning`` parameter names this rule, so that
-    ``clone()`` and refits prune the same way (when the input was grown unpruned).
+    A new fitted DecisionTreeClassifier whose ``pruning`` (and ``subtree_raising``, where the
+    class has it) parameters name this rule, so that ``clone()`` and refits prune the same way
+    (when the input was grown unpruned).
     """
+    _check_confidence(confidence)
+    if not isinstance(subtree_raising, (bool, np.bool_)):
+        raise ValueError(f"subtree_raising must be a bool; got {subtree_raising!r}.")
+    _classification_counts(estimator, "error-based")  # a fitted classifier
+    if not subtree_raising:
+        if X is not None or y is not None or sample_weight is not None:
+            raise ValueError("error_based reads X, y and sample_weight only with "
+                             "subtree_raising=True (replacement needs the tree alone).")
+        tree = error_based_tree(estimator.tree_, confidence)
+    else:
+        if X is None or y is None:
+            raise ValueError("subtree_raising=True re-routes the training rows: pass the X and y "
+                             "the estimator was fitted on (and its sample_weight, if any).")
+        if getattr(estimator, "n_outputs_", 1) > 1:
+            raise ValueError("subtree raising takes a tree of one output.")
+        X = estimator._validate_X_predict(X)
+        if is_sparse(X):
+            raise ValueError("subtree_raising=True cannot be used with sparse X yet; pass a "
+                             "dense array (X.toarray()).")
+        y = check_y(y, X.shape[0], regression=False)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        tree = subtree_raising_tree(estimator, X, _class_codes(estimator.classes_, y), w,
+                                    confidence)
+    return _with_tree(estimator, tree, pruning="error_based", pruning_confidence=confidence,
+                      subtree_raising=bool(subtree_raising))
+
+
+def _check_confidence(confidence):
     if not (isinstance(confidence, (int, float, np.floating)) and 0.0 < confidence < 1.0):
         raise ValueError(f"confidence must be a float in (0, 1); got {confidence!r}.")
-    n_rows, n_majority = _classification_counts(estimator, "error-based")
-    tree = estimator.tree_
-    leaf_cost = error_based_leaf_cost(n_rows, n_rows - n_majority, float(confidence))
+
+
+def error_based_tree(tree, confidence):
+    """The tree :func:`error_based` keeps by subtree replacement alone."""
+    n_rows = tree.weighted_n_node_samples
+    n_errors = n_rows - n_rows * tree.value[:, 0, :].max(axis=1)
+    leaf_cost = error_based_leaf_cost(n_rows, n_errors, float(confidence))
     collapse = subtree_replacement_collapse(tree.children_left, tree.children_right, leaf_cost)
-    return _with_tree(estimator, build_pruned_tree(tree, collapse), pruning="error_based",
-                      pruning_confidence=confidence)
+    return build_pruned_tree(tree, collapse)
+
+
+#: J48's margins: a subtree whose leaves' training errors are within COLLAPSE_TOLERANCE of its
+#: root's is collapsed before pruning; a simpler choice wins a comparison of charges by up to
+#: RAISING_MARGIN (Weka's ``C45PruneableClassifierTree.collapse`` and ``prune``).
+COLLAPSE_TOLERANCE = 1e-3
+RAISING_MARGIN = 0.1
+
+
+def subtree_raising_tree(estimator, X, y_code, sample_weight, confidence):
+    """The tree :func:`error_based` keeps with subtree raising, from an already validated and
+    encoded ``X`` (dense, the kernels' float32 matrix), class codes ``y_code`` and the rows'
+    weights (as the grower weighted them, class weights included)."""
+    from .grower import CLASSIFICATION_CRITERIA  # the grower's criterion codes
+
+    tree = estimator.tree_
+    n_rows = tree.weighted_n_node_samples
+    n_errors = n_rows - n_rows * tree.value[:, 0, :].max(axis=1)
+    collapse = training_error_collapse(tree.children_left, tree.children_right, n_errors,
+                                       COLLAPSE_TOLERANCE)
+    tree = build_pruned_tree(tree, collapse)
+    keep = sample_weight > 0.0
+    raiser = _SubtreeRaiser(tree, X, np.asarray(y_code, np.intp), float(confidence))
+    rows = np.flatnonzero(keep)
+    root = raiser.prune(0, rows, sample_weight[rows].astype(np.float64))
+    return raiser.build(root, CLASSIFICATION_CRITERIA[estimator.criterion])
+
+
+def _at_most(simpler, other):
+    """J48's test that a simpler choice wins: ``Utils.smOrEq(simpler, other + 0.1)``."""
+    return simpler - (other + RAISING_MARGIN) < 1e-6
+
+
+class _SubtreeRaiser:
+    """J48's bottom-up pruning with subtree raising over the nodes of a fasttree tree.
+
+    Nodes keep their ids in ``tree``; ``children[node]`` lists the nodes now below ``node`` (None
+    for a leaf), so raising a branch puts that branch's node in its parent's slot.  Each node's
+    training rows (ids into ``X`` and weights, fractional rows included) come down from the root.
+    """
+
+    def __init__(self, tree, X, y, confidence):
+        self.tree, self.X, self.y, self.confidence = tree, X, y, confidence
+        self.n_classes = tree.value.shape[2]
+        self.children = [None if tree.children_left[node] == -1 else
+                         list(range(tree.children_left[node], tree.children_right[node] + 1))
+                         for node in range(tree.node_count)]
+        self.counts = tree.value[:, 0, :] * tree.weighted_n_node_samples[:, None]
+        self.n_samples = tree.n_node_samples.copy()
+        self.changed = np.zeros(tree.node_count, dtype=bool)
+
+    # -- rows and charges ------------------------------------------------------------------
+    def route(self, node, rows, weight):
+        """The rows (and weights) that go down each branch of ``node``."""
+        t = self.tree
+        branch = split_branches(self.X[rows, t.feature[node]], t.split_kind[node],
+                                t.threshold[node], t.missing_branch[node],
+                                t.category_offset[node], t.category_n_codes[node],
+                                t.category_branch, t.fractional_missing)
+        n_branches = len(self.children[node])
+        known = branch >= 0
+        missing = ~known
+        if not missing.any():
+            return [(rows[branch == b], weight[branch == b]) for b in range(n_branches)]
+        known_weight = np.bincount(branch[known], weights=weight[known], minlength=n_branches)
+        total = known_weight.sum()
+        share = known_weight / total if total > 0.0 else np.full(n_branches, 1.0 / n_branches)
+        parts = []
+        for b in range(n_branches):
+            sel = branch == b
+            if share[b] > 0.0:
+                parts.append((np.concatenate([rows[sel], rows[missing]]),
+                              np.concatenate([weight[sel], weight[missing] * share[b]])))
+            else:
+                parts.append((rows[sel], weight[sel]))
+        return parts
+
+    def class_counts(self, rows, weight):
+        return np.bincount(self.y[rows], weights=weight, minlength=self.n_classes)
+
+    def charge(self, counts):
+        """C4.5's predicted errors of a leaf holding ``counts``: ``N * U_CF(E, N)``, 0 if empty."""
+        total = counts.sum()
+        if total <= 1e-6:  # Weka's Utils.eq(total, 0)
+            return 0.0
+        return total * binomial_upper_limit(total - counts.max(), total, self.confidence)
+
+    def subtree_charge(self, node):
+        if self.children[node] is None:
+            return self.charge(self.counts[node])
+        return sum(self.subtree_charge(child) for child in self.children[node])
+
+    def branch_charge(self, node, rows, weight):
+        """The charge of ``node``'s subtree if ``rows`` went down it instead of its own rows."""
+        if self.children[node] is None:
+            return self.charge(self.class_counts(rows, weight))
+        return sum(self.branch_charge(child, *part)
+                   for child, part in zip(self.children[node], self.route(node, rows, weight)))
+
+    def redistribute(self, node, rows, weight):
+        """Give ``node``'s subtree the class counts of ``rows``."""
+        self.counts[node] = self.class_counts(rows, weight)
+        self.n_samples[node] = rows.shape[0]
+        self.changed[node] = True
+        if self.children[node] is not None:
+            for child, part in zip(self.children[node], self.route(node, rows, weight)):
+                self.redistribute(child, *part)
+
+    # -- J48's prune -----------------------------------------------------------------------
+    def prune(self, node, rows, weight):
+        """Prune the subtree of ``node``, which holds ``rows``; returns the node now in its
+        place (itself, or a raised branch)."""
+        children = self.children[node]
+        if children is None:
+            return node
+        parts = self.route(node, rows, weight)
+        for b, part in enumerate(parts):
+            children[b] = self.prune(children[b], *part)
+        branch_weight = np.array([part[1].sum() for part in parts])
+        # Weka's Distribution.maxBag: the last branch within 1e-6 of the heaviest
+        largest = int(np.flatnonzero(branch_weight >= branch_weight.max() - 1e-6)[-1])
+        raised = self.branch_charge(children[largest], rows, weight)
+        as_leaf = self.charge(self.counts[node])
+        as_tree = self.subtree_charge(node)
+        if _at_most(as_leaf, as_tree) and _at_most(as_leaf, raised):
+            self.children[node] = None
+            return node
+        if _at_most(raised, as_tree):
+            branch = children[largest]
+            self.redistribute(branch, rows, weight)
+            return self.prune(branch, rows, weight)
+        return node
+
+    # -- the new tree ----------------------------------------------------------------------
+    def build(self, root, criterion):
+        """A compact tree of the nodes now below ``root``, parents first, each node's children
+        consecutive; nodes whose rows changed get new counts, fractions and impurity."""
+        t = self.tree
+        order, parent = [root], [-1]
+        first_child = []
+        for position in range(t.node_count):  # breadth-first; the list grows as we go
+            if position >= len(order):
+                break
+            node = order[position]
+            kids = self.children[node]
+            first_child.append(-1 if kids is None else len(order))
+            if kids is not None:
+                order.extend(kids)
+                parent.extend([position] * len(kids))
+        old = np.array(order, dtype=np.intp)
+        parent = np.array(parent, dtype=np.intp)
+        n = old.shape[0]
+        is_leaf = np.array([self.children[node] is None for node in order])
+        n_kids = np.array([0 if kids is None else len(kids)
+                           for kids in (self.children[node] for node in order)])
+        left = np.where(is_leaf, -1, np.array(first_child))
+        right = np.where(is_leaf, -1, left + n_kids - 1)
+        depth = np.zeros(n, dtype=np.intp)
+        for position in range(1, n):
+            depth[position] = depth[parent[position]] + 1
+        counts = self.counts[old]
+        weight, impurity = node_impurity(counts, criterion)
+        changed = self.changed[old]
+        value = t.value[old].copy()
+        for position in range(n):  # parents first: an empty leaf takes its parent's fractions
+            if not changed[position]:
+                continue
+            if weight[position] > 0.0:
+                value[position, 0, :] = counts[position] / weight[position]
+            else:
+                value[position] = value[parent[position]]
+        missing_branch = t.missing_branch[old].copy()
+        if t.fractional_missing:  # apply() sends a missing value down the heaviest branch
+            for position in np.flatnonzero(changed & ~is_leaf):
+                missing_branch[position] = int(np.argmax(weight[left[position]:right[position] + 1]))
+        weighted = np.where(changed, weight, t.weighted_n_node_samples[old])
+        return Tree(
+            children_left=left,
+            children_right=right,
+            feature=np.where(is_leaf, TREE_UNDEFINED, t.feature[old]),
+            threshold=np.where(is_leaf, float(TREE_UNDEFINED), t.threshold[old]),
+            split_kind=np.where(is_leaf, 0, t.split_kind[old]),
+            missing_branch=np.where(is_leaf, 0, missing_branch),
+            category_offset=np.where(is_leaf, -1, t.category_offset[old]),
+            category_n_codes=np.where(is_leaf, 0, t.category_n_codes[old]),
+            category_branch=t.category_branch,
+            fractional_missing=t.fractional_missing,
+            value=value,
+            impurity=np.where(changed, impurity, t.impurity[old]),
+            n_node_samples=self.n_samples[old],
+            weighted_n_node_samples=weighted,
+            depth=depth,
+            n_features=t.n_features,
+            n_classes=t.n_classes,
+        )
 
 
 def minimum_error(estimator):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 from .._jit import njit
+from .routing import branch_of
 
 
 @njit(cache=True)
@@ -168,6 +169,63 @@ def subtree_replacement_collapse(children_left, children_right, leaf_cost):
         else:
             subtree_cost[node] = below
     return collapse
+
+
+@njit(cache=True)
+def training_error_collapse(children_left, children_right, n_errors, tolerance):
+    """J48's collapse: a subtree whose leaves make no fewer training errors than its root would
+    alone becomes a leaf (top-down, so the highest such node is the one collapsed).
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (node_count,), intp (IN)
+    n_errors : ndarray of shape (node_count,), float64 (IN)
+        (Weighted) training rows outside each node's majority class.
+    tolerance : float
+        A node collapses when its leaves' errors are at least ``n_errors[node] - tolerance``
+        (J48: ``1e-3``).
+
+    Returns
+    -------
+    collapse : ndarray of shape (node_count,), uint8
+    """
+    node_count = children_left.shape[0]
+    below, _ = _subtree_totals(children_left, children_right, n_errors)
+    collapse = np.zeros(node_count, dtype=np.uint8)
+    for node in range(node_count):  # top-down; keep_mask drops what lies below a collapse
+        if children_left[node] != -1 and below[node] >= n_errors[node] - tolerance:
+            collapse[node] = 1
+    return collapse
+
+
+@njit(cache=True)
+def split_branches(x, kind, threshold, missing_branch, category_offset, n_codes,
+                   category_branch, fractional):
+    """Branch (child rank) that each value takes at one split node.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_rows,), float32 (IN)
+        The rows' values of the node's split feature (NaN: missing).
+    kind, threshold, missing_branch, category_offset, n_codes : the node's split fields
+    category_branch : ndarray of shape (n_map,), int32 (IN)
+        The tree's category maps.
+    fractional : bool
+        C4.5's fractional rows: a missing value gets ``-1`` (it goes down every branch), not
+        ``missing_branch``.
+
+    Returns
+    -------
+    branch : ndarray of shape (n_rows,), int64
+    """
+    out = np.empty(x.shape[0], dtype=np.int64)
+    for i in range(x.shape[0]):
+        if fractional and x[i] != x[i]:
+            out[i] = -1
+        else:
+            out[i] = branch_of(x[i], kind, threshold, missing_branch, category_offset, n_codes,
+                               category_branch)
+    return out
 
 
 @njit(cache=True, no_cpython_wrapper=True)
