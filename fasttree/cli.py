@@ -95,7 +95,8 @@ def _parser():
         p.add_argument("--max-leaf-nodes", type=int, help="grow best-first up to this many "
                                                           "leaves (default: no limit)")
         p.add_argument("--random-state", type=int,
-                       help="seed of the random splitter and of reduced_error's hold-out "
+                       help="seed of the random splitter, of reduced_error's hold-out and of "
+                            "cost_complexity's folds "
                             f"(default: {_defaults('random_state')})")
         p.add_argument("--pruning", default=None,
                        choices=["cost_complexity", "reduced_error", "error_based",
@@ -103,7 +104,8 @@ def _parser():
                        help="post-pruning rule (the last three: classification only)")
         p.add_argument("--ccp-alpha", type=float,
                        help="cost-complexity pruning parameter (default: "
-                            f"{_defaults('ccp_alpha')}, no pruning)")
+                            f"{_defaults('ccp_alpha')}, no pruning; with --pruning "
+                            "cost_complexity, chosen by cross-validation as CART does)")
         p.add_argument("--cv", type=int, default=10, help="number of cross-validation folds")
         p.add_argument("--n-jobs", type=int, help="threads (default: all cores)")
     fit.add_argument("--no-cv", action="store_true",

@@ -22,7 +22,8 @@ runs the unchanged :class:`~fasttree.grower.TreeGrower` over a
 What a sharded fit does not do raises a ``ValueError`` naming the parameter: categorical
 features, ``missing="fractional"``, ``splitter="hist"`` or ``"random"``, criteria other than gini,
 entropy/log_loss, squared_error and poisson, monotonicity constraints, several outputs, sparse
-``X``, and pruning other than cost-complexity.
+``X``, and pruning other than cost-complexity at a given ``ccp_alpha`` (choosing it by
+cross-validation, ``pruning="cost_complexity"`` alone, would need ``X`` in memory).
 
 This module imports Dask; ``import fasttree`` does not import it.
 """
@@ -207,6 +208,12 @@ class _DaskTree:
             if refused:
                 raise ValueError(f"{type(self).__name__} (fasttree.dask) takes {name}="
                                  f"{allowed}; got {getattr(self, name)!r}.")
+        if self._alpha_by_cv():
+            raise ValueError(
+                f"{type(self).__name__} (fasttree.dask) does not choose ccp_alpha by "
+                "cross-validation (pruning='cost_complexity' without ccp_alpha): its folds' "
+                "trees and held-out rows would need X in memory.  Give ccp_alpha > 0, or choose "
+                "it with fasttree's single-machine estimator on a sample.")
         timeout = self.timeout
         if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}.")

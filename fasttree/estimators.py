@@ -267,6 +267,8 @@ class _BaseDecisionTree(BaseEstimator):
     def _fit(self, X, y, sample_weight, *, n_classes, class_weights=None, offsets=None):
         """Grow (and prune) the tree.  ``y`` is 1-D, or (n_samples, n_outputs) float64 with the
         statistics ``offsets`` of several outputs (:mod:`fasttree.kernels.multi_output`)."""
+        # the rows as given, for the folds that choose ccp_alpha (pruning="cost_complexity")
+        cv_rows = (X, y, sample_weight, class_weights) if self._alpha_by_cv() else None
         n_samples, n_features = X.shape
         n_outputs = 1 if y.ndim == 1 else y.shape[1]
         if is_sparse(X):
@@ -332,6 +334,8 @@ class _BaseDecisionTree(BaseEstimator):
         self.n_outputs_ = n_outputs
         # subtree raising re-routes the training rows, weighted as the grower weighted them
         training = (X, y, weight * weight_scale if weight is not None else None)
+        self.ccp_alpha_ = float(self.ccp_alpha) if cv_rows is None else self._cv_alpha(
+            *cv_rows, n_classes=n_classes, offsets=offsets)
         self._prune(pruning, validation, training)
         return self
 
@@ -420,15 +424,32 @@ class _BaseDecisionTree(BaseEstimator):
         vf = self.validation_fraction
         if self.pruning == "reduced_error" and not (_is_real(vf) and 0.0 < vf < 1.0):
             raise ValueError(f"validation_fraction must be a float in (0, 1); got {vf!r}.")
+        if self._alpha_by_cv() and not (_is_int(self.ccp_folds) and self.ccp_folds >= 2):
+            raise ValueError(f"ccp_folds must be an int >= 2; got {self.ccp_folds!r}.")
         return self.pruning
+
+    def _alpha_by_cv(self):
+        """Whether ``fit`` chooses ``ccp_alpha`` by cross-validation: ``pruning="cost_complexity"``
+        with no ``ccp_alpha`` given (CART's way)."""
+        return (self.pruning == "cost_complexity" and _is_real(self.ccp_alpha)
+                and self.ccp_alpha == 0.0)
+
+    def _cv_alpha(self, X, y, sample_weight, class_weights, *, n_classes, offsets):
+        """The alpha :func:`fasttree.pruning.cross_validated_alpha` chooses for the full tree
+        just grown from these rows (as ``_fit`` received them), on folds from ``random_state``."""
+        from . import pruning as rules  # the pruning module imports this one
+
+        return rules.cross_validated_alpha(
+            self, X, y, sample_weight, class_weights, offsets, n_classes=n_classes,
+            n_folds=int(self.ccp_folds), rng=_check_random_state(self.random_state)).alpha
 
     def _prune(self, pruning, validation, training):
         """Apply ccp_alpha, then the chosen post-pruning rule, to the freshly grown tree
         (``training``: the rows it was grown from, encoded, with their weights or None)."""
         from . import pruning as rules  # the pruning module imports this one
 
-        if self.ccp_alpha > 0.0:
-            self.tree_ = rules.cost_complexity_tree(self.tree_, self.ccp_alpha)
+        if self.ccp_alpha_ > 0.0:
+            self.tree_ = rules.cost_complexity_tree(self.tree_, self.ccp_alpha_)
         if pruning == "reduced_error":
             X_val, y_val, w_val = validation
             if self._estimator_type == "classifier":
@@ -658,11 +679,20 @@ class DecisionTreeClassifier(_BaseDecisionTree):
     n_jobs : int or None, default=None
         Threads for fit and predict; None or -1 means all cores.  The tree does not depend on it.
     ccp_alpha : float, default=0.0
-        Minimal cost-complexity pruning after growth (scikit-learn's meaning); 0 prunes nothing.
+        Minimal cost-complexity pruning after growth (scikit-learn's meaning); 0 prunes nothing,
+        except with ``pruning="cost_complexity"``, which then chooses it by cross-validation.
+    ccp_folds : int, default=10
+        Folds of that cross-validation (CART's 10; at least 2).
     pruning : {None, "cost_complexity", "reduced_error", "error_based", "minimum_error", \
 "pessimistic"}, default=None
         Post-pruning rule applied in ``fit`` (see :mod:`fasttree.pruning`).  "cost_complexity"
-        uses ``ccp_alpha``; "reduced_error" grows on a stratified random
+        prunes at ``ccp_alpha``, or, when it is 0, at the alpha CART chooses (Breiman et al.
+        1984): ``ccp_folds``-fold cross-validation (stratified for a classifier, folds drawn
+        with ``random_state``) of the subtrees of the full tree's pruning path, each at
+        ``sqrt(alpha_k alpha_{k+1})``, and the smallest subtree whose cross-validated error is
+        within one standard error of the least (misclassification rate; squared, absolute
+        error or half Poisson deviance for a regressor, by its criterion).  It grows
+        ``ccp_folds`` more trees.  "reduced_error" grows on a stratified random
         ``1 - validation_fraction`` of the rows and prunes on the rest; the last three are
         C4.5-family rules on the training counts.
     validation_fraction : float, default=0.25
@@ -733,6 +763,9 @@ default="from_dtype"
         The categories of each categorical feature (code ``i`` is ``categories_[f][i]``).
     missing_in_fit_ : ndarray of shape ``(n_features_in_,)``, bool
         Features that had missing values in the training data.
+    ccp_alpha_ : float
+        The alpha the tree was pruned at: ``ccp_alpha``, or the one chosen by cross-validation
+        (``pruning="cost_complexity"`` with ``ccp_alpha=0``).
 
     Notes
     -----
@@ -762,6 +795,7 @@ default="from_dtype"
         class_weight=None,
         n_jobs=None,
         ccp_alpha=0.0,
+        ccp_folds=10,
         pruning=None,
         validation_fraction=0.25,
         pruning_confidence=0.25,
@@ -785,6 +819,7 @@ default="from_dtype"
         self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.ccp_alpha = ccp_alpha
+        self.ccp_folds = ccp_folds
         self.pruning = pruning
         self.validation_fraction = validation_fraction
         self.pruning_confidence = pruning_confidence
@@ -940,14 +975,21 @@ class DecisionTreeRegressor(_BaseDecisionTree):
     splitter : {"best", "random", "hist"}, default="best"
         As in :class:`DecisionTreeClassifier`.
     max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_features,
-    random_state, max_leaf_nodes, min_impurity_decrease, n_jobs, ccp_alpha, validation_fraction,
-    categorical_features, categorical_split, missing, monotonic_cst, max_bins
+    random_state, max_leaf_nodes, min_impurity_decrease, n_jobs, ccp_alpha, ccp_folds,
+    validation_fraction, categorical_features, categorical_split, missing, monotonic_cst, max_bins
         As in :class:`DecisionTreeClassifier`.
     binning : {"quantile"}, default="quantile"
         As in :class:`DecisionTreeClassifier` (entropy binning needs classes).
     pruning : {None, "cost_complexity", "reduced_error"}, default=None
-        Post-pruning rule applied in ``fit``; reduced-error pruning uses squared error on a
-        random ``validation_fraction`` of the rows.
+        Post-pruning rule applied in ``fit``; "cost_complexity" without ``ccp_alpha`` chooses it
+        by cross-validation as in :class:`DecisionTreeClassifier`, judged by the criterion's
+        loss (squared error, absolute error, half Poisson deviance); reduced-error pruning uses
+        squared error on a random ``validation_fraction`` of the rows.
+
+    Attributes
+    ----------
+    ccp_alpha_ : float
+        As in :class:`DecisionTreeClassifier`; the other fitted attributes too.
     """
 
     _estimator_type = "regressor"
@@ -969,6 +1011,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         min_impurity_decrease=0.0,
         n_jobs=None,
         ccp_alpha=0.0,
+        ccp_folds=10,
         pruning=None,
         validation_fraction=0.25,
         categorical_features="from_dtype",
@@ -998,6 +1041,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self.min_impurity_decrease = min_impurity_decrease
         self.n_jobs = n_jobs
         self.ccp_alpha = ccp_alpha
+        self.ccp_folds = ccp_folds
         self.pruning = pruning
         self.validation_fraction = validation_fraction
         self.categorical_features = categorical_features

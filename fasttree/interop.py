@@ -48,6 +48,8 @@ def _sklearn_params(estimator, sklearn_class):
         params["splitter"] = "best"
     if isinstance(params.get("random_state"), np.random.Generator):
         params["random_state"] = None  # scikit-learn takes an int or a RandomState
+    if hasattr(estimator, "ccp_alpha_"):  # the alpha cross-validation chose, if it did
+        params["ccp_alpha"] = estimator.ccp_alpha_
     names = sklearn_class().get_params()
     return {name: value for name, value in params.items() if name in names}
 
@@ -70,8 +72,9 @@ def to_sklearn(estimator):
         Its ``predict``, ``predict_proba``, ``apply``, ``decision_path`` and
         ``feature_importances_`` equal fasttree's.  Hyperparameters are mapped to scikit-learn's
         (``criterion="gain_ratio"`` → ``"entropy"``, ``splitter="hist"`` → ``"best"``, a numpy
-        ``Generator`` ``random_state`` → None); fasttree-only parameters are dropped, so
-        refitting the returned estimator grows scikit-learn's tree, not this one.
+        ``Generator`` ``random_state`` → None, ``ccp_alpha`` → ``ccp_alpha_``, the alpha the
+        tree was pruned at); fasttree-only parameters are dropped, so refitting the returned
+        estimator grows scikit-learn's tree, not this one.
 
     Raises
     ------

@@ -27,6 +27,8 @@ FORMAT_NAME = "fasttree-model"
 #: Version written by this fasttree, and the newest it reads.  Raise it when a reader of the
 #: previous version could no longer read a file correctly; keep reading every older one.
 FORMAT_VERSION = 1
+#: parameters added since format 1 was first written; older files lack them
+PARAMS_ADDED = ("ccp_folds",)
 
 METADATA_MEMBER = "metadata.json"
 
@@ -128,6 +130,7 @@ def save(estimator, path):
         "n_features_in": int(estimator.n_features_in_),
         "n_outputs": n_outputs,
         "max_features": int(estimator.max_features_),
+        "ccp_alpha": float(getattr(estimator, "ccp_alpha_", estimator.ccp_alpha)),
         "classes": classes_,
         "feature_names_in": None if names is None else [str(n) for n in names],
         "target_name": _target_name(estimator),
@@ -451,7 +454,8 @@ def _build_estimator(metadata, arrays):
     cls = classes[name]
     params = _get(metadata, "params", dict)
     expected = set(cls._get_param_names())
-    if set(params) != expected:
+    # a file written before a parameter existed lacks it: the parameter takes its default
+    if not set(expected) - set(PARAMS_ADDED) <= set(params) <= expected:
         raise ValueError(f"model file: {name}'s parameters are {sorted(expected)}; the file has "
                          f"{sorted(params)}")
     estimator = cls(**{k: _param_from_json(v, f"parameter {k!r}") for k, v in params.items()})
@@ -517,6 +521,11 @@ def _build_estimator(metadata, arrays):
     estimator.n_features_in_ = n_features
     estimator.n_outputs_ = n_outputs
     estimator.max_features_ = max_features
+    ccp_alpha = metadata.get("ccp_alpha", estimator.ccp_alpha)  # absent before ccp_folds
+    if not (isinstance(ccp_alpha, numbers.Real) and not isinstance(ccp_alpha, bool)
+            and ccp_alpha >= 0):
+        raise ValueError("model file: ccp_alpha must be a number >= 0")
+    estimator.ccp_alpha_ = float(ccp_alpha)
     estimator.is_categorical_ = is_categorical
     estimator.categories_ = categories
     estimator.missing_in_fit_ = missing_in_fit

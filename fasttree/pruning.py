@@ -16,13 +16,20 @@ from ._validation import check_sample_weight, check_y, is_sparse
 from .kernels import decision_paths, decision_paths_csr
 from .kernels.criteria import node_impurity
 from .kernels.pruning import (
+    LOSS_ABSOLUTE,
+    LOSS_MISCLASSIFICATION,
+    LOSS_POISSON,
+    LOSS_SQUARED,
     binomial_upper_limit,
     cost_complexity_sequence,
     error_based_leaf_cost,
     keep_mask,
+    loss_along_sequence,
     minimum_error_collapse,
+    node_loss_sums,
     node_validation_errors,
     pessimistic_collapse,
+    row_losses,
     split_branches,
     subtree_replacement_collapse,
     training_error_collapse,
@@ -193,8 +200,197 @@ def cost_complexity(estimator, alpha):
     estimator's own, if larger: the pruned trees are nested), so that ``clone()`` refits it.
     """
     estimator._check_is_fitted()
-    return _with_tree(estimator, cost_complexity_tree(estimator.tree_, alpha),
-                      ccp_alpha=max(estimator.ccp_alpha, alpha))
+    alpha = max(getattr(estimator, "ccp_alpha_", estimator.ccp_alpha), alpha)
+    pruned = _with_tree(estimator, cost_complexity_tree(estimator.tree_, alpha), ccp_alpha=alpha)
+    pruned.ccp_alpha_ = alpha
+    return pruned
+
+
+#: the loss that chooses ``ccp_alpha`` by cross-validation, by regression criterion (a
+#: classifier's is CART's, the misclassification rate)
+_CV_LOSSES = {"squared_error": LOSS_SQUARED, "absolute_error": LOSS_ABSOLUTE,
+              "poisson": LOSS_POISSON}
+
+
+@dataclass
+class AlphaSearch:
+    """What :func:`cross_validated_alpha` measured.
+
+    Attributes
+    ----------
+    alpha : float
+        The chosen alpha: ``candidates[chosen]``, or the last path alpha when the chosen tree is
+        the root alone (its candidate is infinite).
+    chosen : int
+        Index of the chosen subtree of the full tree's pruning sequence.
+    candidates : ndarray of shape (n_subtrees,)
+        Breiman's representative alpha of each subtree: the geometric mean of the two path
+        alphas bounding it (0 for the full tree, infinity for the root).
+    errors, standard_errors : ndarray of shape (n_subtrees,)
+        Cross-validated weighted mean loss of each candidate, and its standard error.
+    """
+
+    alpha: float
+    chosen: int
+    candidates: np.ndarray
+    errors: np.ndarray
+    standard_errors: np.ndarray
+
+
+def cv_folds(n_samples, y_codes, n_folds, rng):
+    """The fold of every row for k-fold cross-validation, stratified when classes are given.
+
+    The rows are shuffled, ordered by class (stably, so shuffled within each class) and dealt
+    out to the folds in turn: every fold holds ``n // k`` or ``n // k + 1`` rows, and each class
+    is spread over the folds as evenly as it can be.
+
+    Parameters
+    ----------
+    n_samples : int
+    y_codes : ndarray of shape (n_samples,) or None
+        Class codes to stratify on; None for plain k-fold.
+    n_folds : int
+        ``k``, at most ``n_samples``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), intp
+        The fold, in ``0 .. k - 1``, of each row.
+    """
+    order = rng.permutation(n_samples)
+    if y_codes is not None:
+        order = order[np.argsort(np.asarray(y_codes)[order], kind="stable")]
+    fold = np.empty(n_samples, dtype=np.intp)
+    fold[order] = np.arange(n_samples) % n_folds
+    return fold
+
+
+def _subtree_alphas(tree):
+    """The bounds ``0 = b_0 < b_1 < ... < b_K`` of the alphas at which pruning ``tree`` gives
+    each of its distinct subtrees (:func:`cost_complexity_tree`'s rule), and Breiman's
+    representative ``sqrt(b_k b_{k+1})`` of each (infinity for the last, the root alone)."""
+    alphas, _, _ = cost_complexity_sequence(tree.children_left, tree.children_right,
+                                            tree.weighted_n_node_samples, tree.impurity)
+    bounds = np.unique(np.maximum.accumulate(alphas))
+    return bounds, np.append(np.sqrt(bounds[:-1] * bounds[1:]), np.inf)
+
+
+def _node_predictions(tree, classification):
+    """Every node's prediction as a leaf, one column per output: class code or value."""
+    if classification:
+        return np.argmax(tree.value, axis=2).astype(np.float64)
+    return np.ascontiguousarray(tree.value[:, :, 0])
+
+
+def _loss_sums(losses, weight):
+    return np.array([weight @ losses, (weight * weight) @ losses,
+                     (weight * weight) @ (losses * losses)])
+
+
+def _held_out_losses(tree, collapsed, X, y, weight, loss, classification, steps, n_jobs):
+    """Sums of the held-out losses (``w l``, ``w^2 l``, ``w^2 l^2``) of the subtree after each
+    of ``steps`` steps of ``tree``'s weakest-link sequence (``collapsed``, the nodes it collapses
+    in turn), as an array over those steps."""
+    if not tree.fractional_missing:  # a row's prediction is one node's: sums per node suffice
+        with numba_threads(n_jobs):
+            path, length = _decision_paths(tree, X)
+        sums = node_loss_sums(path, length, y, weight, _node_predictions(tree, classification),
+                              loss)
+        return loss_along_sequence(tree.children_left, tree.children_right, collapsed,
+                                   sums)[steps]
+    # C4.5's fractional rows mix several leaves: prune and predict once per distinct subtree
+    out = np.zeros((steps.shape[0], 3))
+    for step in np.unique(steps):
+        collapse = np.zeros(tree.node_count, dtype=np.uint8)
+        collapse[collapsed[1:step + 1]] = 1
+        value = build_pruned_tree(tree, collapse).predict_value(X)
+        prediction = (np.argmax(value, axis=1)[:, None].astype(np.float64) if classification
+                      else np.ascontiguousarray(value[:, :1]))
+        out[steps == step] = _loss_sums(row_losses(y, prediction, loss), weight)
+    return out
+
+
+def cross_validated_alpha(estimator, X, y, sample_weight, class_weights, offsets, *, n_classes,
+                          n_folds, rng):
+    """CART's choice of ``ccp_alpha``: k-fold cross-validation with the one-standard-error rule.
+
+    The candidates are the subtrees of the full tree's weakest-link sequence, each represented
+    by Breiman's ``alpha'_k = sqrt(alpha_k alpha_{k+1})`` (Breiman et al. 1984, section 3.4.2).
+    On every fold an unpruned tree is grown on the other folds (``estimator``'s ``_fit`` with the
+    same parameters, ``pruning=None``), and its held-out loss is measured at every candidate:
+    from each node's loss as a leaf and the range of steps over which it is a leaf
+    (:func:`fasttree.kernels.pruning.loss_along_sequence`), in
+    O(nodes + held-out rows x depth) per fold.  The loss is the weighted misclassification rate
+    for a classifier, the squared error, absolute error or half Poisson deviance for a regressor
+    (its criterion); the mean over outputs for several.  Its standard error is
+    ``sqrt(sum w^2 (l - R)^2) / sum w`` over all rows (Breiman's
+    ``sqrt(R (1 - R) / N)`` for unit weights and 0/1 loss).  The chosen subtree is the smallest
+    whose cross-validated loss is at most the minimum plus its standard error.
+
+    Parameters
+    ----------
+    estimator : fitted DecisionTreeClassifier or DecisionTreeRegressor
+        Holding the full tree grown on all rows (``tree_``) and the encoding of ``X``.
+    X : the kernels' matrix
+        ``X`` as ``estimator._fit`` received it.
+    y, sample_weight, class_weights, offsets
+        As ``estimator._fit`` received them (``sample_weight`` may be None).
+    n_classes : int or None
+        None for a regressor.
+    n_folds : int
+        ``k``; fewer when there are fewer rows of positive weight.
+    rng : numpy.random.Generator
+        Draws the folds.
+
+    Returns
+    -------
+    AlphaSearch
+    """
+    bounds, candidates = _subtree_alphas(estimator.tree_)
+    n_samples = X.shape[0]
+    sample_weight = None if sample_weight is None else check_sample_weight(sample_weight,
+                                                                           n_samples)
+    weight = np.ones(n_samples) if sample_weight is None else sample_weight
+    if class_weights is not None:
+        weight = weight * class_weights
+    rows = np.flatnonzero(weight > 0.0)  # rows of no weight count for nothing, here as in fit
+    n_folds = min(n_folds, rows.shape[0])
+    if candidates.shape[0] == 1 or n_folds < 2:
+        return AlphaSearch(0.0, 0, candidates, np.zeros(1), np.zeros(1))
+    classification = n_classes is not None
+    fold = cv_folds(rows.shape[0], y[rows] if classification and y.ndim == 1 else None, n_folds,
+                    rng)
+    loss = LOSS_MISCLASSIFICATION if classification else _CV_LOSSES[estimator.criterion]
+    learner = copy.copy(estimator)
+    learner.__dict__ = dict(estimator.__dict__)
+    learner.pruning, learner.ccp_alpha = None, 0.0
+    totals = np.zeros((candidates.shape[0], 3))
+    for k in range(n_folds):
+        train, test = rows[fold != k], rows[fold == k]
+        learner._fit(estimator._take_rows(X, train), y[train],
+                     None if sample_weight is None else sample_weight[train],
+                     n_classes=n_classes,
+                     class_weights=None if class_weights is None else class_weights[train],
+                     offsets=offsets)
+        tree = learner.tree_
+        alphas, _, collapsed = cost_complexity_sequence(
+            tree.children_left, tree.children_right, tree.weighted_n_node_samples, tree.impurity)
+        # the steps cost_complexity_tree takes at each candidate: while the alphas stay below it
+        steps = np.searchsorted(np.maximum.accumulate(alphas), candidates, side="right") - 1
+        y_test = np.ascontiguousarray(y[test], dtype=np.float64).reshape(test.shape[0], -1)
+        totals += _held_out_losses(tree, collapsed, estimator._take_rows(X, test), y_test,
+                                   weight[test], loss, classification, steps, estimator.n_jobs)
+    total_weight = weight[rows].sum()
+    errors = totals[:, 0] / total_weight
+    spread = totals[:, 2] - 2.0 * errors * totals[:, 1] + errors ** 2 * (weight[rows] ** 2).sum()
+    standard_errors = np.sqrt(np.maximum(spread, 0.0)) / total_weight
+    best = int(np.argmin(errors))
+    # ties within rounding (the sums are accumulated in different orders) count as ties
+    limit = (errors[best] + standard_errors[best]) * (1.0 + 1e-12)
+    chosen = int(np.flatnonzero(errors <= limit)[-1])
+    alpha = bounds[-1] if chosen == candidates.shape[0] - 1 else candidates[chosen]
+    return AlphaSearch(float(alpha), chosen, candidates, errors, standard_errors)
 
 
 def reduced_error(estimator, X_val, y_val, sample_weight=None):

@@ -340,6 +340,9 @@ def test_tags_say_what_fit_takes(Estimator, params):
 _HOLDOUT_IS_DRAWN_PER_ROW = (
     "the hold-out rows of reduced-error pruning are drawn row by row: a row of weight 3 is held "
     "out whole or not at all, its three copies each on their own")
+_FOLDS_ARE_DRAWN_PER_ROW = (
+    "the folds that choose ccp_alpha are drawn row by row: a row of weight 3 is held out in one "
+    "fold, its three copies each in a fold of their own (rows of weight 0 are in no fold)")
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -357,6 +360,14 @@ _HOLDOUT_IS_DRAWN_PER_ROW = (
                    _HOLDOUT_IS_DRAWN_PER_ROW)),
     (DecisionTreeClassifier(pruning="pessimistic"), {}),
     (fasttree.C45Classifier(), {}),
+    (DecisionTreeClassifier(pruning="cost_complexity", ccp_folds=3, random_state=0),
+     dict.fromkeys(["check_sample_weight_equivalence_on_dense_data",
+                    "check_sample_weight_equivalence_on_sparse_data"],
+                   _FOLDS_ARE_DRAWN_PER_ROW)),
+    (DecisionTreeRegressor(pruning="cost_complexity", ccp_folds=3, random_state=0),
+     dict.fromkeys(["check_sample_weight_equivalence_on_dense_data",
+                    "check_sample_weight_equivalence_on_sparse_data"],
+                   _FOLDS_ARE_DRAWN_PER_ROW)),
 ], ids=repr)
 def test_sklearn_estimator_checks_non_default_settings(est, expected):
     """check_estimator under the settings whose tags overstated (gain ratio, fractional rows,

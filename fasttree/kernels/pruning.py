@@ -463,3 +463,141 @@ def node_validation_errors(leaf_path, n_path, y_true, sample_weight, node_predic
             elif node_prediction[node] != y_true[i]:
                 leaf_error[node] += sample_weight[i]
     return leaf_error
+
+
+#: loss codes of :func:`node_loss_sums` and :func:`row_losses`
+LOSS_MISCLASSIFICATION = 0
+LOSS_SQUARED = 1
+LOSS_ABSOLUTE = 2
+LOSS_POISSON = 3
+
+
+@njit(cache=True, inline="always")
+def _row_loss(y_true, i, prediction, loss):
+    """Loss of row ``i`` under ``prediction`` (one value per output), averaged over outputs:
+    0/1 misclassification of the class code, squared error, absolute error, or half the Poisson
+    deviance ``y log(y / mu) - y + mu``."""
+    n_outputs = y_true.shape[1]
+    total = 0.0
+    for k in range(n_outputs):
+        y = y_true[i, k]
+        mu = prediction[k]
+        if loss == LOSS_MISCLASSIFICATION:
+            if y != mu:
+                total += 1.0
+        elif loss == LOSS_SQUARED:
+            total += (y - mu) * (y - mu)
+        elif loss == LOSS_ABSOLUTE:
+            total += abs(y - mu)
+        elif y > 0.0:
+            total += (y * math.log(y / mu) - y + mu) if mu > 0.0 else np.inf
+        else:
+            total += mu
+    return total / n_outputs
+
+
+@njit(cache=True)
+def row_losses(y_true, prediction, loss):
+    """Each row's loss (see :func:`node_loss_sums`) under its own prediction.
+
+    Parameters
+    ----------
+    y_true, prediction : ndarray of shape (n_rows, n_outputs), float64 (IN)
+    loss : int
+        One of the ``LOSS_*`` codes.
+
+    Returns
+    -------
+    ndarray of shape (n_rows,), float64
+    """
+    out = np.empty(y_true.shape[0])
+    for i in range(y_true.shape[0]):
+        out[i] = _row_loss(y_true, i, prediction[i], loss)
+    return out
+
+
+@njit(cache=True)
+def node_loss_sums(leaf_path, n_path, y_true, sample_weight, node_prediction, loss):
+    """Held-out loss each node would make as a leaf, with the sums its standard error needs.
+
+    Parameters
+    ----------
+    leaf_path : ndarray of shape (n_rows, max_depth + 1), int32 (IN)
+        Nodes visited by each held-out row (from :func:`decision_paths`).
+    n_path : ndarray of shape (n_rows,), int32 (IN)
+    y_true : ndarray of shape (n_rows, n_outputs), float64 (IN)
+        Encoded classes (classification) or targets.
+    sample_weight : ndarray of shape (n_rows,), float64 (IN)
+    node_prediction : ndarray of shape (node_count, n_outputs), float64 (IN)
+        Each node's prediction as a leaf: its class code per output, or its value.
+    loss : int
+        ``LOSS_MISCLASSIFICATION``, ``LOSS_SQUARED``, ``LOSS_ABSOLUTE`` or ``LOSS_POISSON``; a
+        row's loss is the mean over outputs.
+
+    Returns
+    -------
+    sums : ndarray of shape (node_count, 3), float64
+        Over the rows reaching each node: ``sum w l``, ``sum w^2 l`` and ``sum w^2 l^2``.
+    """
+    sums = np.zeros((node_prediction.shape[0], 3))
+    for i in range(leaf_path.shape[0]):
+        w = sample_weight[i]
+        for d in range(n_path[i]):
+            node = leaf_path[i, d]
+            value = _row_loss(y_true, i, node_prediction[node], loss)
+            sums[node, 0] += w * value
+            sums[node, 1] += w * w * value
+            sums[node, 2] += w * w * value * value
+    return sums
+
+
+@njit(cache=True)
+def loss_along_sequence(children_left, children_right, collapsed_node, node_sums):
+    """Totals of per-node sums over the leaves of every subtree of a weakest-link sequence.
+
+    After ``s`` steps of :func:`cost_complexity_sequence` (nodes ``collapsed_node[1..s]``
+    collapsed), node ``t`` is a leaf exactly for ``c_t <= s < r_t``, where ``c_t`` is the step
+    that collapses ``t`` (0 for a leaf of the full tree, never for a node an ancestor removes
+    first) and ``r_t`` the first step collapsing a strict ancestor.  Each node adds its sums over
+    that range of steps: one pass over the nodes and a running total over the steps, instead of
+    pruning the tree once per step.
+
+    Parameters
+    ----------
+    children_left, children_right : ndarray of shape (node_count,), intp (IN)
+    collapsed_node : ndarray of shape (n_steps + 1,), int64 (IN)
+        As :func:`cost_complexity_sequence` returns it (-1 first).
+    node_sums : ndarray of shape (node_count, n_sums), float64 (IN)
+
+    Returns
+    -------
+    totals : ndarray of shape (n_steps + 1, n_sums), float64
+        ``totals[s]``: the sums over the leaves of the tree after ``s`` steps.
+    """
+    node_count = children_left.shape[0]
+    n_steps = collapsed_node.shape[0] - 1
+    never = n_steps + 1
+    first = np.full(node_count, never, dtype=np.int64)  # c_t
+    for step in range(1, n_steps + 1):
+        first[collapsed_node[step]] = step
+    last = np.full(node_count, never, dtype=np.int64)  # r_t
+    for node in range(node_count):  # top-down
+        if children_left[node] == -1:
+            first[node] = 0
+        else:
+            bound = min(last[node], first[node])
+            for child in range(children_left[node], children_right[node] + 1):
+                last[child] = bound
+    diff = np.zeros((n_steps + 2, node_sums.shape[1]))
+    for node in range(node_count):
+        if first[node] < last[node]:
+            for j in range(node_sums.shape[1]):
+                diff[first[node], j] += node_sums[node, j]
+                diff[last[node], j] -= node_sums[node, j]
+    totals = np.empty((n_steps + 1, node_sums.shape[1]))
+    running = np.zeros(node_sums.shape[1])
+    for step in range(n_steps + 1):
+        for j in range(node_sums.shape[1]):
+            running[j] += diff[step, j]
+            totals[step, j] = running[j]
+    return totals
