@@ -119,6 +119,10 @@ def fasttree_reference(est, X, y, weight=None):
     return one_se_choice(losses, w, candidates, bounds)
 
 
+def _csr(X):
+    return pytest.importorskip("scipy.sparse").csr_matrix(X)
+
+
 CASES = {
     "fractional_missing": lambda X, y, r: (
         DecisionTreeClassifier(missing="fractional", criterion="entropy"),
@@ -134,6 +138,11 @@ CASES = {
     "poisson": lambda X, y, r: (
         DecisionTreeRegressor(criterion="poisson"), X,
         r.poisson(np.exp(0.7 * X[:, 0])).astype(float), None),
+    "sparse": lambda X, y, r: (
+        DecisionTreeClassifier(), _csr(np.where(r.random(X.shape) < 0.5, 0.0, X)), y, None),
+    "categorical": lambda X, y, r: (
+        DecisionTreeClassifier(categorical_features=[3]),
+        np.c_[X[:, :3], r.integers(0, 5, len(y))], (y + (r.random(len(y)) < 0.1)) % 2, None),
     "regressor_zero_weights": lambda X, y, r: (
         DecisionTreeRegressor(min_samples_leaf=3), X, X[:, 1] + r.normal(size=len(y)),
         np.where(r.random(len(y)) < 0.2, 0.0, 1.0)),
