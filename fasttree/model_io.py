@@ -28,7 +28,7 @@ FORMAT_NAME = "fasttree-model"
 #: previous version could no longer read a file correctly; keep reading every older one.
 FORMAT_VERSION = 1
 #: parameters added since format 1 was first written; older files lack them
-PARAMS_ADDED = ("ccp_folds",)
+PARAMS_ADDED = ("ccp_folds", "subtree_raising")
 
 METADATA_MEMBER = "metadata.json"
 

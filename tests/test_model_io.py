@@ -335,6 +335,35 @@ def rebuild(data, meta=None, arrays=None, raw=None, drop=()):
     return out.getvalue()
 
 
+def test_files_written_before_a_parameter_existed_load_with_its_default():
+    """ccp_folds (every estimator) and subtree_raising (C45Classifier) came after format 1:
+    a file without them loads, the parameter at its default, the tree as saved."""
+    from fasttree import C45Classifier, model_io
+
+    df, y, _ = frame()
+    for est, added in [(DecisionTreeClassifier(max_depth=3), ["ccp_folds"]),
+                       (C45Classifier(), ["subtree_raising"])]:
+        assert [n for n in model_io.PARAMS_ADDED if n in est.get_params()] == added
+        est.fit(df, y)
+        buffer = io.BytesIO()
+        est.save(buffer)
+
+        def drop_added(metadata):
+            for name in added:
+                del metadata["params"][name]
+
+        loaded = load_bytes(rebuild(buffer.getvalue(), meta=drop_added))
+        assert loaded.get_params() == type(est)().set_params(
+            **{k: v for k, v in est.get_params().items() if k not in added}).get_params()
+        np.testing.assert_array_equal(loaded.predict(df), est.predict(df))
+
+        def drop_another(metadata):
+            del metadata["params"]["max_depth"]  # not one added later: refused
+
+        with pytest.raises(ValueError, match="parameters are"):
+            load_bytes(rebuild(buffer.getvalue(), meta=drop_another))
+
+
 def load_bytes(data):
     return fasttree.load(io.BytesIO(data))
 
