@@ -191,6 +191,11 @@ class _DaskTree:
         state["client"] = None  # a client belongs to its process
         return state
 
+    def _refusals(self, capability):
+        """A sharded fit takes neither sparse X nor several outputs, whatever the parameters
+        (``__sklearn_tags__`` reads this, as for the single-machine estimators)."""
+        return ["a sharded fit (fasttree.dask)"] + super()._refusals(capability)
+
     def _check_dask_params(self):
         unsupported = [
             ("partition", self.partition != "features", "'features'"),

@@ -185,6 +185,21 @@ def test_parameters_and_clone():
         "client", "partition", "timeout", "workers"}
 
 
+@pytest.mark.parametrize("Estimator", [fdask.DecisionTreeClassifier,
+                                       fdask.DecisionTreeRegressor])
+def test_tags_say_a_sharded_fit_takes_neither_sparse_x_nor_several_outputs(Estimator):
+    """The tags the single-machine estimators set from their refusals hold for the sharded
+    ones too, whose fit refuses both under every setting (no cluster needed to see it)."""
+    tags = Estimator().__sklearn_tags__()
+    assert not tags.input_tags.sparse and not tags.target_tags.multi_output
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="sparse"):
+        Estimator().fit(scipy.sparse.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="several outputs"):
+        Estimator().fit(X, np.c_[y, y])
+
+
 def test_worker_threads_set_explicitly(client):
     """Dask's nanny sets OMP_NUM_THREADS=1; the shards set numba's count to the workers'."""
     X, y, _, _ = _data(n=200)
