@@ -12,7 +12,7 @@ def test_small_levels_and_small_predictions_run_on_one_thread(monkeypatch):
     """Levels under SMALL_LEVEL_WORK rows x features and predictions of fewer than
     SMALL_PREDICTION_ROWS rows run on one thread (waking threads costs more than their work,
     most of all on a busy machine); larger ones on the fit's threads; the caller's thread count
-    is restored. The trees are the same either way (the thread tests above)."""
+    is restored. The trees are the same either way (``test_thread_counts.py``)."""
     from fasttree._base import SMALL_PREDICTION_ROWS
     from fasttree.grower import SMALL_LEVEL_WORK
     from fasttree.splitter import ExactSplitter
