@@ -134,6 +134,8 @@ def _cases(d):
         ("c45", fasttree.C45Classifier(categorical_features=cat), Xcn, d["y3_cat"], None),
         ("c45_weights", fasttree.C45Classifier(categorical_features=cat, pruning_confidence=0.1),
          Xcn, d["y3_cat"], w),
+        ("c45_no_raising", fasttree.C45Classifier(categorical_features=cat,
+                                                  subtree_raising=False), Xcn, d["y3_cat"], w),
         ("ccp_alpha_clf", C(ccp_alpha=0.004), X, y3, None),
         ("ccp_alpha_reg", R(ccp_alpha=0.01), X, yr, w),
         ("ccp_cv", C(pruning="cost_complexity", ccp_folds=4, random_state=0, max_depth=8), X,
@@ -206,6 +208,8 @@ def workload():
     for name, pruned in [
         ("fn_reduced_error", pruning.reduced_error(grown, X_train[half:], y_train[half:])),
         ("fn_error_based", pruning.error_based(grown, 0.2)),
+        ("fn_error_based_raising", pruning.error_based(grown, subtree_raising=True,
+                                                       X=X_train[:half], y=y_train[:half])),
         ("fn_minimum_error", pruning.minimum_error(grown)),
         ("fn_pessimistic", pruning.pessimistic(grown)),
         ("fn_cost_complexity", pruning.cost_complexity(grown, 0.003)),
