@@ -241,7 +241,9 @@ def _live_worker_pid(c):
     """The address and pid of the second of two live workers (waiting while the nanny replaces
     the last victim: a worker being removed refuses the call)."""
     for _ in range(100):
-        c.wait_for_workers(2, timeout=60)
+        # a new worker process imports numpy, numba and dask first: on a loaded 2-core machine
+        # that took over 60 s once (what is tested is the fit's timeout, not the nanny's speed)
+        c.wait_for_workers(2, timeout=300)
         victim = sorted(c.nthreads())[1]
         try:
             return victim, c.run(os.getpid, workers=[victim])[victim]
