@@ -4,8 +4,10 @@ numba's on-disk cache with them (``fasttree compile``).
 numba compiles a kernel the first time a process calls it with a new kind of input and caches
 the machine code on disk.  Which kernels a fit needs depends on its kind of data and options
 (numeric or categorical features, missing values, sparse input, bins, C4.5's fractional rows,
-monotonic constraints, the criterion, several outputs, weights): :data:`KINDS` lists one tiny
-fit and predict per kind, on data made with numpy (the ``table`` kind reads a bundled CSV).
+monotonic constraints, the criterion, several outputs, weights, the number of classes, the
+random splitter, pruning): :data:`KINDS` lists one tiny fit and predict per kind, on data made
+with numpy (the ``table`` kind reads a bundled CSV).  The first ten are those issue 25 measures;
+the last four are what a fit of another common kind still compiled after them.
 ``asv_bench/compile_times.py`` times each in a fresh process with an empty cache;
 :func:`fill_cache` runs them all, in several processes at once when asked, so that later
 processes only load the cache.
@@ -39,6 +41,16 @@ def _numeric_classification():
 
 def _numeric_regression():
     return _numeric()
+
+
+def _three_classes():
+    X, signal = _numeric()
+    return X, np.digitize(signal, [-0.5, 0.5])
+
+
+def _counts():
+    X, signal = _numeric()
+    return X, np.exp(signal / 2)
 
 
 def _with_nan():
@@ -99,6 +111,12 @@ def _regressor(**params):
     return fit
 
 
+def _extra_tree(X, y):
+    from . import ExtraTreeClassifier
+
+    return _fit_predict(lambda: ExtraTreeClassifier(max_depth=6, random_state=0), X, y)
+
+
 def _c45(X, y):
     from . import C45Classifier
 
@@ -128,6 +146,13 @@ KINDS = (
          _several_outputs, _fit_several_outputs),
     Kind("class_weight", "class_weight='balanced', two classes", _numeric_classification,
          _classifier(class_weight="balanced")),
+    Kind("multiclass", "a numeric array, three classes", _three_classes, _classifier()),
+    Kind("poisson", "a regressor with criterion='poisson'", _counts,
+         _regressor(criterion="poisson")),
+    Kind("extra_tree", "ExtraTreeClassifier (splitter='random'), two classes",
+         _numeric_classification, _extra_tree),
+    Kind("ccp_alpha", "cost-complexity pruning (ccp_alpha > 0), two classes",
+         _numeric_classification, _classifier(ccp_alpha=0.005)),
 )
 KIND_NAMES = tuple(kind.name for kind in KINDS)
 _BY_NAME = {kind.name: kind for kind in KINDS}
@@ -205,10 +230,22 @@ def run_kinds(names, out=None):
     return compiled
 
 
-#: rough seconds each kind compiles alone from an empty cache (asv_bench/compile_times.py on a
-#: 2-core machine), to balance the processes of :func:`fill_cache`; only their order matters
-_COST = {"classifier": 16, "regressor": 15, "table": 55, "sparse": 20, "hist": 20, "c45": 40,
-         "monotonic": 20, "absolute_error": 30, "several_outputs": 30, "class_weight": 20}
+#: seconds each kind compiled after the kinds before it in KINDS, in one process from an empty
+#: cache (``fasttree compile --jobs 1`` on the idle 2-core VM), to balance the processes of
+#: :func:`fill_cache`; each process also compiles again the kernels its first kind shares with
+#: the others (about 10 s)
+_COST = {"classifier": 19.3, "regressor": 9.8, "table": 42.1, "sparse": 47.6, "hist": 26.1,
+         "c45": 15.4, "monotonic": 15.4, "absolute_error": 9.8, "several_outputs": 19.4,
+         "class_weight": 4.7, "multiclass": 3.2, "poisson": 7.5, "extra_tree": 3.6,
+         "ccp_alpha": 1.7}
+
+
+def default_jobs():
+    """The CPUs this process may run on (its affinity where the OS tells it, else the count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def partition(names, jobs):
@@ -216,10 +253,10 @@ def partition(names, jobs):
     to the cheapest group so far); a group keeps :data:`KINDS`' order."""
     groups = [[] for _ in range(max(1, min(jobs, len(names))))]
     load = [0.0] * len(groups)
-    for name in sorted(names, key=lambda n: -_COST.get(n, 20)):
+    for name in sorted(names, key=lambda n: -_COST[n]):
         i = load.index(min(load))
         groups[i].append(name)
-        load[i] += _COST.get(name, 20)
+        load[i] += _COST[name]
     order = {name: i for i, name in enumerate(KIND_NAMES)}
     return [sorted(group, key=order.__getitem__) for group in groups if group]
 

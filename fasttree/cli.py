@@ -22,7 +22,7 @@ from . import (
     ID3Classifier,
     export_text,
 )
-from ._warmup import KIND_NAMES, KINDS, fill_cache, lock_cache_saves, run_kinds
+from ._warmup import KIND_NAMES, KINDS, default_jobs, fill_cache, lock_cache_saves, run_kinds
 from .datasets import BUNDLED, DatasetError, bundled_csv, read_csv, read_rows
 from .evaluation import cross_val_score
 from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, report_progress
@@ -131,7 +131,7 @@ def _parser():
     comp.add_argument("--kind", action="append", choices=KIND_NAMES, metavar="KIND",
                       help="compile only this kind (repeat for several; default: every kind, "
                            "see --list)")
-    comp.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1,
+    comp.add_argument("--jobs", type=_positive_int, default=default_jobs(),
                       help="processes compiling at once, each given some of the kinds "
                            "(default: the number of CPUs)")
     comp.add_argument("--list", action="store_true", help="list the kinds and exit")
