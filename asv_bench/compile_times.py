@@ -37,14 +37,14 @@ def measure(name, top):
     with compile_events() as records:
         kind.fit(*data)
     t_fit = time.perf_counter() - t1
-    cpu = time.process_time()  # the whole process's, from its start: robust to a busy machine
+    cpu = time.process_time()  # the whole process's, from its start: less swayed by a busy host
     per_kernel = {}
     for kernel, seconds in records:
         per_kernel[kernel] = per_kernel.get(kernel, 0.0) + seconds
     for kernel, seconds in sorted(per_kernel.items(), key=lambda kv: -kv[1])[:top]:
         print(f"  {seconds:6.2f} s  {kernel}")
-    print(json.dumps({"kind": name, "import": t_import, "fit": t_fit,
-                      "cpu": cpu, "compile_cpu": sum(per_kernel.values()), "functions": len(records),
+    print(json.dumps({"kind": name, "import": t_import, "fit": t_fit, "cpu": cpu,
+                      "compile_cpu": sum(per_kernel.values()), "functions": len(records),
                       "version": fasttree.__version__}))
 
 
