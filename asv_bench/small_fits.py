@@ -1,5 +1,7 @@
 """Small fits idle and under load: one 235-row fit on the default threads and with ``n_jobs=1``,
-and 10-fold cross-validation of full-depth trees on 300 x 6 against scikit-learn.
+10-fold cross-validation of full-depth trees on 300 x 6 against scikit-learn, and a grid search
+in two joblib worker processes (``GridSearchCV(n_jobs=2)``, 101 fits of 235 rows: nested
+parallelism) with the estimators' default threads, ``n_jobs=1`` and scikit-learn's tree.
 
     python asv_bench/small_fits.py            # idle machine
     python asv_bench/small_fits.py --load 2   # with two busy processes beside it
@@ -27,7 +29,7 @@ def main():
     args = parser.parse_args()
 
     from sklearn.datasets import make_classification, make_regression
-    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
     from sklearn import tree as sktree
 
     import fasttree
@@ -39,6 +41,11 @@ def main():
     Xc, yc = make_classification(300, 6, n_informative=4, random_state=0)
     Xr, yr = make_regression(300, 6, noise=1.0, random_state=0)
     folds = KFold(10, shuffle=True, random_state=0)
+    grid = {"max_depth": list(range(1, 21))}  # 20 settings x 5 folds, and the refit: 101 fits
+
+    def search(estimator):
+        return lambda: GridSearchCV(estimator, grid, cv=5, n_jobs=2).fit(X, y)
+
     cases = {
         "235-row fit, default threads": lambda: fasttree.DecisionTreeClassifier().fit(X, y),
         "235-row fit, n_jobs=1": lambda: fasttree.DecisionTreeClassifier(n_jobs=1).fit(X, y),
@@ -50,6 +57,9 @@ def main():
             fasttree.DecisionTreeRegressor(random_state=0), Xr, yr, cv=folds),
         "10-fold CV 300 x 6 regressor, scikit-learn": lambda: cross_val_score(
             sktree.DecisionTreeRegressor(random_state=0), Xr, yr, cv=folds),
+        "GridSearchCV(n_jobs=2), default threads": search(fasttree.DecisionTreeClassifier()),
+        "GridSearchCV(n_jobs=2), n_jobs=1": search(fasttree.DecisionTreeClassifier(n_jobs=1)),
+        "GridSearchCV(n_jobs=2), scikit-learn": search(sktree.DecisionTreeClassifier()),
     }
     for call in cases.values():  # compile and warm up
         call()
