@@ -45,6 +45,9 @@ CRITERION_ENTROPY = 1
 CRITERION_SQUARED_ERROR = 2
 CRITERION_POISSON = 3  # half Poisson deviance; regression statistics carry sum w*y*log(y)
 CRITERION_ABSOLUTE_ERROR = 4  # statistics [sum w, sum w*y, sum w*|y - median|, median]
+#: Gradient boosting's second-order statistics: per row a gradient g (the layout's target) and a
+#: hessian h (the row weight); statistics [sum h, sum g, 0]; a child's score G**2 / (H + lambda).
+CRITERION_GRADIENT = 5
 
 #: How a node's split is chosen among the features' best candidates
 #: (:func:`fasttree.kernels.select_best_splits`): the lowest children impurity, or C4.5's gain

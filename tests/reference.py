@@ -162,8 +162,13 @@ def constrained_value(y, w, criterion):
     return (w * y).sum() / w.sum()
 
 
+def gradient_score(g, h, reg_lambda):
+    """XGBoost's structure score ``G**2 / (H + lambda)`` of a group of rows, from scratch."""
+    return float(np.sum(g)) ** 2 / (float(np.sum(h)) + reg_lambda)
+
+
 def missing_aware_numeric_split(x, y, w, *, criterion, n_classes=None, min_samples_leaf=1,
-                                min_weight_leaf=0.0, monotonic=None):
+                                min_weight_leaf=0.0, monotonic=None, reg_lambda=0.0):
     """Every numeric split of one node with scikit-learn's missing-value rules, from scratch.
 
     Candidates: the midpoint of every two consecutive distinct known values, with the missing rows
@@ -172,6 +177,10 @@ def missing_aware_numeric_split(x, y, w, *, criterion, n_classes=None, min_sampl
     (both sides non-empty) that honours the leaf minimums, and ``monotonic = (c, lower, upper)``
     when given: both children's :func:`constrained_value` in ``[lower, upper]`` and ordered as
     ``c`` says (``(v_left - v_right) * c <= 0``).
+
+    ``criterion="gradient"``: ``y`` holds gradients and ``w`` hessians; a side is valid with
+    ``H >= min_weight_leaf`` and ``H + reg_lambda > 0``, its value is ``-G / (H + reg_lambda)``
+    and the children impurity is minus the sides' :func:`gradient_score` added.
 
     Returns (best children impurity or inf, list of valid (value, threshold, missing_left),
     number of thresholds that have at least one valid candidate).
@@ -188,17 +197,29 @@ def missing_aware_numeric_split(x, y, w, *, criterion, n_classes=None, min_sampl
         counted = False
         for missing_left in ((False, True) if missing.any() else (False,)):
             left = (~missing & (x <= t)) | (missing & missing_left)
-            if not binary_split_is_valid(left, w, min_samples_leaf, min_weight_leaf):
+            sides = (left, ~left)
+            if criterion == "gradient":
+                if not all(side.sum() >= min_samples_leaf and w[side].sum() >= min_weight_leaf
+                           and w[side].sum() + reg_lambda > 0 for side in sides):
+                    continue
+            elif not binary_split_is_valid(left, w, min_samples_leaf, min_weight_leaf):
                 continue
             if monotonic is not None:
                 c, lower, upper = monotonic
-                v_left = constrained_value(y[left], w[left], criterion)
-                v_right = constrained_value(y[~left], w[~left], criterion)
+                if criterion == "gradient":
+                    v_left, v_right = (-y[side].sum() / (w[side].sum() + reg_lambda)
+                                       for side in sides)
+                else:
+                    v_left, v_right = (constrained_value(y[side], w[side], criterion)
+                                       for side in sides)
                 if not (lower <= v_left <= upper and lower <= v_right <= upper
                         and (v_left - v_right) * c <= 0):
                     continue
             counted = True
-            value = children_impurity_of(left.astype(np.int64), y, w, criterion, n_classes)
+            if criterion == "gradient":
+                value = -sum(gradient_score(y[side], w[side], reg_lambda) for side in sides)
+            else:
+                value = children_impurity_of(left.astype(np.int64), y, w, criterion, n_classes)
             candidates.append((value, t, missing_left))
         n_thresholds += counted
     best = min((c[0] for c in candidates), default=np.inf)

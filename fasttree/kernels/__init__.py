@@ -36,6 +36,7 @@ ids of its own segment (the moves' lookups then stay in cache, for tens of milli
 from .._dtypes import (
     CRITERION_ENTROPY,
     CRITERION_GINI,
+    CRITERION_GRADIENT,
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
     SELECT_GAIN_RATIO,
@@ -66,6 +67,7 @@ from .routing import branch_of, check_tree, numeric_split_arrays, route_rows
 from .split_record import SplitRecord, new_split_record, select_best_splits
 from .split_search import (
     find_best_splits_classification,
+    find_best_splits_gradient,
     find_best_splits_regression,
     gather_targets,
 )
@@ -73,6 +75,7 @@ from .split_search import (
 __all__ = [
     "CRITERION_ENTROPY",
     "CRITERION_GINI",
+    "CRITERION_GRADIENT",
     "CRITERION_POISSON",
     "CRITERION_SQUARED_ERROR",
     "SELECT_GAIN_RATIO",
@@ -90,6 +93,7 @@ __all__ = [
     "find_best_splits_categorical",
     "find_splits_absolute_error",
     "find_best_splits_classification",
+    "find_best_splits_gradient",
     "find_best_splits_regression",
     "find_random_splits_classification",
     "find_random_splits_regression",

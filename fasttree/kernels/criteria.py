@@ -9,6 +9,10 @@ Every scan kernel and the grower take their formulas from here.  Criterion codes
   (impurity: the weighted variance) and ``c = sum w*y*log(y)`` for Poisson (impurity: half the
   mean Poisson deviance, ``(c - sum w*y * log(mean)) / w``); either way a binary split's children
   impurity is ``c - proxy`` with the proxy of :func:`regression_proxy`;
+* gradient statistics (``CRITERION_GRADIENT``, for boosting) are ``[H, G, 0]``, sums of the rows'
+  hessians and gradients; a node's score is ``G**2 / (H + lambda)`` (:func:`gradient_score`), its
+  value ``-G / (H + lambda)``, its "weighted impurity" ``-score`` and a binary split's proxy the
+  children's scores added: XGBoost's exact split gain is half the proxy minus the node's score;
 * a *children impurity* is ``sum_i w_i * I(child_i)``, lower is better;
 * a *gain* is an impurity decrease per unit of weight, ``I(node) - children_impurity / w``;
 * the *split information* of branches of weights ``w_i`` is ``-sum_i (w_i/w) log2(w_i/w)``.
@@ -26,6 +30,7 @@ from .._dtypes import (
     CRITERION_ABSOLUTE_ERROR,
     CRITERION_ENTROPY,
     CRITERION_GINI,
+    CRITERION_GRADIENT,
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
 )
@@ -152,10 +157,47 @@ def weighted_squared_error(w, sum_y, sum_yy):
 @njit(cache=True, inline="always")
 def regression_target_term(y, criterion):
     """A row's contribution (times its weight) to the statistic ``c``: ``y**2`` or
-    ``y log(y)`` (0 at ``y = 0``)."""
+    ``y log(y)`` (0 at ``y = 0``); none for gradient statistics."""
     if criterion == CRITERION_POISSON:
         return y * np.log(y) if y > 0.0 else 0.0
+    if criterion == CRITERION_GRADIENT:
+        return 0.0
     return y * y
+
+
+@njit(cache=True, inline="always")
+def gradient_score(g, h, reg_lambda):
+    """Score ``G**2 / (H + lambda)`` of a node from its gradient and hessian sums: twice the loss
+    a leaf of value ``-G / (H + lambda)`` removes, to second order (XGBoost's structure score)."""
+    return g * g / (h + reg_lambda)
+
+
+@njit(cache=True, inline="always")
+def sums_node_impurity(w, sum_y, c, criterion, reg_lambda):
+    """``w * I`` of a node from sum statistics ``[w, sum, c]``: :func:`weighted_regression_impurity`,
+    or minus the gradient score (``w`` the hessian sum)."""
+    if criterion == CRITERION_GRADIENT:
+        return -gradient_score(sum_y, w, reg_lambda)
+    return weighted_regression_impurity(w, sum_y, c, criterion)
+
+
+@njit(cache=True, inline="always")
+def sums_proxy(w_left, sum_left, w_right, sum_right, criterion, reg_lambda):
+    """Proxy of a binary split from sum statistics, maximised: :func:`regression_proxy`, or the
+    children's gradient scores added."""
+    if criterion == CRITERION_GRADIENT:
+        return (gradient_score(sum_left, w_left, reg_lambda)
+                + gradient_score(sum_right, w_right, reg_lambda))
+    return regression_proxy(w_left, sum_left, w_right, sum_right, criterion)
+
+
+@njit(cache=True, inline="always")
+def sums_value(w, sum_y, criterion, reg_lambda):
+    """A node's value from sum statistics: the mean target, or the gradient step
+    ``-G / (H + lambda)``."""
+    if criterion == CRITERION_GRADIENT:
+        return -sum_y / (w + reg_lambda)
+    return sum_y / w
 
 
 @njit(cache=True, inline="always")
@@ -252,14 +294,19 @@ def node_impurity(stats, criterion):
 __all__ = [
     "CRITERION_ENTROPY",
     "CRITERION_GINI",
+    "CRITERION_GRADIENT",
     "CRITERION_POISSON",
     "CRITERION_SQUARED_ERROR",
     "POISSON_MIN_SUM",
+    "gradient_score",
     "node_impurity",
     "regression_proxy",
     "regression_target_term",
     "reciprocal_table",
     "split_information",
+    "sums_node_impurity",
+    "sums_proxy",
+    "sums_value",
     "two_children_class_impurity",
     "weighted_class_impurity",
     "weighted_regression_impurity",

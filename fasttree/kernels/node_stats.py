@@ -5,6 +5,7 @@ from numba import prange
 
 from .._jit import njit
 
+from .._dtypes import CRITERION_GRADIENT
 from .criteria import regression_target_term
 
 
@@ -59,8 +60,9 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
     seg_feature : ndarray of shape (n_segments,), int64 (IN)
         Feature row holding each segment's rows, as in :func:`segment_class_weights`.
     criterion : int
-        ``CRITERION_SQUARED_ERROR`` (third statistic ``sum w*y**2``) or ``CRITERION_POISSON``
-        (``sum w*y*log(y)``).
+        ``CRITERION_SQUARED_ERROR`` (third statistic ``sum w*y**2``), ``CRITERION_POISSON``
+        (``sum w*y*log(y)``) or ``CRITERION_GRADIENT`` (``sorted_y`` holds gradients and
+        ``sample_weight`` hessians, already weighted: ``[sum h, sum g, 0]``).
 
     Returns
     -------
@@ -69,6 +71,7 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
     """
     n_segments = seg_start.shape[0]
     unit_weight = sample_weight.shape[0] == 0
+    presummed = criterion == CRITERION_GRADIENT  # a gradient is a sum's term as it is
     out = np.zeros((n_segments, 3))
     for s in prange(n_segments):
         row_ids = sorted_idx[seg_feature[s]]
@@ -80,7 +83,7 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
             w = 1.0 if unit_weight else sample_weight[row_ids[p]]
             y = targets[p]
             w_sum += w
-            wy_sum += w * y
+            wy_sum += y if presummed else w * y
             wyy_sum += w * regression_target_term(y, criterion)
         out[s, 0] = w_sum
         out[s, 1] = wy_sum

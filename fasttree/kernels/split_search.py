@@ -38,12 +38,15 @@ from .._jit import njit, specialized
 from .._dtypes import (
     CRITERION_ENTROPY,
     CRITERION_GINI,
+    CRITERION_GRADIENT,
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
 )
 from .criteria import (
-    regression_proxy,
     regression_target_term,
+    sums_node_impurity,
+    sums_proxy,
+    sums_value,
     two_children_class_impurity,
     weighted_class_impurity,
     weighted_node_impurities,
@@ -746,80 +749,34 @@ def _gather_targets(sorted_idx, y, sorted_y):
 
 
 @njit(cache=True, inline="always")
-def _scan_regression_unit_weight(xs, ys, sum_total, min_rows_leaf, reciprocal):
-    """Every weight 1, no missing values: maximise sum_left**2 / n_left + sum_right**2 / n_right,
-    the reciprocals of the counts read from a table.  Returns (best proxy, best position,
-    candidates)."""
-    n_node = xs.shape[0]
-    sum_left = 0.0
-    best = -np.inf
-    best_p = -1
-    n_candidates = 0
-    for p in range(n_node - min_rows_leaf):
-        sum_left += ys[p]
-        if _same_value(xs[p], xs[p + 1]):
-            continue
-        n_left = p + 1
-        if n_left < min_rows_leaf:
-            continue
-        n_candidates += 1
-        sum_right = sum_total - sum_left
-        proxy = (sum_left * sum_left * reciprocal[np.uint64(n_left)]
-                 + sum_right * sum_right * reciprocal[np.uint64(n_node - n_left)])
-        if proxy > best:
-            best = proxy
-            best_p = p
-    return best, best_p, n_candidates
+def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_samples_leaf,
+               min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
+               unit_weight, by_reciprocal):
+    """Scan one (feature, node) pair with sum statistics: every regression criterion and the
+    gradient kind, any weights, missing rows, monotonicity constraints; the one such scan.
 
-
-@njit(cache=True, inline="always")
-def _scan_regression_weighted(xs, ys, idx, sample_weight, w_total, sum_total, min_samples_leaf,
-                              min_weight_leaf, criterion):
-    """Float weights, no missing values: maximise :func:`regression_proxy`."""
-    w_left = 0.0
-    sum_left = 0.0
-    best = -np.inf
-    best_p = -1
-    best_w_left = 0.0
-    n_candidates = 0
-    for p in range(xs.shape[0] - min_samples_leaf):
-        w = sample_weight[np.uint64(idx[p])]
-        w_left += w
-        sum_left += w * ys[p]
-        if _same_value(xs[p], xs[p + 1]) or p + 1 < min_samples_leaf:
-            continue
-        w_right = w_total - w_left
-        if w_left < min_weight_leaf or w_right < min_weight_leaf:
-            continue
-        if w_left <= 0.0 or w_right <= 0.0:
-            continue
-        n_candidates += 1
-        proxy = regression_proxy(w_left, sum_left, w_right, sum_total - sum_left, criterion)
-        if proxy > best:
-            best = proxy
-            best_p = p
-            best_w_left = w_left
-    return best, best_p, best_w_left, n_candidates
-
-
-@njit(cache=True, inline="always")
-def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_missing,
-                             min_samples_leaf, min_weight_leaf, criterion, cst, lower, upper):
-    """Missing-aware twin of :func:`_scan_regression_weighted` (rules of :func:`_scan_missing`);
-    with ``n_missing = 0`` the general scan (unit or float weights, any regression criterion),
-    the one that checks a monotonicity constraint ``cst != 0`` on the children's means.
+    Maximises :func:`~fasttree.kernels.criteria.sums_proxy`.  With missing rows (the last
+    ``n_missing``) every candidate is tried with them right (A) and left (B), and "all known rows
+    left, missing right" is candidate A at the last known row (the rules of :func:`_scan_missing`).
+    A row adds its weight (hessian) ``w`` and ``w * y`` to the sums, or ``y`` itself for gradient
+    statistics.  A constraint ``cst != 0`` is checked on the children's values
+    (:func:`~fasttree.kernels.criteria.sums_value`); Poisson refuses a child without a positive
+    target.  ``unit_weight`` and ``by_reciprocal`` are compile-time constants of the callers:
+    every weight 1, and, for unit-weight squared error without missing rows or constraint, the
+    proxy as ``S**2 * (1 / n)`` read from ``reciprocal`` (a multiplication instead of a
+    division per candidate).
 
     Returns (best proxy, best position, missing go left, weight going left, candidates).
     """
-    unit_weight = sample_weight.shape[0] == 0
     n_node = xs.shape[0]
     n_known = n_node - n_missing
+    presummed = criterion == CRITERION_GRADIENT
     w_missing = 0.0
     sum_missing = 0.0
     for p in range(n_known, n_node):
-        w = 1.0 if unit_weight else sample_weight[np.uint64(idx[p])]
+        w = 1.0 if unit_weight else row_weight[np.uint64(idx[p])]
         w_missing += w
-        sum_missing += w * ys[p]
+        sum_missing += ys[p] if presummed else w * ys[p]
     # Poisson refuses a child whose target sum is 0; "sum_total - sum_left" leaves a rounding
     # residue where the true sum is 0, so count the positive targets (y >= 0 is checked upstream)
     positive = criterion == CRITERION_POISSON
@@ -840,11 +797,14 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
     best_b_p = -1
     best_b_w = 0.0
     n_candidates = 0
-    for p in range(n_known):
-        w = 1.0 if unit_weight else sample_weight[np.uint64(idx[p])]
+    # without missing rows, no candidate past this leaves the right child its minimum of rows
+    stop = n_known if n_missing > 0 else n_node - min_samples_leaf
+    for p in range(stop):
+        w = 1.0 if unit_weight else row_weight[np.uint64(idx[p])]
         w_left += w
-        sum_left += w * ys[p]
-        pos_left += ys[p] > 0.0
+        sum_left += ys[p] if presummed else w * ys[p]
+        if positive:
+            pos_left += ys[p] > 0.0
         last = p + 1 == n_known
         if not last and _same_value(xs[p], xs[p + 1]):
             continue
@@ -852,12 +812,18 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
         w_right = w_total - w_left
         if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
                 and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                and w_left > 0.0 and w_right > 0.0
+                and w_left + reg_lambda > 0.0 and w_right + reg_lambda > 0.0
                 and not (positive and (pos_left == 0 or pos_left == pos_total))
-                and (cst == 0 or monotonic_ok(cst, lower, upper, sum_left / w_left,
-                                              (sum_total - sum_left) / w_right))):
+                and (cst == 0 or monotonic_ok(
+                    cst, lower, upper, sums_value(w_left, sum_left, criterion, reg_lambda),
+                    sums_value(w_right, sum_total - sum_left, criterion, reg_lambda)))):
             valid = True
-            proxy = regression_proxy(w_left, sum_left, w_right, sum_total - sum_left, criterion)
+            sum_right = sum_total - sum_left
+            if by_reciprocal:
+                proxy = (sum_left * sum_left * reciprocal[np.uint64(p + 1)]
+                         + sum_right * sum_right * reciprocal[np.uint64(n_node - p - 1)])
+            else:
+                proxy = sums_proxy(w_left, sum_left, w_right, sum_right, criterion, reg_lambda)
             if proxy > best_a:
                 best_a = proxy
                 best_a_p = p
@@ -865,24 +831,26 @@ def _scan_regression_missing(xs, ys, idx, sample_weight, w_total, sum_total, n_m
         if last:
             n_candidates += valid
             continue
-        w_left_b = w_left + w_missing
-        w_right_b = w_total - w_left_b
-        if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
-                and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                and w_left_b > 0.0 and w_right_b > 0.0
-                and not (positive and (pos_left + pos_missing == 0
-                                       or pos_left + pos_missing == pos_total))
-                and (cst == 0 or monotonic_ok(
-                    cst, lower, upper, (sum_left + sum_missing) / w_left_b,
-                    (sum_total - sum_left - sum_missing) / w_right_b))):
-            valid = True
+        if n_missing > 0:  # B: missing rows left
+            w_left_b = w_left + w_missing
+            w_right_b = w_total - w_left_b
             sum_left_b = sum_left + sum_missing
-            proxy = regression_proxy(w_left_b, sum_left_b, w_right_b, sum_total - sum_left_b,
-                                     criterion)
-            if proxy > best_b:
-                best_b = proxy
-                best_b_p = p
-                best_b_w = w_left_b
+            if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
+                    and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
+                    and w_left_b + reg_lambda > 0.0 and w_right_b + reg_lambda > 0.0
+                    and not (positive and (pos_left + pos_missing == 0
+                                           or pos_left + pos_missing == pos_total))
+                    and (cst == 0 or monotonic_ok(
+                        cst, lower, upper,
+                        sums_value(w_left_b, sum_left_b, criterion, reg_lambda),
+                        sums_value(w_right_b, sum_total - sum_left_b, criterion, reg_lambda)))):
+                valid = True
+                proxy = sums_proxy(w_left_b, sum_left_b, w_right_b, sum_total - sum_left_b,
+                                   criterion, reg_lambda)
+                if proxy > best_b:
+                    best_b = proxy
+                    best_b_p = p
+                    best_b_w = w_left_b
         n_candidates += valid
     if best_b > best_a:
         return best_b, best_b_p, True, best_b_w, n_candidates
@@ -945,34 +913,112 @@ def find_best_splits_regression(
     on a tie): for squared error the children's total squared error.
     """
     unit_weight = sample_weight.shape[0] == 0
+    if criterion not in (CRITERION_SQUARED_ERROR, CRITERION_POISSON):
+        raise ValueError("criterion must be CRITERION_SQUARED_ERROR or CRITERION_POISSON "
+                         f"(find_best_splits_gradient takes gradients), got {criterion!r}")
     if unit_weight and criterion == CRITERION_SQUARED_ERROR and \
             reciprocal.shape[0] <= sorted_x.shape[1]:
         raise ValueError("squared error with unit weights needs reciprocal of length "
                          f"n_samples + 1 (reciprocal_table(n_samples)), got {reciprocal.shape[0]}")
+    _sums_search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums,
+                 feature_mask, criterion, 0.0, min_samples_leaf, min_weight_leaf, reciprocal,
+                 missing_fractional, monotonic_cst, node_bounds, children_impurity, gain,
+                 split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                 n_candidates)
+
+
+def find_best_splits_gradient(
+    sorted_x,
+    sorted_idx,
+    sorted_grad,
+    hessian,
+    seg_start,
+    seg_end,
+    seg_sums,
+    feature_mask,
+    reg_lambda,
+    min_samples_leaf,
+    min_child_weight,
+    monotonic_cst,
+    node_bounds,
+    children_impurity,
+    gain,
+    split_info,
+    threshold,
+    n_left,
+    n_branches,
+    missing_branch,
+    n_missing,
+    n_candidates,
+    subset_class,
+):
+    """Best threshold of every numeric feature for every node of a level, from gradients and
+    hessians: the split search of a gradient-boosting round (XGBoost's exact greedy rule).
+
+    A split's proxy is ``G_L**2 / (H_L + lambda) + G_R**2 / (H_R + lambda)`` (maximised), so
+    XGBoost's split gain is ``(proxy - G**2 / (H + lambda)) / 2``; a leaf's value is
+    ``-G / (H + lambda)`` (:mod:`fasttree.kernels.criteria`).  Same layout, rules and record as
+    :func:`find_best_splits_regression` (missing values learned on either side, ties to the lowest
+    threshold, monotonicity constraints on the leaves' values), with:
+
+    Parameters
+    ----------
+    sorted_grad : ndarray of shape (n_features, n_samples), float64, C-contiguous (IN)
+        Each row's gradient of the loss at the current prediction, in layout order (from
+        :func:`gather_targets`), times the row's sample weight if any.
+    hessian : ndarray of shape (n_ids,) or (0,), float64 (IN)
+        Each row's hessian (times its sample weight), indexed by row id; empty means every
+        hessian is 1 (squared error).
+    seg_sums : ndarray of shape (n_segments, 3), float64 (IN)
+        Per node ``[H, G, 0]``: :func:`segment_target_sums` with ``CRITERION_GRADIENT``.
+    reg_lambda : float
+        L2 regularization of the leaf values (XGBoost's ``lambda``), >= 0.
+    min_child_weight : float
+        Minimum hessian sum in each child (XGBoost's ``min_child_weight``).
+
+    Notes
+    -----
+    ``children_impurity`` is ``-proxy`` and ``gain`` is ``(proxy - G**2 / (H + lambda)) / H``
+    (twice XGBoost's gain, per unit of hessian).  With ``reg_lambda = 0`` a split is the one
+    :func:`find_best_splits_regression` finds for targets ``-g / h`` weighted by ``h``.
+    """
+    reg_lambda = float(reg_lambda)
+    if not (np.isfinite(reg_lambda) and reg_lambda >= 0.0):
+        raise ValueError(f"reg_lambda must be a finite number >= 0, got {reg_lambda!r}")
+    _sums_search(sorted_x, sorted_idx, sorted_grad, hessian, seg_start, seg_end, seg_sums,
+                 feature_mask, CRITERION_GRADIENT, reg_lambda, min_samples_leaf,
+                 float(min_child_weight), np.empty(0), False, monotonic_cst, node_bounds,
+                 children_impurity, gain, split_info, threshold, n_left, n_branches,
+                 missing_branch, n_missing, n_candidates)
+
+
+def _sums_search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
+                 feature_mask, criterion, reg_lambda, min_samples_leaf, min_weight_leaf,
+                 reciprocal, missing_fractional, monotonic_cst, node_bounds, *record):
+    """Run the parallel kernel of sum statistics made for this kind of call (``record``: the
+    fields of a SplitRecord up to ``n_candidates``)."""
     kernel = specialized(
-        _regression_search, unit_weight, criterion == CRITERION_SQUARED_ERROR,
+        _regression_search, row_weight.shape[0] == 0, int(criterion),
         may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
-    kernel(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums,
-           feature_mask, criterion, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
-           node_bounds, children_impurity, gain, split_info, threshold, n_left, n_branches,
-           missing_branch, n_missing, n_candidates)
+    kernel(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
+           feature_mask, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
+           monotonic_cst, node_bounds, *record)
 
 
-def _regression_search(unit_weight, squared_error, may_miss, fractional, constrained):
-    """The parallel kernel of :func:`find_best_splits_regression` for one kind of call, like
-    :func:`_classification_search`: ``squared_error`` (else Poisson, which always takes the
-    general scan) is a flag too."""
-    weighted = not unit_weight
+def _regression_search(unit_weight, criterion, may_miss, fractional, constrained):
+    """The parallel kernel of sum statistics for one kind of call, like
+    :func:`_classification_search`: the criterion (squared error, Poisson, gradient) is a flag
+    too, so each kind compiles only its formulas."""
     fractional = may_miss and fractional
-    poisson = not squared_error
+    squared_error = criterion == CRITERION_SQUARED_ERROR
+    gradient = criterion == CRITERION_GRADIENT
 
     @njit(parallel=True, cache=True)
-    def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums,
-               feature_mask, criterion, min_samples_leaf, min_weight_leaf, reciprocal,
+    def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
+               feature_mask, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
                monotonic_cst, node_bounds, children_impurity, gain, split_info, threshold,
                n_left, n_branches, missing_branch, n_missing, n_candidates):
         n_features = sorted_x.shape[0]
-        min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
         for f in prange(n_features):
             for s in range(seg_start.shape[0]):
                 if feature_mask[f, s] == 0:
@@ -988,32 +1034,31 @@ def _regression_search(unit_weight, squared_error, may_miss, fractional, constra
                 ys = sorted_y[f, start:end]
                 sums = seg_sums[s]
                 n_miss = count_missing(xs) if may_miss else 0
-                missing_left = False
-                node_impurity = weighted_regression_impurity(sums[0], sums[1], sums[2],
-                                                             criterion)
+                node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion,
+                                                   reg_lambda)
                 # each test starts with a constant flag: numba drops the branches it rules out
                 if fractional and n_miss > 0 and cst == 0:
                     _fractional_regression_split(
-                        f, s, xs, ys, idx, sample_weight, sums, n_miss, node_impurity, criterion,
+                        f, s, xs, ys, idx, row_weight, sums, n_miss, node_impurity, criterion,
                         min_samples_leaf, min_weight_leaf, children_impurity, gain, split_info,
                         threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
                     continue
-                if poisson or (may_miss and n_miss > 0) or (constrained and cst != 0):
-                    best, best_p, missing_left, w_left, n_cand = _scan_regression_missing(
-                        xs, ys, idx, sample_weight, sums[0], sums[1], n_miss, min_samples_leaf,
-                        min_weight_leaf, criterion, cst, lower, upper)
-                elif weighted:
-                    best, best_p, w_left, n_cand = _scan_regression_weighted(
-                        xs, ys, idx, sample_weight, sums[0], sums[1], min_samples_leaf,
-                        min_weight_leaf, criterion)
+                if unit_weight and squared_error and n_miss == 0 and cst == 0:
+                    best, best_p, missing_left, w_left, n_cand = _scan_sums(
+                        xs, ys, idx, row_weight, sums[0], sums[1], 0, min_samples_leaf,
+                        min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
+                        True, True)
                 else:
-                    best, best_p, n_cand = _scan_regression_unit_weight(
-                        xs, ys, sums[1], min_rows_leaf, reciprocal)
-                    w_left = best_p + 1.0
+                    best, best_p, missing_left, w_left, n_cand = _scan_sums(
+                        xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_samples_leaf,
+                        min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
+                        unit_weight, False)
                 if best_p < 0:
                     continue
+                # children impurity c - proxy, clipped at 0 except for gradients' -proxy
+                children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
                 _store_binary_split(
-                    f, s, max(sums[2] - best, 0.0), node_impurity, sums[0], w_left, xs, best_p,
+                    f, s, children, node_impurity, sums[0], w_left, xs, best_p,
                     n_miss, missing_left, n_cand, np.empty(0), children_impurity, gain,
                     split_info, threshold, n_left, n_branches, missing_branch, n_missing,
                     n_candidates)
@@ -1036,9 +1081,10 @@ def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss,
         w_known -= w
         sum_known -= w * ys[p]
         sq_known -= w * regression_target_term(ys[p], criterion)
-    best, best_p, w_left, n_cand = _scan_regression_weighted(
-        xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known,
-        min_samples_leaf, min_weight_leaf, criterion)
+    best, best_p, _, w_left, n_cand = _scan_sums(
+        xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known, 0,
+        min_samples_leaf, min_weight_leaf, criterion, 0.0, 0, -np.inf, np.inf, np.empty(0),
+        False, False)
     if best_p >= 0:
         _store_fractional_split(
             f, s, max(sq_known - best, 0.0),
