@@ -749,9 +749,9 @@ def _gather_targets(sorted_idx, y, sorted_y):
 
 
 @njit(cache=True, inline="always")
-def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_samples_leaf,
+def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_leaf,
                min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
-               unit_weight, by_reciprocal):
+               unit_weight, by_reciprocal, two_sided, constrained, positive, presummed):
     """Scan one (feature, node) pair with sum statistics: every regression criterion and the
     gradient kind, any weights, missing rows, monotonicity constraints; the one such scan.
 
@@ -759,27 +759,32 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_sampl
     ``n_missing``) every candidate is tried with them right (A) and left (B), and "all known rows
     left, missing right" is candidate A at the last known row (the rules of :func:`_scan_missing`).
     A row adds its weight (hessian) ``w`` and ``w * y`` to the sums, or ``y`` itself for gradient
-    statistics.  A constraint ``cst != 0`` is checked on the children's values
+    statistics.  Each child needs ``min_rows_leaf`` rows, ``min_weight_leaf`` weight and a
+    positive weight (plus ``reg_lambda`` for gradients); with unit weights a child's weight is its
+    row count, so the caller folds the weight minimum into ``min_rows_leaf`` and only rows are
+    counted.  A constraint ``cst != 0`` is checked on the children's values
     (:func:`~fasttree.kernels.criteria.sums_value`); Poisson refuses a child without a positive
-    target.  ``unit_weight`` and ``by_reciprocal`` are compile-time constants of the callers:
-    every weight 1, and, for unit-weight squared error without missing rows or constraint, the
-    proxy as ``S**2 * (1 / n)`` read from ``reciprocal`` (a multiplication instead of a
-    division per candidate).
+    target.
+
+    The last six arguments are compile-time constants of the callers (numba prunes the branches
+    they rule out in each inlined copy): every weight 1; the proxy as ``S**2 * (1 / n)`` read from
+    ``reciprocal`` (unit-weight squared error without missing rows or constraint: a
+    multiplication instead of a division per candidate); missing rows possible (``n_missing``
+    may be > 0); a constraint possible (``cst`` may be != 0); Poisson; gradients.
 
     Returns (best proxy, best position, missing go left, weight going left, candidates).
     """
     n_node = xs.shape[0]
     n_known = n_node - n_missing
-    presummed = criterion == CRITERION_GRADIENT
     w_missing = 0.0
     sum_missing = 0.0
-    for p in range(n_known, n_node):
-        w = 1.0 if unit_weight else row_weight[np.uint64(idx[p])]
-        w_missing += w
-        sum_missing += ys[p] if presummed else w * ys[p]
+    if two_sided:
+        for p in range(n_known, n_node):
+            w = 1.0 if unit_weight else row_weight[np.uint64(idx[p])]
+            w_missing += w
+            sum_missing += ys[p] if presummed else w * ys[p]
     # Poisson refuses a child whose target sum is 0; "sum_total - sum_left" leaves a rounding
     # residue where the true sum is 0, so count the positive targets (y >= 0 is checked upstream)
-    positive = criterion == CRITERION_POISSON
     pos_total = 0
     pos_missing = 0
     pos_left = 0
@@ -798,30 +803,40 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_sampl
     best_b_w = 0.0
     n_candidates = 0
     # without missing rows, no candidate past this leaves the right child its minimum of rows
-    stop = n_known if n_missing > 0 else n_node - min_samples_leaf
+    stop = n_known if two_sided and n_missing > 0 else n_node - min_rows_leaf
     for p in range(stop):
-        w = 1.0 if unit_weight else row_weight[np.uint64(idx[p])]
-        w_left += w
-        sum_left += ys[p] if presummed else w * ys[p]
+        y = ys[p]
+        if unit_weight:
+            sum_left += y
+        else:
+            w = row_weight[np.uint64(idx[p])]
+            w_left += w
+            sum_left += y if presummed else w * y
         if positive:
-            pos_left += ys[p] > 0.0
-        last = p + 1 == n_known
+            pos_left += y > 0.0
+        last = two_sided and p + 1 == n_known
         if not last and _same_value(xs[p], xs[p + 1]):
             continue
+        n_left = p + 1
+        if unit_weight:
+            w_left = np.float64(n_left)
         valid = False
+        # A: missing rows right (the right child's rows are enough when none are missing)
         w_right = w_total - w_left
-        if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
-                and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                and w_left + reg_lambda > 0.0 and w_right + reg_lambda > 0.0
+        sum_right = sum_total - sum_left
+        if (n_left >= min_rows_leaf
+                and (not two_sided or n_node - n_left >= min_rows_leaf)
+                and (unit_weight or (w_left >= min_weight_leaf and w_right >= min_weight_leaf
+                                     and w_left + reg_lambda > 0.0
+                                     and w_right + reg_lambda > 0.0))
                 and not (positive and (pos_left == 0 or pos_left == pos_total))
-                and (cst == 0 or monotonic_ok(
+                and (not constrained or cst == 0 or monotonic_ok(
                     cst, lower, upper, sums_value(w_left, sum_left, criterion, reg_lambda),
-                    sums_value(w_right, sum_total - sum_left, criterion, reg_lambda)))):
+                    sums_value(w_right, sum_right, criterion, reg_lambda)))):
             valid = True
-            sum_right = sum_total - sum_left
             if by_reciprocal:
-                proxy = (sum_left * sum_left * reciprocal[np.uint64(p + 1)]
-                         + sum_right * sum_right * reciprocal[np.uint64(n_node - p - 1)])
+                proxy = (sum_left * sum_left * reciprocal[np.uint64(n_left)]
+                         + sum_right * sum_right * reciprocal[np.uint64(n_node - n_left)])
             else:
                 proxy = sums_proxy(w_left, sum_left, w_right, sum_right, criterion, reg_lambda)
             if proxy > best_a:
@@ -831,16 +846,18 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_sampl
         if last:
             n_candidates += valid
             continue
-        if n_missing > 0:  # B: missing rows left
+        if two_sided and n_missing > 0:  # B: missing rows left
             w_left_b = w_left + w_missing
             w_right_b = w_total - w_left_b
             sum_left_b = sum_left + sum_missing
-            if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
-                    and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                    and w_left_b + reg_lambda > 0.0 and w_right_b + reg_lambda > 0.0
+            if (n_left + n_missing >= min_rows_leaf and n_known - n_left >= min_rows_leaf
+                    and (unit_weight or (w_left_b >= min_weight_leaf
+                                         and w_right_b >= min_weight_leaf
+                                         and w_left_b + reg_lambda > 0.0
+                                         and w_right_b + reg_lambda > 0.0))
                     and not (positive and (pos_left + pos_missing == 0
                                            or pos_left + pos_missing == pos_total))
-                    and (cst == 0 or monotonic_ok(
+                    and (not constrained or cst == 0 or monotonic_ok(
                         cst, lower, upper,
                         sums_value(w_left_b, sum_left_b, criterion, reg_lambda),
                         sums_value(w_right_b, sum_total - sum_left_b, criterion, reg_lambda)))):
@@ -1012,6 +1029,12 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
     fractional = may_miss and fractional
     squared_error = criterion == CRITERION_SQUARED_ERROR
     gradient = criterion == CRITERION_GRADIENT
+    # unit-weight squared error multiplies by 1 / n where a node has no missing rows and no
+    # constraint; without either in the level that is every node, and the general form is not
+    # compiled at all
+    by_reciprocal = unit_weight and squared_error
+    only_by_reciprocal = by_reciprocal and not may_miss and not constrained
+    positive = criterion == CRITERION_POISSON
 
     @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
@@ -1019,6 +1042,11 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                monotonic_cst, node_bounds, children_impurity, gain, split_info, threshold,
                n_left, n_branches, missing_branch, n_missing, n_candidates):
         n_features = sorted_x.shape[0]
+        # a child's minimum of rows; with unit weights a child of n rows weighs n, so the weight
+        # minimum is one of rows too
+        min_rows_leaf = min_samples_leaf
+        if unit_weight:
+            min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
         for f in prange(n_features):
             for s in range(seg_start.shape[0]):
                 if feature_mask[f, s] == 0:
@@ -1043,16 +1071,21 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                         min_samples_leaf, min_weight_leaf, children_impurity, gain, split_info,
                         threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
                     continue
-                if unit_weight and squared_error and n_miss == 0 and cst == 0:
+                if only_by_reciprocal:
                     best, best_p, missing_left, w_left, n_cand = _scan_sums(
-                        xs, ys, idx, row_weight, sums[0], sums[1], 0, min_samples_leaf,
+                        xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
                         min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
-                        True, True)
+                        True, True, False, False, False, False)
+                elif by_reciprocal and n_miss == 0 and cst == 0:
+                    best, best_p, missing_left, w_left, n_cand = _scan_sums(
+                        xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
+                        min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
+                        True, True, False, False, False, False)
                 else:
                     best, best_p, missing_left, w_left, n_cand = _scan_sums(
-                        xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_samples_leaf,
+                        xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
                         min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
-                        unit_weight, False)
+                        unit_weight, False, may_miss, constrained, positive, gradient)
                 if best_p < 0:
                     continue
                 # children impurity c - proxy, clipped at 0 except for gradients' -proxy
@@ -1084,7 +1117,7 @@ def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss,
     best, best_p, _, w_left, n_cand = _scan_sums(
         xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known, 0,
         min_samples_leaf, min_weight_leaf, criterion, 0.0, 0, -np.inf, np.inf, np.empty(0),
-        False, False)
+        False, False, False, False, False, False)
     if best_p >= 0:
         _store_fractional_split(
             f, s, max(sq_known - best, 0.0),
