@@ -175,16 +175,16 @@ def predict_raw(model, X):
 # Compared with scikit-learn
 # --------------------------
 #
-# Friedman's regression problem #1 and a classification problem, 20,000 rows each, split
+# Friedman's regression problem #1 and a classification problem, 10,000 rows each, split
 # 75/25; 100 trees of depth 3, learning rate 0.1, ``lambda = 1`` (``l2_regularization`` of the
 # histogram learners), no early stopping.  The first fit compiles the kernels (or loads them
 # from numba's cache), so a small warm-up fit runs before timing.
 
 problems = {
-    "regression (R²)": (make_friedman1(n_samples=20_000, noise=1.0, random_state=0),
+    "regression (R²)": (make_friedman1(n_samples=10_000, noise=1.0, random_state=0),
                         squared_error),
     "classification (accuracy)": (make_classification(
-        n_samples=20_000, n_features=20, n_informative=8, random_state=0), logistic),
+        n_samples=10_000, n_features=20, n_informative=8, random_state=0), logistic),
 }
 fit_boosting(*problems["regression (R²)"][0], squared_error, n_rounds=2)
 fit_boosting(*problems["classification (accuracy)"][0], logistic, n_rounds=2)
