@@ -2,9 +2,6 @@
 (``examples/plot_random_forest_kernels.py``) grows correct trees and is as accurate as
 scikit-learn's forest."""
 
-import ast
-from pathlib import Path
-
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, make_classification
@@ -12,20 +9,12 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
 import fasttree
-
-EXAMPLE = Path(__file__).parent.parent / "examples" / "plot_random_forest_kernels.py"
+from gallery import example_functions
 
 
 @pytest.fixture(scope="module")
 def forest():
-    """The example's imports and functions, without its demonstration code (the docs build runs
-    the whole script)."""
-    module = ast.parse(EXAMPLE.read_text())
-    module.body = [node for node in module.body
-                   if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef))]
-    namespace = {}
-    exec(compile(module, str(EXAMPLE), "exec"), namespace)
-    return namespace
+    return example_functions("plot_random_forest_kernels")
 
 
 def test_one_tree_of_all_features_is_the_estimators_weighted_tree(forest):

@@ -2,9 +2,6 @@
 against a direct computation, and the gallery's boosting learner built on it
 (``examples/plot_gradient_boosting_kernels.py``)."""
 
-import ast
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -21,10 +18,9 @@ from fasttree.kernels import (
     segment_target_sums,
     unconstrained,
 )
+from gallery import example_functions
 from reference import gradient_score, missing_aware_numeric_split
 from test_kernels import segmented_layout
-
-EXAMPLE = Path(__file__).parent.parent / "examples" / "plot_gradient_boosting_kernels.py"
 
 
 def gradient_record(sorted_x, sorted_idx, grad, hess, starts, ends, reg_lambda, msl, mcw,
@@ -180,14 +176,7 @@ def test_regression_kernel_refuses_the_gradient_code():
 
 @pytest.fixture(scope="module")
 def boosting():
-    """The example's imports and functions, without its demonstration code (the docs build runs
-    the whole script)."""
-    module = ast.parse(EXAMPLE.read_text())
-    module.body = [node for node in module.body
-                   if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef))]
-    namespace = {}
-    exec(compile(module, str(EXAMPLE), "exec"), namespace)
-    return namespace
+    return example_functions("plot_gradient_boosting_kernels")
 
 
 def _assert_same_tree(tree, ref):

@@ -174,8 +174,8 @@ def gradient_score(g, h, reg_lambda):
 
 @njit(cache=True, inline="always")
 def sums_node_impurity(w, sum_y, c, criterion, reg_lambda):
-    """``w * I`` of a node from sum statistics ``[w, sum, c]``: :func:`weighted_regression_impurity`,
-    or minus the gradient score (``w`` the hessian sum)."""
+    """``w * I`` of a node from sum statistics ``[w, sum, c]``:
+    :func:`weighted_regression_impurity`, or minus the gradient score (``w`` the hessian sum)."""
     if criterion == CRITERION_GRADIENT:
         return -gradient_score(sum_y, w, reg_lambda)
     return weighted_regression_impurity(w, sum_y, c, criterion)
