@@ -183,6 +183,28 @@ def _record_threads(cls, method, seen):
     setattr(cls, method, recording)
 
 
+def _save_gradient_search(out, d):
+    """The gradient kind's search (boosting, through the public kernels) over the root of the
+    NaN data: every field of its record."""
+    from fasttree import kernels as K
+
+    X = np.ascontiguousarray(d["X_nan"][:N_TRAIN], np.float32)
+    sorted_x, sorted_idx = K.presort_features(X)
+    grad = d["yr"][:N_TRAIN] - d["yr"][:N_TRAIN].mean()
+    hess = d["w"][:N_TRAIN] + 0.1
+    sorted_g = K.gather_targets(sorted_idx, grad)
+    start, end, rows_of = np.array([0]), np.array([N_TRAIN]), np.zeros(1, np.int64)
+    sums = K.segment_target_sums(sorted_idx, sorted_g, hess, start, end, rows_of,
+                                 K.CRITERION_GRADIENT)
+    record = K.new_split_record(X.shape[1], 1)
+    K.find_best_splits_gradient(sorted_x, sorted_idx, sorted_g, hess, start, end, sums,
+                                np.ones((X.shape[1], 1), np.uint8), 1.0, 5, 0.5,
+                                *K.unconstrained(), *record)
+    out["gradient_search.sums"] = sums
+    for field, values in record._asdict().items():
+        out[f"gradient_search.{field}"] = values
+
+
 def workload():
     """Fit every case; return ``{key: ndarray}``.  The keys ``threads.search`` and
     ``threads.predict`` hold the thread counts that split searches and tree walks ran on."""
@@ -226,6 +248,7 @@ def workload():
     cuts = EntropyDiscretizer().fit(X, y3).cut_points_
     for f, c in enumerate(cuts):
         out[f"entropy_discretizer.cuts{f}"] = np.asarray(c)
+    _save_gradient_search(out, d)
     out["threads.search"] = np.array(sorted(search_threads))
     out["threads.predict"] = np.array(sorted(predict_threads))
     return out
