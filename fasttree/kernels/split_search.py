@@ -748,6 +748,16 @@ def _gather_targets(sorted_idx, y, sorted_y):
             sorted_y[f, p] = y[min(np.uint64(sorted_idx[f, p]), last)]
 
 
+@njit(cache=True, no_cpython_wrapper=True)
+def _sums_constraint_ok(cst, lower, upper, w_left, sum_left, w_right, sum_right, criterion,
+                        reg_lambda):
+    """:func:`~fasttree.kernels.monotonic.monotonic_ok` on two children's values from their sum
+    statistics.  A call rather than inlined: only constrained nodes reach it, and inlining it
+    into every copy of the scan cost each kernel's compilation more than the call costs them."""
+    return monotonic_ok(cst, lower, upper, sums_value(w_left, sum_left, criterion, reg_lambda),
+                        sums_value(w_right, sum_right, criterion, reg_lambda))
+
+
 @njit(cache=True, inline="always")
 def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_leaf,
                min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
@@ -830,9 +840,9 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_
                                      and w_left + reg_lambda > 0.0
                                      and w_right + reg_lambda > 0.0))
                 and not (positive and (pos_left == 0 or pos_left == pos_total))
-                and (not constrained or cst == 0 or monotonic_ok(
-                    cst, lower, upper, sums_value(w_left, sum_left, criterion, reg_lambda),
-                    sums_value(w_right, sum_right, criterion, reg_lambda)))):
+                and (not constrained or cst == 0 or _sums_constraint_ok(
+                    cst, lower, upper, w_left, sum_left, w_right, sum_right, criterion,
+                    reg_lambda))):
             valid = True
             if by_reciprocal:
                 proxy = (sum_left * sum_left * reciprocal[np.uint64(n_left)]
@@ -857,10 +867,9 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_
                                          and w_right_b + reg_lambda > 0.0))
                     and not (positive and (pos_left + pos_missing == 0
                                            or pos_left + pos_missing == pos_total))
-                    and (not constrained or cst == 0 or monotonic_ok(
-                        cst, lower, upper,
-                        sums_value(w_left_b, sum_left_b, criterion, reg_lambda),
-                        sums_value(w_right_b, sum_total - sum_left_b, criterion, reg_lambda)))):
+                    and (not constrained or cst == 0 or _sums_constraint_ok(
+                        cst, lower, upper, w_left_b, sum_left_b, w_right_b,
+                        sum_total - sum_left_b, criterion, reg_lambda))):
                 valid = True
                 proxy = sums_proxy(w_left_b, sum_left_b, w_right_b, sum_total - sum_left_b,
                                    criterion, reg_lambda)
@@ -1071,12 +1080,7 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                         min_samples_leaf, min_weight_leaf, children_impurity, gain, split_info,
                         threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
                     continue
-                if only_by_reciprocal:
-                    best, best_p, missing_left, w_left, n_cand = _scan_sums(
-                        xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
-                        min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
-                        True, True, False, False, False, False)
-                elif by_reciprocal and n_miss == 0 and cst == 0:
+                if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
                     best, best_p, missing_left, w_left, n_cand = _scan_sums(
                         xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
                         min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
