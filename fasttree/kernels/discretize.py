@@ -141,18 +141,20 @@ def entropy_cut_level(sorted_x, sorted_y, sorted_w, seg_feature, seg_start, seg_
         # the tree's scans (split_search), entropy, at least one row a side
         if unit_weight and n_classes == 2:
             best, best_p, _ = _scan_unit_weight_binary(xs, labels, np.int64(total[1]),
-                                                       CRITERION_ENTROPY, 1, table)
+                                                       CRITERION_ENTROPY, 1, table, 0, end - start,
+                                                       0)
         elif unit_weight:
             total_int = np.empty(n_classes, dtype=np.int64)
             for k in range(n_classes):
                 total_int[k] = np.int64(total[k])
             best, best_p, _ = _scan_unit_weight(xs, labels, total_int,
-                                                np.empty(n_classes, dtype=np.int64),
-                                                CRITERION_ENTROPY, 1, table)
+                                                np.zeros(n_classes, dtype=np.int64),
+                                                CRITERION_ENTROPY, 1, table, 0, end - start)
         else:
             best, best_p, _, _ = _scan_weighted(xs, np.arange(end - start), labels,
                                                 sorted_w[f, start:end], total,
-                                                np.empty(n_classes), CRITERION_ENTROPY, 1, 0.0)
+                                                np.zeros(n_classes), CRITERION_ENTROPY, 1, 0.0,
+                                                0, end - start)
         if best_p < 0:
             continue
         # the class weights of both sides, summed afresh (a class absent from a side is 0)

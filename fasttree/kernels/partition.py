@@ -6,6 +6,7 @@ from numba import prange
 
 from .._jit import njit
 from .presort import check_row_ids
+from .work_items import WorkItems, item_span
 
 
 def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
@@ -52,6 +53,9 @@ def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split
     After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
     and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
     """
+    if sorted_x.shape[0] == 1:  # the split feature's row is the only one, in order already
+        _left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids, False)
+        return
     left_bits = left_rows_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left,
                                n_ids)
     buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, split_n_left))
@@ -91,41 +95,57 @@ def left_rows_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, 
     ValueError
         A row id of these segments is negative or not below ``n_ids``.
     """
-    _check_ids(sorted_idx, seg_start, seg_end, split_feature, n_ids, "n_ids")
-    left_bits = np.zeros((int(n_ids) + 7) // 8, dtype=np.uint8)
-    _mark_left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, left_bits)
+    return _left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids, True)
+
+
+def _left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids, mark,
+               what="n_ids"):
+    """:func:`left_rows_bits`; only the check of the row ids unless ``mark`` (the moves index a
+    table by row id and do not check; a segment holds the same rows in every feature row, so
+    one feature row per segment tells)."""
+    n_ids = int(n_ids)
+    items = WorkItems(np.asarray(split_feature, dtype=np.int64),
+                      np.arange(seg_start.shape[0], dtype=np.int64),
+                      np.maximum(seg_end - seg_start, 0), np.ones(seg_start.shape[0], np.bool_))
+    left_bits = np.zeros((max(n_ids, 0) + 7) // 8 if mark else 0, dtype=np.uint8)
+    if not _mark_left_rows(sorted_idx, seg_start, seg_end, split_n_left, *items.arrays(),
+                           np.int64(n_ids), left_bits):
+        raise ValueError(f"sorted_idx holds a row id outside [0, {n_ids}) in the segments "
+                         f"to partition; {what} must cover every row id")
     return left_bits
 
 
-def _check_ids(sorted_idx, seg_start, seg_end, feature, n_ids, what):
-    """ValueError unless every row id of the segments is in ``[0, n_ids)``: the moves index a
-    table by row id and do not check (a segment holds the same rows in every feature row, so
-    one feature row per segment tells)."""
-    if not _ids_in_range(sorted_idx, seg_start, seg_end, feature, np.int64(n_ids)):
-        raise ValueError(f"sorted_idx holds a row id outside [0, {int(n_ids)}) in the segments "
-                         f"to partition; {what} must cover every row id")
-
-
-@njit(cache=True)
-def _ids_in_range(sorted_idx, seg_start, seg_end, feature, n_ids):
-    for s in range(seg_start.shape[0]):
-        idx = sorted_idx[feature[s], seg_start[s]:seg_end[s]]
-        for p in range(idx.shape[0]):
-            if idx[p] < 0 or idx[p] >= n_ids:
-                return False
+@njit(parallel=True, cache=True)
+def _mark_left_rows(sorted_idx, seg_start, seg_end, split_n_left, pair_feature, pair_segment,
+                    item_first, item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks, n_ids,
+                    left_bits):
+    """Check every row id of the segments (in parallel, over work items balanced by rows), then
+    set the left rows' bits; False, with no bit set, if an id is outside ``[0, n_ids)``."""
+    n_items = item_first.shape[0]
+    bad = np.zeros(n_items, dtype=np.bool_)
+    for i in prange(n_items):
+        for q in range(item_first[i], item_stop[i]):
+            first, stop = item_span(i, q, seg_start, seg_end, pair_segment, item_lo, item_hi)
+            ids = sorted_idx[pair_feature[q], first:stop]
+            smallest = n_ids
+            largest = -1
+            for p in range(ids.shape[0]):  # min and max: a loop the compiler vectorizes
+                smallest = min(smallest, ids[p])
+                largest = max(largest, ids[p])
+            if ids.shape[0] > 0 and (smallest < 0 or largest >= n_ids):
+                bad[i] = True
+    if bad.any() or left_bits.shape[0] == 0:
+        return not bad.any()
+    # serial: one write per left row into a table of n/8 bytes that stays in cache; parallel
+    # writers would race on a byte's bits, and threads owning blocks of the table each read every
+    # row and mispredict which are theirs (two threads took longer than one, at 4M rows)
+    for s in range(seg_start.shape[0]):  # pair s is segment s (the pairs are the segments)
+        n_left = min(max(split_n_left[s], 0), seg_end[s] - seg_start[s])
+        ids = sorted_idx[pair_feature[s], seg_start[s]:seg_start[s] + n_left]
+        for p in range(ids.shape[0]):
+            row = np.uint64(ids[p])
+            left_bits[row >> np.uint64(3)] |= np.uint8(1 << (row & np.uint64(7)))
     return True
-
-
-@njit(cache=True)
-def _mark_left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, left_bits):
-    # serial: one write per left row into a table of n/8 bytes that stays in cache, about 1 ms
-    # a level at 1M rows (10 ms at 10M) next to moves of about 50 ms; a parallel loop would be
-    # one more parfor to compile, for little
-    for s in range(seg_start.shape[0]):
-        idx = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
-        for p in range(min(split_n_left[s], idx.shape[0])):
-            row = idx[p]
-            left_bits[row >> 3] |= np.uint8(1 << (row & 7))
 
 
 def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
@@ -162,7 +182,8 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     sorted (stable).
     """
     first_feature = np.zeros(seg_start.shape[0], dtype=np.int64)
-    _check_ids(sorted_idx, seg_start, seg_end, first_feature, 8 * left_bits.shape[0], "left_bits")
+    _left_bits(sorted_idx, seg_start, seg_end, first_feature, seg_n_left, 8 * left_bits.shape[0],
+               False, "left_bits")
     buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, seg_n_left))
     no_skip = np.full(seg_start.shape[0], -1, dtype=np.int64)
     _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,

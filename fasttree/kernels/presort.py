@@ -15,6 +15,8 @@ _N_BUCKETS = 1 << _RADIX_BITS
 _DIGIT_MASK = np.uint32(_N_BUCKETS - 1)
 _N_PASSES = 3  # 3 x 11 bits covers the 32-bit key
 _TRANSPOSE_BLOCK = 512
+#: rows of a chunk of one feature sorted by row chunks (fewer features than threads)
+_MIN_SORT_CHUNK = 1 << 16
 
 
 @njit(cache=True, inline="always")
@@ -65,17 +67,109 @@ def presort_features(X):
     -----
     These two arrays are the working layout of the grower: the partition kernel later keeps each
     node's rows contiguous and still sorted inside them, so no node is ever sorted again.
+    Features are sorted in parallel; with fewer features than threads each feature is also cut
+    into row chunks (per pass: each chunk counts its digits, then scatters its rows to the slots
+    the counts give it), which gives the same, unique, stable order.
     Scratch memory: two arrays of ``n_samples`` 32-bit words per thread, allocated once per call
     (``sorted_x`` and ``sorted_idx`` themselves hold the keys and row ids being sorted).
     """
     n_samples, n_features = X.shape
-    n_blocks = max(1, min(numba.get_num_threads(), n_features))
+    n_threads = numba.get_num_threads()
     sorted_x = np.empty((n_features, n_samples), dtype=np.float32)
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
+    # fewer features than threads: each feature sorted by row chunks too (the same result: a
+    # stable sort has one answer), so that every thread has work
+    n_chunks = -(-n_threads // max(n_features, 1)) if n_features < n_threads else 1
+    n_chunks = max(1, min(n_chunks, n_samples // _MIN_SORT_CHUNK))
+    n_blocks = n_features if n_chunks > 1 else max(1, min(n_threads, n_features))
     keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
     idx_tmp = np.empty((n_blocks, n_samples), dtype=np.int32)
-    _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp)
+    if n_chunks > 1:
+        _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks)
+    else:
+        _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp)
     return sorted_x, sorted_idx
+
+
+@njit(cache=True, inline="always")
+def _transpose(X, sorted_x):
+    """``sorted_x[f, i] = X[i, f]`` in blocks of rows: reading a column of a C-ordered X directly
+    would pull every cache line of X once per feature (inlined: its loop is the caller's)."""
+    n_samples, n_features = X.shape
+    n_row_blocks = (n_samples + _TRANSPOSE_BLOCK - 1) // _TRANSPOSE_BLOCK
+    for b in prange(n_row_blocks):
+        for i in range(b * _TRANSPOSE_BLOCK, min(n_samples, (b + 1) * _TRANSPOSE_BLOCK)):
+            for f in range(n_features):
+                sorted_x[f, i] = X[i, f]
+
+
+@njit(parallel=True, cache=True)
+def _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks):
+    """:func:`presort_features` with each feature cut into ``n_chunks`` row chunks: per pass,
+    every chunk counts its digits, the counts give each (chunk, digit) its first output slot
+    (digits in order, chunks in order within a digit: stable), and every chunk scatters its
+    rows.  ``keys_tmp`` and ``idx_tmp`` hold one row per feature."""
+    n_samples, n_features = X.shape
+    _transpose(X, sorted_x)
+    n_items = n_features * n_chunks
+    keys = sorted_x.view(np.uint32)
+    counts = np.zeros((n_items, _N_BUCKETS), dtype=np.int64)
+    in_scratch = np.zeros(n_features, dtype=np.bool_)  # where each feature's latest pass wrote
+    for it in prange(n_items):
+        f = it // n_chunks
+        c = it % n_chunks
+        for i in range(c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks):
+            keys[f, i] = _float_to_key(keys[f, i])
+            sorted_idx[f, i] = i
+    for d in range(_N_PASSES):
+        shift = np.uint32(d * _RADIX_BITS)
+        for it in prange(n_items):
+            f = it // n_chunks
+            c = it % n_chunks
+            src = keys_tmp[f] if in_scratch[f] else keys[f]
+            counts[it, :] = 0
+            for i in range(c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks):
+                counts[it, (src[i] >> shift) & _DIGIT_MASK] += 1
+        moves = np.zeros(n_features, dtype=np.bool_)
+        for f in range(n_features):  # exclusive prefix, digit-major then chunk
+            running = 0
+            for b in range(_N_BUCKETS):
+                for c in range(n_chunks):
+                    n_b = counts[f * n_chunks + c, b]
+                    counts[f * n_chunks + c, b] = running
+                    running += n_b
+                    # a digit holding every row: the pass would not move anything
+                    moves[f] = moves[f] or (0 < n_b < n_samples)
+        for it in prange(n_items):
+            f = it // n_chunks
+            if not moves[f]:
+                continue
+            c = it % n_chunks
+            offset = counts[it]
+            if in_scratch[f]:
+                src_keys, src_idx = keys_tmp[f], idx_tmp[f]
+                dst_keys, dst_idx = keys[f], sorted_idx[f]
+            else:
+                src_keys, src_idx = keys[f], sorted_idx[f]
+                dst_keys, dst_idx = keys_tmp[f], idx_tmp[f]
+            for i in range(c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks):
+                key = src_keys[i]
+                b = (key >> shift) & _DIGIT_MASK
+                slot = offset[b]
+                offset[b] = slot + 1
+                dst_keys[slot] = key
+                dst_idx[slot] = src_idx[i]
+        for f in range(n_features):
+            in_scratch[f] = in_scratch[f] != moves[f]
+    for it in prange(n_items):
+        f = it // n_chunks
+        c = it % n_chunks
+        src = keys_tmp[f] if in_scratch[f] else keys[f]
+        out_bits = keys[f]
+        for i in range(c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks):
+            out_bits[i] = _key_to_float_bits(src[i])
+            if in_scratch[f]:
+                sorted_idx[f, i] = idx_tmp[f, i]
 
 
 @njit(parallel=True, cache=True)
@@ -89,13 +183,7 @@ def _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp):
     kernel for huge pages for large arrays (one fault per 2 MiB), numba's allocator does not."""
     n_samples, n_features = X.shape
     n_threads = keys_tmp.shape[0]
-    # Transpose X into sorted_x first (blocks of rows: reading a column of a C-ordered X directly
-    # would pull every cache line of X once per feature); each feature is then sorted in place.
-    n_row_blocks = (n_samples + _TRANSPOSE_BLOCK - 1) // _TRANSPOSE_BLOCK
-    for b in prange(n_row_blocks):
-        for i in range(b * _TRANSPOSE_BLOCK, min(n_samples, (b + 1) * _TRANSPOSE_BLOCK)):
-            for f in range(n_features):
-                sorted_x[f, i] = X[i, f]
+    _transpose(X, sorted_x)  # then each feature is sorted in place
     for c in prange(n_threads):
         for f in range(c * n_features // n_threads, (c + 1) * n_features // n_threads):
             _sort_row(sorted_x[f], sorted_idx[f], keys_tmp[c], idx_tmp[c])

@@ -55,6 +55,7 @@ from .criteria import (
 )
 from .monotonic import constraint_of, monotonic_ok
 from .presort import check_row_ids
+from .work_items import WorkItems, chunk_class_prefix, chunk_sum_prefix
 
 
 #: scikit-learn's ``FEATURE_THRESHOLD`` (float32, like the values): two sorted values closer than
@@ -110,8 +111,10 @@ def _binary_split_info(w_left, w_right, w_missing, table):
 
 @njit(cache=True, inline="always")
 def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_samples_leaf,
-                   min_weight_leaf):
-    """Scan one (feature, node) pair with float weights and no missing values.
+                   min_weight_leaf, p0, p1):
+    """Scan the candidates after positions ``p0 .. p1 - 1`` of one (feature, node) pair with
+    float weights and no missing values; ``left`` holds the class weights of the rows before
+    ``p0`` (zeros for a whole node; a chunk's prefix, :mod:`fasttree.kernels.work_items`).
 
     The arrays are the node's slices of the layout (positions from 0, so that no index can be
     negative and numba emits no wrap-around checks).  Returns (best value, best position ``i``:
@@ -119,20 +122,25 @@ def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_s
     """
     n_classes = left.shape[0]
     w_total = 0.0
-    for k in range(n_classes):
-        left[k] = 0.0
-        w_total += total[k]
     w_left = 0.0
+    for k in range(n_classes):
+        w_total += total[k]
+        w_left += left[k]
     best = np.inf
     best_p = -1
     best_w_left = 0.0
     n_candidates = 0
-    # Candidate between positions p and p+1; the last rows can never go left.
-    for p in range(xs.shape[0] - min_samples_leaf):
-        w = sample_weight[np.uint64(idx[p])]
-        left[labels[p]] += w
+    # Candidate between positions p and p+1; the last rows can never go left.  Positions are
+    # counted from p0 (an index from 0 needs no wrap-around test: module docstring).
+    xs_from = xs[p0:]
+    idx_from = idx[p0:]
+    labels_from = labels[p0:]
+    for j in range(min(p1, xs.shape[0] - min_samples_leaf) - p0):
+        w = sample_weight[np.uint64(idx_from[j])]
+        left[labels_from[j]] += w
         w_left += w
-        if _same_value(xs[p], xs[p + 1]) or p + 1 < min_samples_leaf:
+        p = p0 + j
+        if _same_value(xs_from[j], xs_from[j + 1]) or p + 1 < min_samples_leaf:
             continue
         w_right = w_total - w_left
         if w_left < min_weight_leaf or w_right < min_weight_leaf:
@@ -149,17 +157,21 @@ def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_s
 
 
 @njit(cache=True, inline="always")
-def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, table):
-    """Two classes, every weight 1, no missing values: one integer counter per row."""
+def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, table, p0, p1,
+                             left_1):
+    """Two classes, every weight 1, no missing values: one integer counter per row (``left_1``:
+    rows of class 1 before ``p0``; see :func:`_scan_weighted`)."""
     n_node = xs.shape[0]
-    left_1 = 0
     best = np.inf
     best_p = -1
     n_candidates = 0
-    for p in range(n_node - min_rows_leaf):
-        left_1 += labels[p]
-        if _same_value(xs[p], xs[p + 1]):
+    xs_from = xs[p0:]  # positions from p0, as in _scan_weighted
+    labels_from = labels[p0:]
+    for j in range(min(p1, n_node - min_rows_leaf) - p0):
+        left_1 += labels_from[j]
+        if _same_value(xs_from[j], xs_from[j + 1]):
             continue
+        p = p0 + j
         n_left = p + 1
         if n_left < min_rows_leaf:
             continue
@@ -174,8 +186,9 @@ def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, tabl
 
 
 @njit(cache=True, inline="always")
-def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
-    """Any number of classes, every weight 1, no missing values: integer counts, no weight reads.
+def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table, p0, p1):
+    """Any number of classes, every weight 1, no missing values: integer counts, no weight reads
+    (``left``: the counts before ``p0``; see :func:`_scan_weighted`).
 
     Gini keeps the sums of squared counts up to date in O(1) per row (exact: they are integers);
     entropy reads c log2 c from ``table``.  Both give bit-identical values for identical
@@ -186,20 +199,23 @@ def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table):
     sq_left = 0
     sq_right = 0
     for k in range(n_classes):
-        left[k] = 0
-        sq_right += total[k] * total[k]
+        sq_left += left[k] * left[k]
+        sq_right += (total[k] - left[k]) * (total[k] - left[k])
     best = np.inf
     best_p = -1
     n_candidates = 0
-    for p in range(n_node - min_rows_leaf):
-        c = labels[p]
+    xs_from = xs[p0:]  # positions from p0, as in _scan_weighted
+    labels_from = labels[p0:]
+    for j in range(min(p1, n_node - min_rows_leaf) - p0):
+        c = labels_from[j]
         c_left = left[c]
         c_right = total[c] - c_left
         sq_left += 2 * c_left + 1
         sq_right -= 2 * c_right - 1
         left[c] = c_left + 1
-        if _same_value(xs[p], xs[p + 1]):
+        if _same_value(xs_from[j], xs_from[j + 1]):
             continue
+        p = p0 + j
         n_left = p + 1
         if n_left < min_rows_leaf:
             continue
@@ -478,9 +494,13 @@ def find_best_splits_classification(
 
     Notes
     -----
-    Parallel over features; each (feature, node) pair is scanned sequentially and writes only its
-    own record slot, so results do not depend on the number of threads.  Within a feature a tie
-    goes to the lowest threshold (strict ``<``).
+    Parallel over work items balanced by rows (:mod:`fasttree.kernels.work_items`): a (feature,
+    node) pair is scanned sequentially, or, when large, in row chunks from the class counts of
+    the rows before each chunk, whose best candidates are then reduced in order; each pair writes
+    only its own record slot.  Chunk sizes depend on the level's rows only, so results do not
+    depend on the number of threads (with float weights a chunked pair adds its weights in
+    another order than one scan would).  Within a feature a tie goes to the lowest threshold
+    (strict ``<``).
 
     A Python function choosing, per kind of call (weighted or not, two classes or more, missing
     values, C4.5's rules, constraints), a parallel kernel compiled for that kind only (see
@@ -496,9 +516,13 @@ def find_best_splits_classification(
     # per node, once (not once per feature): weight and weighted impurity; computed here, not in
     # the kernel, so that its module does not optimize this function's code once more
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
+    items = numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+                               monotonic_cst)
+    chunk_left = chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start,
+                                    *items.arrays(), seg_class_weight.shape[1])
     kernel(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
-           seg_weight, seg_weighted_impurity, feature_mask, criterion, min_samples_leaf,
-           min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst, node_bounds,
+           seg_weight, seg_weighted_impurity, criterion, min_samples_leaf, min_weight_leaf,
+           xlog2x, min_branch_fraction, monotonic_cst, node_bounds, *items.arrays(), chunk_left,
            children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
            n_missing, n_candidates)
 
@@ -518,6 +542,46 @@ def may_miss(sorted_x, seg_end):
     return False
 
 
+def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+                       monotonic_cst, chunk=True):
+    """The (feature, node) pairs a numeric search scans, as work items balanced by rows
+    (:class:`~fasttree.kernels.work_items.WorkItems`).
+
+    A pair is scanned when unmasked, of at least ``2 * min_samples_leaf`` rows and not constant;
+    it may be cut into row chunks (if ``chunk``) unless it has missing values or a monotonicity
+    constraint (those scans look at the missing rows, or at the node's bounds, at every
+    candidate; Poisson's scan counts the node's positive targets, so it passes False).
+    """
+    pair_feature, pair_segment, pair_rows, chunkable = _numeric_pairs(
+        sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst)
+    return WorkItems(pair_feature, pair_segment, pair_rows, chunkable & chunk)
+
+
+@njit(cache=True)
+def _numeric_pairs(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst):
+    n_features, n_segments = feature_mask.shape
+    pair_feature = np.empty(n_features * n_segments, dtype=np.int64)
+    pair_segment = np.empty(n_features * n_segments, dtype=np.int64)
+    pair_rows = np.empty(n_features * n_segments, dtype=np.int64)
+    chunkable = np.empty(n_features * n_segments, dtype=np.bool_)
+    n_pairs = 0
+    for f in range(n_features):
+        constrained = monotonic_cst.shape[0] > 0 and monotonic_cst[f] != 0
+        for s in range(n_segments):
+            start = seg_start[s]
+            end = seg_end[s]
+            if (feature_mask[f, s] == 0 or end - start < max(2 * min_samples_leaf, 2)
+                    or _same_value(sorted_x[f, start], sorted_x[f, end - 1])):
+                continue
+            pair_feature[n_pairs] = f
+            pair_segment[n_pairs] = s
+            pair_rows[n_pairs] = end - start
+            chunkable[n_pairs] = not constrained and not np.isnan(sorted_x[f, end - 1])
+            n_pairs += 1
+    return (pair_feature[:n_pairs], pair_segment[:n_pairs], pair_rows[:n_pairs],
+            chunkable[:n_pairs])
+
+
 def _classification_search(unit_weight, binary, may_miss, fractional, constrained):
     """The parallel kernel of :func:`find_best_splits_classification` for one kind of call.
 
@@ -533,38 +597,44 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
 
     @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-               seg_class_weight, seg_weight, seg_weighted_impurity, feature_mask, criterion,
+               seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
-               node_bounds, children_impurity, gain, split_info, threshold, n_left, n_branches,
-               missing_branch, n_missing, n_candidates):
-        n_features = sorted_x.shape[0]
-        n_segments = seg_start.shape[0]
+               node_bounds, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi,
+               pair_chunk, pair_n_chunks, chunk_left, children_impurity, gain, split_info,
+               threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
+        n_items = item_first.shape[0]
         n_classes = seg_class_weight.shape[1]
         # with unit weights a child of n rows weighs n, so both minimums are one row count
         min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
         table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
         count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
+        # each chunk's best candidate, reduced per pair after the loop
+        chunk_best = np.full(n_items, np.inf)
+        chunk_p = np.full(n_items, -1, dtype=np.int64)
+        chunk_w_left = np.zeros(n_items)
+        chunk_n_cand = np.zeros(n_items, dtype=np.int64)
 
-        for f in prange(n_features):
+        for i in prange(n_items):
             left = np.empty(n_classes)
             scratch = np.empty((4, n_classes))
             left_count = np.empty(n_classes, dtype=np.int64)
             total_count = np.empty(n_classes, dtype=np.int64)
-            xs = sorted_x[f]
-            for s in range(n_segments):
-                if feature_mask[f, s] == 0:
-                    continue
+            chunked = item_hi[i] > 0
+            for q in range(item_first[i], item_stop[i]):
+                f = pair_feature[q]
+                s = pair_segment[q]
                 start = seg_start[s]
                 end = seg_end[s]
-                if end - start < 2 * min_samples_leaf or _same_value(xs[start], xs[end - 1]):
-                    continue
                 cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                xs_node = xs[start:end]
+                xs_node = sorted_x[f, start:end]
                 idx_node = sorted_idx[f, start:end]
                 labels_node = sorted_y[f, start:end]
                 counts = seg_class_weight[s]
                 w_node = seg_weight[s]
-                n_miss = count_missing(xs_node) if may_miss else 0
+                # a chunk: its rows' candidates, from the counts of the rows before it
+                p0 = item_lo[i] if chunked else 0
+                p1 = item_hi[i] if chunked else end - start
+                n_miss = count_missing(xs_node) if may_miss else 0  # chunked pairs miss none
                 missing_left = False
                 seg_min_weight = min_weight_leaf
                 seg_min_rows = min_rows_leaf
@@ -594,27 +664,50 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                         xs_node, idx_node, labels_node, sample_weight, counts, n_miss, scratch,
                         criterion, min_samples_leaf, seg_min_weight, table, cst, lower, upper)
                 elif weighted:
+                    for k in range(n_classes):
+                        left[k] = chunk_left[i, k]
                     best, best_p, w_left, n_cand = _scan_weighted(
                         xs_node, idx_node, labels_node, sample_weight, counts, left, criterion,
-                        min_samples_leaf, seg_min_weight)
+                        min_samples_leaf, seg_min_weight, p0, p1)
                 elif binary:
                     best, best_p, n_cand = _scan_unit_weight_binary(
-                        xs_node, labels_node, np.int64(counts[1]), criterion, seg_min_rows, xlog2x)
+                        xs_node, labels_node, np.int64(counts[1]), criterion, seg_min_rows,
+                        xlog2x, p0, p1, np.int64(chunk_left[i, 1]))
                     w_left = best_p + 1.0
                 else:
                     for k in range(n_classes):
                         total_count[k] = np.int64(counts[k])
+                        left_count[k] = np.int64(chunk_left[i, k])
                     best, best_p, n_cand = _scan_unit_weight(
                         xs_node, labels_node, total_count, left_count, criterion, seg_min_rows,
-                        xlog2x)
+                        xlog2x, p0, p1)
                     w_left = best_p + 1.0
-                if best_p < 0:
-                    continue
-                _store_binary_split(
-                    f, s, best, seg_weighted_impurity[s], w_node, w_left, xs_node, best_p,
-                    n_miss, missing_left, n_cand, count_table, children_impurity, gain,
-                    split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                    n_candidates)
+                if chunked:
+                    chunk_best[i] = best
+                    chunk_p[i] = best_p
+                    chunk_w_left[i] = w_left
+                    chunk_n_cand[i] = n_cand
+                elif best_p >= 0:
+                    _store_binary_split(
+                        f, s, best, seg_weighted_impurity[s], w_node, w_left, xs_node, best_p,
+                        n_miss, missing_left, n_cand, count_table, children_impurity, gain,
+                        split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                        n_candidates)
+
+        for q in range(pair_chunk.shape[0]):
+            if pair_chunk[q] < 0:
+                continue
+            best_i, n_cand = _best_chunk(chunk_best, chunk_n_cand, pair_chunk[q],
+                                         pair_n_chunks[q])
+            if chunk_p[best_i] < 0:
+                continue
+            f = pair_feature[q]
+            s = pair_segment[q]
+            _store_binary_split(
+                f, s, chunk_best[best_i], seg_weighted_impurity[s], seg_weight[s],
+                chunk_w_left[best_i], sorted_x[f, seg_start[s]:seg_end[s]], chunk_p[best_i], 0,
+                False, n_cand, count_table, children_impurity, gain, split_info, threshold,
+                n_left, n_branches, missing_branch, n_missing, n_candidates)
 
     return search
 
@@ -635,9 +728,10 @@ def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_no
     for k in range(counts.shape[0]):
         known[k] = max(known[k], 0.0)
         w_known += known[k]
+    left[:] = 0.0
     best, best_p, w_left, n_cand = _scan_weighted(
         xs[:n_known], idx[:n_known], labels[:n_known], sample_weight, known, left, criterion,
-        min_samples_leaf, min_weight)
+        min_samples_leaf, min_weight, 0, n_known)
     if best_p >= 0:
         _store_fractional_split(
             f, s, best, weighted_class_impurity(known, criterion), node_weighted_impurity, w_node,
@@ -760,8 +854,9 @@ def _sums_constraint_ok(cst, lower, upper, w_left, sum_left, w_right, sum_right,
 
 @njit(cache=True, inline="always")
 def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_leaf,
-               min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
-               unit_weight, by_reciprocal, two_sided, constrained, positive, presummed):
+               min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal, p0, p1,
+               w_before, sum_before, unit_weight, by_reciprocal, two_sided, constrained,
+               positive, presummed):
     """Scan one (feature, node) pair with sum statistics: every regression criterion and the
     gradient kind, any weights, missing rows, monotonicity constraints; the one such scan.
 
@@ -775,6 +870,10 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_
     counted.  A constraint ``cst != 0`` is checked on the children's values
     (:func:`~fasttree.kernels.criteria.sums_value`); Poisson refuses a child without a positive
     target.
+
+    Only the candidates after positions ``p0 .. p1 - 1`` are scanned, from the sums of the rows
+    before ``p0`` (``w_before``, ``sum_before``: 0 for a whole node; a chunk's prefix,
+    :mod:`fasttree.kernels.work_items`, for a node without missing rows, constraint or Poisson).
 
     The last six arguments are compile-time constants of the callers (numba prunes the branches
     they rule out in each inlined copy): every weight 1; the proxy as ``S**2 * (1 / n)`` read from
@@ -803,8 +902,8 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_
             if ys[p] > 0.0:
                 pos_total += 1
                 pos_missing += p >= n_known
-    w_left = 0.0
-    sum_left = 0.0
+    w_left = w_before
+    sum_left = sum_before
     best_a = -np.inf
     best_a_p = -1
     best_a_w = 0.0
@@ -814,18 +913,22 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_
     n_candidates = 0
     # without missing rows, no candidate past this leaves the right child its minimum of rows
     stop = n_known if two_sided and n_missing > 0 else n_node - min_rows_leaf
-    for p in range(stop):
-        y = ys[p]
+    xs_from = xs[p0:]  # positions from p0, as in _scan_weighted
+    ys_from = ys[p0:]
+    idx_from = idx[p0:]
+    for j in range(min(p1, stop) - p0):
+        y = ys_from[j]
         if unit_weight:
             sum_left += y
         else:
-            w = row_weight[np.uint64(idx[p])]
+            w = row_weight[np.uint64(idx_from[j])]
             w_left += w
             sum_left += y if presummed else w * y
         if positive:
             pos_left += y > 0.0
+        p = p0 + j
         last = two_sided and p + 1 == n_known
-        if not last and _same_value(xs[p], xs[p + 1]):
+        if not last and _same_value(xs_from[j], xs_from[j + 1]):
             continue
         n_left = p + 1
         if unit_weight:
@@ -1026,9 +1129,14 @@ def _sums_search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end,
     kernel = specialized(
         _regression_search, row_weight.shape[0] == 0, int(criterion),
         may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
-    kernel(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
-           feature_mask, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
-           monotonic_cst, node_bounds, *record)
+    items = numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+                               monotonic_cst, chunk=criterion != CRITERION_POISSON)
+    presummed = criterion == CRITERION_GRADIENT
+    chunk_sums = chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, *items.arrays(),
+                                  presummed)
+    kernel(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums, reg_lambda,
+           min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst, node_bounds,
+           *items.arrays(), chunk_sums, *record)
 
 
 def _regression_search(unit_weight, criterion, may_miss, fractional, constrained):
@@ -1047,30 +1155,37 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
 
     @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
-               feature_mask, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
-               monotonic_cst, node_bounds, children_impurity, gain, split_info, threshold,
-               n_left, n_branches, missing_branch, n_missing, n_candidates):
-        n_features = sorted_x.shape[0]
+               reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
+               node_bounds, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi,
+               pair_chunk, pair_n_chunks, chunk_sums, children_impurity, gain, split_info,
+               threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
+        n_items = item_first.shape[0]
         # a child's minimum of rows; with unit weights a child of n rows weighs n, so the weight
         # minimum is one of rows too
         min_rows_leaf = min_samples_leaf
         if unit_weight:
             min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-        for f in prange(n_features):
-            for s in range(seg_start.shape[0]):
-                if feature_mask[f, s] == 0:
-                    continue
+        # each chunk's best candidate (its proxy negated: the lowest wins, as for classes)
+        chunk_score = np.full(n_items, np.inf)
+        chunk_p = np.full(n_items, -1, dtype=np.int64)
+        chunk_w_left = np.zeros(n_items)
+        chunk_n_cand = np.zeros(n_items, dtype=np.int64)
+        for i in prange(n_items):
+            chunked = item_hi[i] > 0
+            for q in range(item_first[i], item_stop[i]):
+                f = pair_feature[q]
+                s = pair_segment[q]
                 start = seg_start[s]
                 end = seg_end[s]
                 # node slices: indices from 0, so numba emits no wrap-around checks
                 xs = sorted_x[f, start:end]
-                if end - start < 2 * min_samples_leaf or _same_value(xs[0], xs[end - start - 1]):
-                    continue
                 cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
                 idx = sorted_idx[f, start:end]
                 ys = sorted_y[f, start:end]
                 sums = seg_sums[s]
-                n_miss = count_missing(xs) if may_miss else 0
+                p0 = item_lo[i] if chunked else 0
+                p1 = item_hi[i] if chunked else end - start
+                n_miss = count_missing(xs) if may_miss else 0  # chunked pairs miss none
                 node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion,
                                                    reg_lambda)
                 # each test starts with a constant flag: numba drops the branches it rules out
@@ -1084,23 +1199,70 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                     best, best_p, missing_left, w_left, n_cand = _scan_sums(
                         xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
                         min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
-                        True, True, False, False, False, False)
+                        p0, p1, chunk_sums[i, 0], chunk_sums[i, 1], True, True, False, False,
+                        False, False)
                 else:
                     best, best_p, missing_left, w_left, n_cand = _scan_sums(
                         xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
                         min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
-                        unit_weight, False, may_miss, constrained, positive, gradient)
-                if best_p < 0:
-                    continue
-                # children impurity c - proxy, clipped at 0 except for gradients' -proxy
-                children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
-                _store_binary_split(
-                    f, s, children, node_impurity, sums[0], w_left, xs, best_p,
-                    n_miss, missing_left, n_cand, np.empty(0), children_impurity, gain,
-                    split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                    n_candidates)
+                        p0, p1, chunk_sums[i, 0], chunk_sums[i, 1], unit_weight, False,
+                        may_miss, constrained, positive, gradient)
+                if chunked:
+                    chunk_score[i] = -best
+                    chunk_p[i] = best_p
+                    chunk_w_left[i] = w_left
+                    chunk_n_cand[i] = n_cand
+                elif best_p >= 0:
+                    _store_sums_split(f, s, best, sums, node_impurity, w_left, xs, best_p,
+                                      n_miss, missing_left, n_cand, criterion, children_impurity,
+                                      gain, split_info, threshold, n_left, n_branches,
+                                      missing_branch, n_missing, n_candidates)
+        for q in range(pair_chunk.shape[0]):
+            if pair_chunk[q] < 0:
+                continue
+            best_i, n_cand = _best_chunk(chunk_score, chunk_n_cand, pair_chunk[q],
+                                         pair_n_chunks[q])
+            if chunk_p[best_i] < 0:
+                continue
+            f = pair_feature[q]
+            s = pair_segment[q]
+            sums = seg_sums[s]
+            _store_sums_split(
+                f, s, -chunk_score[best_i], sums,
+                sums_node_impurity(sums[0], sums[1], sums[2], criterion, reg_lambda),
+                chunk_w_left[best_i], sorted_x[f, seg_start[s]:seg_end[s]], chunk_p[best_i], 0,
+                False, n_cand, criterion, children_impurity, gain, split_info, threshold,
+                n_left, n_branches, missing_branch, n_missing, n_candidates)
 
     return search
+
+
+@njit(cache=True, inline="always")
+def _best_chunk(chunk_score, chunk_n_cand, first, n_chunks):
+    """The chunk holding a pair's best (lowest) score, the first one on a tie (so the lowest
+    threshold: each chunk kept its own lowest), and the pair's candidates in all."""
+    best_i = first
+    n_cand = 0
+    for i in range(first, first + n_chunks):
+        n_cand += chunk_n_cand[i]
+        if chunk_score[i] < chunk_score[best_i]:
+            best_i = i
+    return best_i, n_cand
+
+
+@njit(cache=True, inline="always")
+def _store_sums_split(f, s, proxy, sums, node_impurity, w_left, xs, best_p, n_miss, missing_left,
+                      n_cand, criterion, children_impurity, gain, split_info, threshold, n_left,
+                      n_branches, missing_branch, n_missing, n_candidates):
+    """Write a split of sum statistics found with the best ``proxy``: children impurity
+    ``c - proxy``, clipped at 0 except for gradients' ``-proxy``."""
+    children = sums[2] - proxy
+    if criterion != CRITERION_GRADIENT:
+        children = max(children, 0.0)
+    _store_binary_split(
+        f, s, children, node_impurity, sums[0], w_left, xs, best_p, n_miss, missing_left, n_cand,
+        np.empty(0), children_impurity, gain, split_info, threshold, n_left, n_branches,
+        missing_branch, n_missing, n_candidates)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -1120,8 +1282,8 @@ def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss,
         sq_known -= w * regression_target_term(ys[p], criterion)
     best, best_p, _, w_left, n_cand = _scan_sums(
         xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known, 0,
-        min_samples_leaf, min_weight_leaf, criterion, 0.0, 0, -np.inf, np.inf, np.empty(0),
-        False, False, False, False, False, False)
+        min_samples_leaf, min_weight_leaf, criterion, 0.0, 0, -np.inf, np.inf, np.empty(0), 0,
+        n_known, 0.0, 0.0, False, False, False, False, False, False)
     if best_p >= 0:
         _store_fractional_split(
             f, s, max(sq_known - best, 0.0),

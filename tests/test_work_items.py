@@ -1,0 +1,277 @@
+"""Work items balanced by rows (fasttree.kernels.work_items): the kernels that cut large nodes
+into row chunks give the same answers as one scan per node, at every chunk size."""
+
+import contextlib
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fasttree
+from fasttree._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_GRADIENT,
+    CRITERION_SQUARED_ERROR,
+)
+from fasttree.kernels import (
+    find_best_splits_classification,
+    gather_targets,
+    left_rows_bits,
+    partition_segments,
+    segment_class_weights,
+    segment_target_sums,
+    xlog2x_table,
+)
+from fasttree.kernels import presort as presort_module
+from fasttree.kernels import work_items
+from fasttree.kernels.work_items import WorkItems
+from test_gradient_kind import test_gradient_split_matches_a_direct_computation as gradient_test
+from test_kernels import check_classification, layout, search_record, segmented_layout
+from test_kernels import test_regression_split_matches_brute_force as regression_test
+
+
+@contextlib.contextmanager
+def item_rows(rows):
+    """Every level cut into items of ``rows`` rows (the smallest the kernels would use is
+    MIN_ITEM_ROWS; a test makes them tiny so that small data cross many chunk boundaries)."""
+    saved = work_items.MIN_ITEM_ROWS, work_items.TARGET_ITEMS
+    work_items.MIN_ITEM_ROWS, work_items.TARGET_ITEMS = rows, 10**9
+    try:
+        yield
+    finally:
+        work_items.MIN_ITEM_ROWS, work_items.TARGET_ITEMS = saved
+
+
+@settings(max_examples=40, deadline=None)
+@given(pair_rows=st.lists(st.integers(0, 50), max_size=12), rows=st.integers(1, 20),
+       seed=st.integers(0, 2**31 - 1))
+def test_plan_covers_every_pair_once_in_order(pair_rows, rows, seed):
+    pair_rows = np.array(pair_rows, dtype=np.int64)
+    chunkable = np.random.default_rng(seed).random(pair_rows.size) < 0.7
+    n = pair_rows.size
+    items = WorkItems(np.arange(n), np.arange(n), pair_rows, chunkable, rows)
+    covered = []
+    for i in range(items.item_first.size):
+        first, stop = items.item_first[i], items.item_stop[i]
+        assert first < stop
+        if items.item_hi[i] > 0:  # a chunk of one pair
+            assert stop == first + 1 and chunkable[first] and pair_rows[first] > rows
+            assert items.item_hi[i] - items.item_lo[i] <= rows
+        else:  # whole pairs: one, or several of at most `rows` rows in all
+            assert stop - first == 1 or pair_rows[first:stop].sum() <= rows
+        covered.extend(range(first, stop))
+    # a chunked pair appears once per chunk, consecutively, its chunks tiling [0, n)
+    assert sorted(set(covered)) == list(range(n)) and covered == sorted(covered)
+    for q in range(n):
+        k = items.pair_n_chunks[q]
+        if items.pair_chunk[q] < 0:
+            assert k == 1
+            continue
+        chunks = slice(items.pair_chunk[q], items.pair_chunk[q] + k)
+        assert items.item_lo[chunks][0] == 0 and items.item_hi[chunks][-1] == pair_rows[q]
+        np.testing.assert_array_equal(items.item_lo[chunks][1:], items.item_hi[chunks][:-1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 40),
+    m=st.integers(1, 3),
+    n_classes=st.integers(1, 4),
+    n_values=st.integers(1, 6),
+    criterion=st.sampled_from(["gini", "entropy"]),
+    msl=st.integers(1, 4),
+    weighted=st.booleans(),
+    n_segments=st.integers(1, 3),
+    rows=st.integers(1, 6),
+)
+def test_chunked_classification_search_matches_brute_force(seed, n, m, n_classes, n_values,
+                                                           criterion, msl, weighted, n_segments,
+                                                           rows):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, n_values, size=(n, m)).astype(np.float32) * 0.5
+    y = rng.integers(0, n_classes, size=n).astype(np.int32)
+    w = rng.uniform(0.1, 2.0, n) if weighted else np.ones(n)
+    with item_rows(rows):
+        check_classification(rng, X, y, w, n_classes, criterion,
+                             1 if n < 2 * n_segments else n_segments, msl, 0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), m=st.integers(1, 3),
+       n_values=st.integers(1, 6), msl=st.integers(1, 4), weighted=st.booleans(),
+       rows=st.integers(1, 6))
+def test_chunked_regression_search_matches_brute_force(seed, n, m, n_values, msl, weighted,
+                                                       rows):
+    with item_rows(rows):
+        regression_test.hypothesis.inner_test(seed, n, m, n_values, msl, weighted)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), m=st.integers(1, 3),
+       n_values=st.integers(1, 6), missing=st.booleans(), unit_hessian=st.booleans(),
+       reg_lambda=st.sampled_from([0.0, 3.0]), msl=st.integers(1, 3),
+       mcw=st.sampled_from([0.0, 2.5]), constrained=st.booleans(), rows=st.integers(1, 6))
+def test_chunked_gradient_search_matches_a_direct_computation(seed, n, m, n_values, missing,
+                                                              unit_hessian, reg_lambda, msl,
+                                                              mcw, constrained, rows):
+    with item_rows(rows):
+        gradient_test.hypothesis.inner_test(seed, n, m, n_values, missing, unit_hessian,
+                                            reg_lambda, msl, mcw, constrained)
+
+
+def whole_record(rng, X, y, w, n_classes, criterion, msl, rows, **options):
+    """The search's record on a random segmented layout, with items of ``rows`` rows."""
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 3)
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
+    with item_rows(rows):
+        counts = segment_class_weights(sorted_idx, sorted_y, w, starts, ends, starts * 0,
+                                       n_classes)
+        return counts, search_record(
+            find_best_splits_classification, sorted_x, sorted_idx, sorted_y, w, starts, ends,
+            counts, np.ones((X.shape[1], starts.size), np.uint8), criterion, msl, 0.0,
+            xlog2x_table(len(y)), **options)
+
+
+@pytest.mark.parametrize("criterion", [CRITERION_GINI, CRITERION_ENTROPY])
+@pytest.mark.parametrize("n_classes, weights", [(2, "unit"), (4, "unit"), (3, "integers")])
+@pytest.mark.parametrize("rows", [1, 7, 64])
+def test_chunks_give_the_unchunked_record_field_for_field(criterion, n_classes, weights, rows):
+    # integer counts and integer-valued weights add up exactly in any order: every field of the
+    # record, gain and impurity included, equals the one-scan-per-node record's
+    rng = np.random.default_rng(rows + 10 * n_classes)
+    n = 600
+    X = rng.integers(0, 40, size=(n, 4)).astype(np.float32)
+    X[rng.random(n) < 0.1, 1] = np.nan  # a feature with missing rows: scanned whole
+    y = rng.integers(0, n_classes, size=n)
+    w = np.empty(0) if weights == "unit" else rng.integers(1, 4, n).astype(np.float64)
+    for msl in (1, 5):
+        expected = whole_record(np.random.default_rng(1), X, y, w, n_classes, criterion, msl,
+                                10**9)
+        got = whole_record(np.random.default_rng(1), X, y, w, n_classes, criterion, msl, rows)
+        np.testing.assert_array_equal(got[0], expected[0])
+        for field, a, b in zip(expected[1]._fields, got[1], expected[1]):
+            np.testing.assert_array_equal(a, b, err_msg=field)
+
+
+def test_chunked_node_statistics_are_the_class_weights_and_sums(rng):
+    n = 1000
+    sorted_x, sorted_idx = layout(rng.normal(size=(n, 2)))
+    y = rng.integers(0, 3, n)
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
+    starts, ends = np.array([0, 10, 10, 700]), np.array([10, 10, 700, 1000])
+    rows_of = np.array([0, 1, 0, 1])  # the feature row each segment is read from
+    w = rng.uniform(0, 2, n)
+    for weights in (np.empty(0), w):
+        for rows in (1, 13, 10**9):
+            with item_rows(rows):
+                counts = segment_class_weights(sorted_idx, sorted_y, weights, starts, ends,
+                                               rows_of, 3)
+            for s, (a, b) in enumerate(zip(starts, ends)):
+                ids = sorted_idx[rows_of[s], a:b]
+                ref = np.bincount(y[ids], None if weights.size == 0 else w[ids], 3)
+                np.testing.assert_allclose(counts[s], ref, rtol=1e-12)
+    # the sums of a regression target and of gradients
+    target = rng.normal(size=n)
+    sorted_t = gather_targets(sorted_idx, target)
+    for criterion in (CRITERION_SQUARED_ERROR, CRITERION_GRADIENT):
+        for rows in (1, 13, 10**9):
+            with item_rows(rows):
+                sums = segment_target_sums(sorted_idx, sorted_t, w, starts, ends, rows_of,
+                                           criterion)
+            for s, (a, b) in enumerate(zip(starts, ends)):
+                ids = sorted_idx[rows_of[s], a:b]
+                if criterion == CRITERION_GRADIENT:
+                    ref = [w[ids].sum(), target[ids].sum(), 0.0]
+                else:
+                    ref = [w[ids].sum(), (w * target)[ids].sum(), (w * target**2)[ids].sum()]
+                np.testing.assert_allclose(sums[s], ref, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
+def test_presort_by_row_chunks_is_the_stable_argsort(rng, n_chunks):
+    n = 2000
+    X = np.round(rng.normal(size=(n, 2)), 1).astype(np.float32)
+    X[rng.random(n) < 0.1, 0] = np.nan
+    X[:5, 0] = -0.0
+    X[:, 1] = 3.0  # every digit the same: no pass moves anything
+    sorted_x = np.empty((2, n), np.float32)
+    sorted_idx = np.empty((2, n), np.int32)
+    scratch = np.empty((2, n), np.uint32), np.empty((2, n), np.int32)
+    presort_module._presort_chunked(X, sorted_x, sorted_idx, *scratch, n_chunks)
+    order = np.argsort(X, axis=0, kind="stable").T
+    np.testing.assert_array_equal(sorted_idx, order)
+    np.testing.assert_array_equal(sorted_x, np.take_along_axis(X, order.T, 0).T + 0.0)
+
+
+def test_one_feature_presort_uses_every_thread_and_sorts_the_same(rng, monkeypatch):
+    monkeypatch.setattr(presort_module, "_MIN_SORT_CHUNK", 16)
+    X = rng.integers(0, 50, size=(300, 1)).astype(np.float32)
+    previous = numba.get_num_threads()
+    try:
+        for threads in range(1, numba.config.NUMBA_NUM_THREADS + 1):
+            numba.set_num_threads(threads)
+            sorted_x, sorted_idx = presort_module.presort_features(X)
+            np.testing.assert_array_equal(sorted_idx[0], np.argsort(X[:, 0], kind="stable"))
+    finally:
+        numba.set_num_threads(previous)
+
+
+def test_one_feature_partition_checks_the_ids_and_moves_nothing(rng):
+    n = 100
+    sorted_x, sorted_idx = layout(rng.normal(size=(n, 1)))
+    before = sorted_idx.copy()
+    start, end = np.array([0]), np.array([n])
+    partition_segments(sorted_x, sorted_idx, np.zeros((1, 0), np.uint8), start, end,
+                       np.array([0]), np.array([40]), n)
+    np.testing.assert_array_equal(sorted_idx, before)  # its rows are in order already
+    with pytest.raises(ValueError, match="row id outside"):
+        partition_segments(sorted_x, sorted_idx, np.zeros((1, 0), np.uint8), start, end,
+                           np.array([0]), np.array([40]), n - 1)
+
+
+def test_left_rows_bits_with_chunked_checks(rng):
+    n = 1001
+    ids = rng.permutation(n).astype(np.int32)[None, :]
+    with item_rows(3):
+        bits = left_rows_bits(ids, np.array([0, 500]), np.array([500, 1001]),
+                              np.array([0, 0]), np.array([100, 7]), n)
+        goes_left = np.zeros(n, bool)
+        goes_left[ids[0, :100]] = goes_left[ids[0, 500:507]] = True
+        np.testing.assert_array_equal(bits, np.packbits(goes_left, bitorder="little"))
+        with pytest.raises(ValueError, match="row id outside"):
+            left_rows_bits(ids, np.array([0]), np.array([n]), np.array([0]), np.array([5]),
+                           n - 1)
+    # a bad id in the first of two pairs batched into one item
+    bad = np.array([[5, 0, 1, 2]], dtype=np.int32)
+    with pytest.raises(ValueError, match="row id outside"):
+        left_rows_bits(bad, np.array([0, 2]), np.array([2, 4]), np.array([0, 0]),
+                       np.array([1, 1]), 3)
+
+
+@pytest.mark.parametrize("params", [
+    {"criterion": "entropy"},
+    {"criterion": "gini", "min_samples_leaf": 3, "class_weight": "balanced"},
+    {"criterion": "entropy", "max_features": 1, "random_state": 0},
+])
+def test_trees_do_not_depend_on_the_item_size(params):
+    from sklearn.datasets import make_classification
+    X, y = make_classification(3000, 3, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=0)
+    X = np.round(X, 1)
+    X[::17, 2] = np.nan
+    reference = fasttree.DecisionTreeClassifier(max_depth=8, **params).fit(X, y).tree_
+    for rows in (1, 50, 999):
+        with item_rows(rows):
+            tree = fasttree.DecisionTreeClassifier(max_depth=8, **params).fit(X, y).tree_
+        for name in ("children_left", "feature", "threshold"):
+            np.testing.assert_array_equal(getattr(tree, name), getattr(reference, name),
+                                          err_msg=name)
+        # float weights (balanced classes) add up in another order when chunked
+        exact = "class_weight" not in params
+        for name in ("value", "impurity"):
+            check = np.testing.assert_array_equal if exact else np.testing.assert_allclose
+            check(getattr(tree, name), getattr(reference, name), err_msg=name)
