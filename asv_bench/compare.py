@@ -1,6 +1,6 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B17, E1, H1-H4), each library on the same data in
+Runs the performance cases of the project (B1-B19, E1, H1-H4), each library on the same data in
 this one process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs
 after a warm-up.  The libraries of a case are fitted in turn, round after round, so that a shared
 machine's changes of speed during the run affect them alike; each ratio is given best against
@@ -313,6 +313,21 @@ def run(args):
         add("B9", "peak memory of the B1 fit above the process before it", {},
             f"{extra:.2f} x X.nbytes ({(mem['peak'] - mem['before']) / 2**20:.0f} MiB)",
             "<= 3 x X.nbytes", extra <= 3.0)
+        del X, y
+
+    for case, n_rows, n_features in (("B18", 4 * n_big, 1), ("B19", 2 * n_big, 3)):
+        if not want(case):
+            continue
+        # narrow data (issue 25): work items balanced by rows, not features, keep both cores busy
+        X, y = classification_data(n_rows, 4)
+        X = np.ascontiguousarray(X[:, :n_features])
+        ests = [make_estimator("fasttree", "classification", max_depth=10, criterion="entropy",
+                               n_jobs=n_jobs) for n_jobs in (1, 2)]
+        for est in ests:
+            est.fit(X[:2000], y[:2000])
+        times, result = interleaved_scaling(case, *ests, X, y, max(repeats, 5))
+        add(case, f"{n_rows:,} x {n_features}, entropy, depth 10, n_jobs=1 vs n_jobs=2, "
+            "interleaved", times, *result)
         del X, y
 
     if want("B17"):

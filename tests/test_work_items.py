@@ -13,8 +13,6 @@ import fasttree
 from fasttree._dtypes import (
     CRITERION_ENTROPY,
     CRITERION_GINI,
-    CRITERION_GRADIENT,
-    CRITERION_SQUARED_ERROR,
 )
 from fasttree.kernels import (
     find_best_splits_classification,
@@ -22,7 +20,6 @@ from fasttree.kernels import (
     left_rows_bits,
     partition_segments,
     segment_class_weights,
-    segment_target_sums,
     xlog2x_table,
 )
 from fasttree.kernels import presort as presort_module
@@ -60,8 +57,9 @@ def test_plan_covers_every_pair_once_in_order(pair_rows, rows, seed):
         if items.item_hi[i] > 0:  # a chunk of one pair
             assert stop == first + 1 and chunkable[first] and pair_rows[first] > rows
             assert items.item_hi[i] - items.item_lo[i] <= rows
-        else:  # whole pairs: one, or several of at most `rows` rows in all
-            assert stop - first == 1 or pair_rows[first:stop].sum() <= rows
+        else:  # whole pairs: one, or several, all but the last of fewer than `rows` rows
+            assert not (chunkable[first:stop] & (pair_rows[first:stop] > rows)).any()
+            assert stop - first == 1 or pair_rows[first:stop - 1].sum() < rows
         covered.extend(range(first, stop))
     # a chunked pair appears once per chunk, consecutively, its chunks tiling [0, n)
     assert sorted(set(covered)) == list(range(n)) and covered == sorted(covered)
@@ -157,40 +155,6 @@ def test_chunks_give_the_unchunked_record_field_for_field(criterion, n_classes, 
             np.testing.assert_array_equal(a, b, err_msg=field)
 
 
-def test_chunked_node_statistics_are_the_class_weights_and_sums(rng):
-    n = 1000
-    sorted_x, sorted_idx = layout(rng.normal(size=(n, 2)))
-    y = rng.integers(0, 3, n)
-    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    starts, ends = np.array([0, 10, 10, 700]), np.array([10, 10, 700, 1000])
-    rows_of = np.array([0, 1, 0, 1])  # the feature row each segment is read from
-    w = rng.uniform(0, 2, n)
-    for weights in (np.empty(0), w):
-        for rows in (1, 13, 10**9):
-            with item_rows(rows):
-                counts = segment_class_weights(sorted_idx, sorted_y, weights, starts, ends,
-                                               rows_of, 3)
-            for s, (a, b) in enumerate(zip(starts, ends)):
-                ids = sorted_idx[rows_of[s], a:b]
-                ref = np.bincount(y[ids], None if weights.size == 0 else w[ids], 3)
-                np.testing.assert_allclose(counts[s], ref, rtol=1e-12)
-    # the sums of a regression target and of gradients
-    target = rng.normal(size=n)
-    sorted_t = gather_targets(sorted_idx, target)
-    for criterion in (CRITERION_SQUARED_ERROR, CRITERION_GRADIENT):
-        for rows in (1, 13, 10**9):
-            with item_rows(rows):
-                sums = segment_target_sums(sorted_idx, sorted_t, w, starts, ends, rows_of,
-                                           criterion)
-            for s, (a, b) in enumerate(zip(starts, ends)):
-                ids = sorted_idx[rows_of[s], a:b]
-                if criterion == CRITERION_GRADIENT:
-                    ref = [w[ids].sum(), target[ids].sum(), 0.0]
-                else:
-                    ref = [w[ids].sum(), (w * target)[ids].sum(), (w * target**2)[ids].sum()]
-                np.testing.assert_allclose(sums[s], ref, rtol=1e-12, atol=1e-12)
-
-
 @pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
 def test_presort_by_row_chunks_is_the_stable_argsort(rng, n_chunks):
     n = 2000
@@ -233,7 +197,7 @@ def test_one_feature_partition_checks_the_ids_and_moves_nothing(rng):
                            np.array([0]), np.array([40]), n - 1)
 
 
-def test_left_rows_bits_with_chunked_checks(rng):
+def test_left_rows_bits_check_every_segment(rng):
     n = 1001
     ids = rng.permutation(n).astype(np.int32)[None, :]
     with item_rows(3):

@@ -6,7 +6,6 @@ from numba import prange
 
 from .._jit import njit
 from .presort import check_row_ids
-from .work_items import WorkItems, item_span
 
 
 def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
@@ -104,44 +103,36 @@ def _left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_id
     table by row id and do not check; a segment holds the same rows in every feature row, so
     one feature row per segment tells)."""
     n_ids = int(n_ids)
-    items = WorkItems(np.asarray(split_feature, dtype=np.int64),
-                      np.arange(seg_start.shape[0], dtype=np.int64),
-                      np.maximum(seg_end - seg_start, 0), np.ones(seg_start.shape[0], np.bool_))
     left_bits = np.zeros((max(n_ids, 0) + 7) // 8 if mark else 0, dtype=np.uint8)
-    if not _mark_left_rows(sorted_idx, seg_start, seg_end, split_n_left, *items.arrays(),
+    if not _mark_left_rows(sorted_idx, seg_start, seg_end,
+                           np.asarray(split_feature, dtype=np.int64), split_n_left,
                            np.int64(n_ids), left_bits):
         raise ValueError(f"sorted_idx holds a row id outside [0, {n_ids}) in the segments "
                          f"to partition; {what} must cover every row id")
     return left_bits
 
 
-@njit(parallel=True, cache=True)
-def _mark_left_rows(sorted_idx, seg_start, seg_end, split_n_left, pair_feature, pair_segment,
-                    item_first, item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks, n_ids,
+@njit(cache=True)
+def _mark_left_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids,
                     left_bits):
-    """Check every row id of the segments (in parallel, over work items balanced by rows), then
-    set the left rows' bits; False, with no bit set, if an id is outside ``[0, n_ids)``."""
-    n_items = item_first.shape[0]
-    bad = np.zeros(n_items, dtype=np.bool_)
-    for i in prange(n_items):
-        for q in range(item_first[i], item_stop[i]):
-            first, stop = item_span(i, q, seg_start, seg_end, pair_segment, item_lo, item_hi)
-            ids = sorted_idx[pair_feature[q], first:stop]
-            smallest = n_ids
-            largest = -1
-            for p in range(ids.shape[0]):  # min and max: a loop the compiler vectorizes
-                smallest = min(smallest, ids[p])
-                largest = max(largest, ids[p])
-            if ids.shape[0] > 0 and (smallest < 0 or largest >= n_ids):
-                bad[i] = True
-    if bad.any() or left_bits.shape[0] == 0:
-        return not bad.any()
-    # serial: one write per left row into a table of n/8 bytes that stays in cache; parallel
-    # writers would race on a byte's bits, and threads owning blocks of the table each read every
-    # row and mispredict which are theirs (two threads took longer than one, at 4M rows)
-    for s in range(seg_start.shape[0]):  # pair s is segment s (the pairs are the segments)
+    """Check every row id of the segments (a min and a max, a loop the compiler vectorizes:
+    about 1 ms per 4M rows), then set the left rows' bits; False, with no bit set, if an id is
+    outside ``[0, n_ids)``.  Serial: one write per left row into a table of n/8 bytes that stays
+    in cache; parallel writers would race on a byte's bits, and threads owning blocks of the
+    table each read every row and mispredict which are theirs (two threads took longer than one
+    at 4M rows)."""
+    for s in range(seg_start.shape[0]):
+        ids = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
+        smallest = n_ids
+        largest = -1
+        for p in range(ids.shape[0]):
+            smallest = min(smallest, ids[p])
+            largest = max(largest, ids[p])
+        if ids.shape[0] > 0 and (smallest < 0 or largest >= n_ids):
+            return False
+    for s in range(seg_start.shape[0] if left_bits.shape[0] > 0 else 0):
         n_left = min(max(split_n_left[s], 0), seg_end[s] - seg_start[s])
-        ids = sorted_idx[pair_feature[s], seg_start[s]:seg_start[s] + n_left]
+        ids = sorted_idx[split_feature[s], seg_start[s]:seg_start[s] + n_left]
         for p in range(ids.shape[0]):
             row = np.uint64(ids[p])
             left_bits[row >> np.uint64(3)] |= np.uint8(1 << (row & np.uint64(7)))

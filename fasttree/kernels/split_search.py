@@ -55,6 +55,7 @@ from .criteria import (
 )
 from .monotonic import constraint_of, monotonic_ok
 from .presort import check_row_ids
+from .split_record import new_split_record
 from .work_items import WorkItems, chunk_class_prefix, chunk_sum_prefix
 
 
@@ -520,11 +521,12 @@ def find_best_splits_classification(
                                monotonic_cst)
     chunk_left = chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start,
                                     *items.arrays(), seg_class_weight.shape[1])
-    kernel(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
-           seg_weight, seg_weighted_impurity, criterion, min_samples_leaf, min_weight_leaf,
-           xlog2x, min_branch_fraction, monotonic_cst, node_bounds, *items.arrays(), chunk_left,
-           children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-           n_missing, n_candidates)
+    _run_on_items(kernel, (sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                           seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
+                           min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction,
+                           monotonic_cst, node_bounds, *items.arrays(), chunk_left), items,
+                  (children_impurity, gain, split_info, threshold, n_left, n_branches,
+                   missing_branch, n_missing, n_candidates))
 
 
 @njit(cache=True)
@@ -542,6 +544,45 @@ def may_miss(sorted_x, seg_end):
     return False
 
 
+def _run_on_items(kernel, args, items, record):
+    """Run a search kernel over ``items`` into ``record`` (its fields up to ``n_candidates``).
+
+    A chunk writes the best split of its rows at its own column after the segments' (in a
+    record that many columns wider) and its score (lowest best) to ``chunk_score``; each chunked
+    pair then takes its chunks' best, the first chunk on a tie (each kept its lowest threshold,
+    so the lowest wins as in one scan), and their candidates in all.  NumPy: nothing more for
+    the kernels to compile."""
+    n_features, n_segments = record[0].shape
+    chunk_score = np.full(items.item_first.shape[0], np.inf)
+    chunked = np.flatnonzero(items.pair_chunk >= 0)
+    if chunked.size == 0:
+        kernel(*args, chunk_score, *record)
+        return
+    wide = new_split_record(n_features, n_segments + chunk_score.shape[0])
+    for field, given in zip(wide, record):
+        field[:, :n_segments] = given
+    kernel(*args, chunk_score, *wide[:len(record)])
+    for field, given in zip(wide, record):
+        given[...] = field[:, :n_segments]
+    k = items.pair_n_chunks[chunked]
+    offsets = np.cumsum(k) - k
+    chunk = np.repeat(items.pair_chunk[chunked] - offsets, k) + np.arange(k.sum())
+    score = chunk_score[chunk]
+    lowest = np.minimum.reduceat(score, offsets)
+    first_lowest = np.flatnonzero(score == np.repeat(lowest, k))
+    pair_rank, at = np.unique(np.repeat(np.arange(chunked.size), k)[first_lowest],
+                              return_index=True)
+    best = chunk[first_lowest[at]]
+    found = np.isfinite(lowest[pair_rank])
+    pair = chunked[pair_rank][found]
+    f, s, column = items.pair_feature[pair], items.pair_segment[pair], n_segments + best[found]
+    for field, given in zip(wide, record):
+        given[f, s] = field[f, column]
+    n_candidates = np.add.reduceat(wide.n_candidates[items.pair_feature[chunked[
+        np.repeat(np.arange(chunked.size), k)]], n_segments + chunk], offsets)
+    record[-1][items.pair_feature[chunked], items.pair_segment[chunked]] = n_candidates
+
+
 def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
                        monotonic_cst, chunk=True):
     """The (feature, node) pairs a numeric search scans, as work items balanced by rows
@@ -557,29 +598,25 @@ def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_l
     return WorkItems(pair_feature, pair_segment, pair_rows, chunkable & chunk)
 
 
-@njit(cache=True)
 def _numeric_pairs(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst):
-    n_features, n_segments = feature_mask.shape
-    pair_feature = np.empty(n_features * n_segments, dtype=np.int64)
-    pair_segment = np.empty(n_features * n_segments, dtype=np.int64)
-    pair_rows = np.empty(n_features * n_segments, dtype=np.int64)
-    chunkable = np.empty(n_features * n_segments, dtype=np.bool_)
-    n_pairs = 0
-    for f in range(n_features):
-        constrained = monotonic_cst.shape[0] > 0 and monotonic_cst[f] != 0
-        for s in range(n_segments):
-            start = seg_start[s]
-            end = seg_end[s]
-            if (feature_mask[f, s] == 0 or end - start < max(2 * min_samples_leaf, 2)
-                    or _same_value(sorted_x[f, start], sorted_x[f, end - 1])):
-                continue
-            pair_feature[n_pairs] = f
-            pair_segment[n_pairs] = s
-            pair_rows[n_pairs] = end - start
-            chunkable[n_pairs] = not constrained and not np.isnan(sorted_x[f, end - 1])
-            n_pairs += 1
-    return (pair_feature[:n_pairs], pair_segment[:n_pairs], pair_rows[:n_pairs],
-            chunkable[:n_pairs])
+    """The scanned pairs, feature-major, their rows and whether each may be chunked (NumPy: two
+    values per pair, nothing to compile)."""
+    n_features = feature_mask.shape[0]
+    rows = seg_end - seg_start
+    last = np.maximum(seg_end - 1, seg_start)
+    if sorted_x.shape[1] == 0:
+        first_x = last_x = np.zeros((n_features, seg_start.shape[0]), np.float32)
+    else:
+        first_x = sorted_x[:, np.minimum(seg_start, sorted_x.shape[1] - 1)]
+        last_x = sorted_x[:, np.minimum(last, sorted_x.shape[1] - 1)]
+    # the kernels' own test of a constant pair (_same_value; NaN last: not constant)
+    scanned = ((feature_mask != 0) & (rows >= max(2 * min_samples_leaf, 2))[None, :]
+               & ~(last_x <= first_x + FEATURE_THRESHOLD))
+    pair_feature, pair_segment = np.nonzero(scanned)
+    constrained = (monotonic_cst != 0) if monotonic_cst.shape[0] else np.zeros(n_features, bool)
+    chunkable = ~np.isnan(last_x[pair_feature, pair_segment]) & ~constrained[pair_feature]
+    return (pair_feature.astype(np.int64), pair_segment.astype(np.int64), rows[pair_segment],
+            chunkable)
 
 
 def _classification_search(unit_weight, binary, may_miss, fractional, constrained):
@@ -600,19 +637,16 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
                node_bounds, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi,
-               pair_chunk, pair_n_chunks, chunk_left, children_impurity, gain, split_info,
-               threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
+               pair_chunk, pair_n_chunks, chunk_left, chunk_score, children_impurity, gain,
+               split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+               n_candidates):
         n_items = item_first.shape[0]
+        n_segments = seg_start.shape[0]
         n_classes = seg_class_weight.shape[1]
         # with unit weights a child of n rows weighs n, so both minimums are one row count
         min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
         table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
         count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
-        # each chunk's best candidate, reduced per pair after the loop
-        chunk_best = np.full(n_items, np.inf)
-        chunk_p = np.full(n_items, -1, dtype=np.int64)
-        chunk_w_left = np.zeros(n_items)
-        chunk_n_cand = np.zeros(n_items, dtype=np.int64)
 
         for i in prange(n_items):
             left = np.empty(n_classes)
@@ -682,32 +716,14 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                         xs_node, labels_node, total_count, left_count, criterion, seg_min_rows,
                         xlog2x, p0, p1)
                     w_left = best_p + 1.0
-                if chunked:
-                    chunk_best[i] = best
-                    chunk_p[i] = best_p
-                    chunk_w_left[i] = w_left
-                    chunk_n_cand[i] = n_cand
-                elif best_p >= 0:
+                if chunked:  # its split at its own column after the segments (_run_on_items)
+                    chunk_score[i] = best
+                if best_p >= 0:
                     _store_binary_split(
-                        f, s, best, seg_weighted_impurity[s], w_node, w_left, xs_node, best_p,
-                        n_miss, missing_left, n_cand, count_table, children_impurity, gain,
-                        split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                        n_candidates)
-
-        for q in range(pair_chunk.shape[0]):
-            if pair_chunk[q] < 0:
-                continue
-            best_i, n_cand = _best_chunk(chunk_best, chunk_n_cand, pair_chunk[q],
-                                         pair_n_chunks[q])
-            if chunk_p[best_i] < 0:
-                continue
-            f = pair_feature[q]
-            s = pair_segment[q]
-            _store_binary_split(
-                f, s, chunk_best[best_i], seg_weighted_impurity[s], seg_weight[s],
-                chunk_w_left[best_i], sorted_x[f, seg_start[s]:seg_end[s]], chunk_p[best_i], 0,
-                False, n_cand, count_table, children_impurity, gain, split_info, threshold,
-                n_left, n_branches, missing_branch, n_missing, n_candidates)
+                        f, n_segments + i if chunked else s, best, seg_weighted_impurity[s],
+                        w_node, w_left, xs_node, best_p, n_miss, missing_left, n_cand,
+                        count_table, children_impurity, gain, split_info, threshold, n_left,
+                        n_branches, missing_branch, n_missing, n_candidates)
 
     return search
 
@@ -1134,9 +1150,10 @@ def _sums_search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end,
     presummed = criterion == CRITERION_GRADIENT
     chunk_sums = chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, *items.arrays(),
                                   presummed)
-    kernel(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums, reg_lambda,
-           min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst, node_bounds,
-           *items.arrays(), chunk_sums, *record)
+    _run_on_items(kernel, (sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end,
+                           seg_sums, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
+                           monotonic_cst, node_bounds, *items.arrays(), chunk_sums), items,
+                  record)
 
 
 def _regression_search(unit_weight, criterion, may_miss, fractional, constrained):
@@ -1157,19 +1174,16 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
     def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
                reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
                node_bounds, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi,
-               pair_chunk, pair_n_chunks, chunk_sums, children_impurity, gain, split_info,
-               threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
+               pair_chunk, pair_n_chunks, chunk_sums, chunk_score, children_impurity, gain,
+               split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+               n_candidates):
         n_items = item_first.shape[0]
+        n_segments = seg_start.shape[0]
         # a child's minimum of rows; with unit weights a child of n rows weighs n, so the weight
         # minimum is one of rows too
         min_rows_leaf = min_samples_leaf
         if unit_weight:
             min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-        # each chunk's best candidate (its proxy negated: the lowest wins, as for classes)
-        chunk_score = np.full(n_items, np.inf)
-        chunk_p = np.full(n_items, -1, dtype=np.int64)
-        chunk_w_left = np.zeros(n_items)
-        chunk_n_cand = np.zeros(n_items, dtype=np.int64)
         for i in prange(n_items):
             chunked = item_hi[i] > 0
             for q in range(item_first[i], item_stop[i]):
@@ -1207,62 +1221,17 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                         min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
                         p0, p1, chunk_sums[i, 0], chunk_sums[i, 1], unit_weight, False,
                         may_miss, constrained, positive, gradient)
-                if chunked:
+                if chunked:  # the proxy negated: the lowest score wins (_run_on_items)
                     chunk_score[i] = -best
-                    chunk_p[i] = best_p
-                    chunk_w_left[i] = w_left
-                    chunk_n_cand[i] = n_cand
-                elif best_p >= 0:
-                    _store_sums_split(f, s, best, sums, node_impurity, w_left, xs, best_p,
-                                      n_miss, missing_left, n_cand, criterion, children_impurity,
-                                      gain, split_info, threshold, n_left, n_branches,
-                                      missing_branch, n_missing, n_candidates)
-        for q in range(pair_chunk.shape[0]):
-            if pair_chunk[q] < 0:
-                continue
-            best_i, n_cand = _best_chunk(chunk_score, chunk_n_cand, pair_chunk[q],
-                                         pair_n_chunks[q])
-            if chunk_p[best_i] < 0:
-                continue
-            f = pair_feature[q]
-            s = pair_segment[q]
-            sums = seg_sums[s]
-            _store_sums_split(
-                f, s, -chunk_score[best_i], sums,
-                sums_node_impurity(sums[0], sums[1], sums[2], criterion, reg_lambda),
-                chunk_w_left[best_i], sorted_x[f, seg_start[s]:seg_end[s]], chunk_p[best_i], 0,
-                False, n_cand, criterion, children_impurity, gain, split_info, threshold,
-                n_left, n_branches, missing_branch, n_missing, n_candidates)
-
+                if best_p >= 0:
+                    # children impurity c - proxy, clipped at 0 except for gradients' -proxy
+                    children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
+                    _store_binary_split(
+                        f, n_segments + i if chunked else s, children, node_impurity, sums[0],
+                        w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0),
+                        children_impurity, gain, split_info, threshold, n_left, n_branches,
+                        missing_branch, n_missing, n_candidates)
     return search
-
-
-@njit(cache=True, inline="always")
-def _best_chunk(chunk_score, chunk_n_cand, first, n_chunks):
-    """The chunk holding a pair's best (lowest) score, the first one on a tie (so the lowest
-    threshold: each chunk kept its own lowest), and the pair's candidates in all."""
-    best_i = first
-    n_cand = 0
-    for i in range(first, first + n_chunks):
-        n_cand += chunk_n_cand[i]
-        if chunk_score[i] < chunk_score[best_i]:
-            best_i = i
-    return best_i, n_cand
-
-
-@njit(cache=True, inline="always")
-def _store_sums_split(f, s, proxy, sums, node_impurity, w_left, xs, best_p, n_miss, missing_left,
-                      n_cand, criterion, children_impurity, gain, split_info, threshold, n_left,
-                      n_branches, missing_branch, n_missing, n_candidates):
-    """Write a split of sum statistics found with the best ``proxy``: children impurity
-    ``c - proxy``, clipped at 0 except for gradients' ``-proxy``."""
-    children = sums[2] - proxy
-    if criterion != CRITERION_GRADIENT:
-        children = max(children, 0.0)
-    _store_binary_split(
-        f, s, children, node_impurity, sums[0], w_left, xs, best_p, n_miss, missing_left, n_cand,
-        np.empty(0), children_impurity, gain, split_info, threshold, n_left, n_branches,
-        missing_branch, n_missing, n_candidates)
 
 
 @njit(cache=True, no_cpython_wrapper=True)

@@ -17,8 +17,6 @@ number of threads: the trees are the same for any thread count.
 """
 
 import numpy as np
-from numba import prange
-
 from .._jit import njit
 
 #: an item holds at least this many rows: below, a chunk's fixed costs (its prefix statistics,
@@ -65,47 +63,39 @@ class WorkItems:
                 self.item_lo, self.item_hi, self.pair_chunk, self.pair_n_chunks)
 
 
-@njit(cache=True)
 def _plan(pair_rows, chunkable, item_rows):
-    """Chunk every chunkable pair of more than ``item_rows`` rows into equal chunks; batch the
-    other pairs, in order, into items of at most ``item_rows`` rows (or one pair)."""
+    """Cut every chunkable pair of more than ``item_rows`` rows into equal chunks; batch each run
+    of other pairs (between chunked ones), in order, by ``item_rows`` of the run's rows before
+    each pair.  NumPy, not a kernel: O(pairs) and nothing to compile."""
+    pair_rows = np.asarray(pair_rows, dtype=np.int64)
     n_pairs = pair_rows.shape[0]
-    pair_chunk = np.full(n_pairs, -1, dtype=np.int64)
-    pair_n_chunks = np.ones(n_pairs, dtype=np.int64)
-    n_chunks = 0
-    for q in range(n_pairs):
-        if chunkable[q] and pair_rows[q] > item_rows:
-            pair_n_chunks[q] = (pair_rows[q] + item_rows - 1) // item_rows
-            n_chunks += pair_n_chunks[q]
-    capacity = n_chunks + n_pairs
-    item_first = np.empty(capacity, dtype=np.int64)
-    item_stop = np.empty(capacity, dtype=np.int64)
-    item_lo = np.zeros(capacity, dtype=np.int64)
-    item_hi = np.zeros(capacity, dtype=np.int64)
-    n_items = 0
-    batch_rows = 0  # rows of the open batch (item n_items - 1); 0: none open
-    for q in range(n_pairs):
-        n = pair_rows[q]
-        k = pair_n_chunks[q]
-        if k > 1:
-            pair_chunk[q] = n_items
-            for j in range(k):
-                item_first[n_items] = q
-                item_stop[n_items] = q + 1
-                item_lo[n_items] = j * n // k
-                item_hi[n_items] = (j + 1) * n // k
-                n_items += 1
-            batch_rows = 0
-        elif batch_rows > 0 and batch_rows + n <= item_rows:
-            item_stop[n_items - 1] = q + 1
-            batch_rows += n
-        else:
-            item_first[n_items] = q
-            item_stop[n_items] = q + 1
-            n_items += 1
-            batch_rows = max(n, 1)
-    return (item_first[:n_items], item_stop[:n_items], item_lo[:n_items], item_hi[:n_items],
-            pair_chunk, pair_n_chunks)
+    chunked = np.asarray(chunkable, dtype=bool) & (pair_rows > item_rows)
+    n_chunks = np.where(chunked, -(-pair_rows // item_rows), 1)
+    # a whole pair starts an item unless it follows a whole pair of its run and batch
+    whole_rows = np.where(chunked, 0, pair_rows)
+    run = np.cumsum(chunked)
+    rows_before = np.cumsum(whole_rows) - whole_rows  # whole rows before the pair, in all
+    run_first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]]) if n_pairs else np.zeros(0, int)
+    rows_before -= np.repeat(rows_before[run_first], np.diff(np.r_[run_first, n_pairs]))
+    batch = rows_before // item_rows
+    starts = ~chunked
+    starts[1:] &= chunked[:-1] | (run[1:] != run[:-1]) | (batch[1:] != batch[:-1])
+    items_of_pair = np.where(chunked, n_chunks, starts)
+    first_item = np.cumsum(items_of_pair) - items_of_pair
+    n_items = int(items_of_pair.sum())
+    # every item's first pair: a chunk's pair, or the pair starting a batch
+    item_first = np.repeat(np.arange(n_pairs), items_of_pair)
+    item_stop = np.r_[item_first[1:], n_pairs].astype(np.int64)  # a batch: up to the next item
+    item_lo = np.zeros(n_items, dtype=np.int64)
+    item_hi = np.zeros(n_items, dtype=np.int64)
+    in_chunk = np.repeat(chunked, items_of_pair)
+    q = item_first[in_chunk]
+    j = np.flatnonzero(in_chunk) - first_item[q]  # the chunk's rank in its pair
+    item_stop[in_chunk] = q + 1
+    item_lo[in_chunk] = j * pair_rows[q] // n_chunks[q]
+    item_hi[in_chunk] = (j + 1) * pair_rows[q] // n_chunks[q]
+    pair_chunk = np.where(chunked, first_item, -1)
+    return item_first.astype(np.int64), item_stop, item_lo, item_hi, pair_chunk, n_chunks
 
 
 @njit(cache=True, inline="always")
@@ -118,31 +108,20 @@ def item_span(i, q, seg_start, seg_end, pair_segment, item_lo, item_hi):
 
 
 @njit(cache=True)
-def add_chunks(out, chunk_out, pair_segment, pair_chunk, pair_n_chunks):
-    """``out[segment] += chunk_out[chunk]`` for the chunks of every chunked pair, in chunk
-    order (a fixed order: the same sums for any thread count)."""
-    for q in range(pair_chunk.shape[0]):
-        first = pair_chunk[q]
-        if first < 0:
-            continue
-        for i in range(first, first + pair_n_chunks[q]):
-            for k in range(out.shape[1]):
-                out[pair_segment[q], k] += chunk_out[i, k]
-
-
-@njit(parallel=True, cache=True)
 def chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start, pair_feature, pair_segment,
                        item_first, item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks,
                        n_classes):
     """Weighted class counts of the rows before each chunk of its node (zeros for the first
     chunk and for items scanning whole pairs), shape (n_items, n_classes).
 
-    Each chunk's own counts in parallel, then their exclusive prefix per pair in chunk order (a
-    fixed order: the same sums for any thread count)."""
+    Each chunk's own counts, then their exclusive prefix per pair in chunk order.  Serial: one
+    more parallel kernel costs seconds of compilation for every new environment, and for two
+    classes with unit weights (a vectorized sum of the labels) this pass is a small fraction of
+    the scan it feeds."""
     n_items = item_first.shape[0]
     unit_weight = sample_weight.shape[0] == 0
     own = np.zeros((n_items, n_classes))
-    for i in prange(n_items):
+    for i in range(n_items):
         if item_hi[i] == 0:
             continue
         q = item_first[i]
@@ -178,7 +157,7 @@ def chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start, pair_feat
     return prefix
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, pair_feature, pair_segment,
                      item_first, item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks,
                      presummed):
@@ -188,7 +167,7 @@ def chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, pair_feature, 
     n_items = item_first.shape[0]
     unit_weight = row_weight.shape[0] == 0
     own = np.zeros((n_items, 2))
-    for i in prange(n_items):
+    for i in range(n_items):
         if item_hi[i] == 0:
             continue
         q = item_first[i]
