@@ -22,8 +22,9 @@ from .._jit import njit
 #: an item holds at least this many rows: below, a chunk's fixed costs (its prefix statistics,
 #: its slot in the reduction) would show next to its scan
 MIN_ITEM_ROWS = 1 << 14
-#: a level is cut into about this many items, about eight per thread for 64 threads
-TARGET_ITEMS = 512
+#: a level is cut into about this many items, two per thread for 64 threads (at 512, the root
+#: search of 1M x 20 took about 16 % longer than one scan per pair; fewer chunks cost less)
+TARGET_ITEMS = 128
 
 
 def rows_per_item(total_rows):
@@ -63,39 +64,48 @@ class WorkItems:
                 self.item_lo, self.item_hi, self.pair_chunk, self.pair_n_chunks)
 
 
+@njit(cache=True)
 def _plan(pair_rows, chunkable, item_rows):
-    """Cut every chunkable pair of more than ``item_rows`` rows into equal chunks; batch each run
-    of other pairs (between chunked ones), in order, by ``item_rows`` of the run's rows before
-    each pair.  NumPy, not a kernel: O(pairs) and nothing to compile."""
-    pair_rows = np.asarray(pair_rows, dtype=np.int64)
+    """Chunk every chunkable pair of more than ``item_rows`` rows into equal chunks; batch the
+    other pairs, in order, into items of at most ``item_rows`` rows (or one pair).  A kernel:
+    in NumPy it took about 0.2 ms a level even for a 235-row fit."""
     n_pairs = pair_rows.shape[0]
-    chunked = np.asarray(chunkable, dtype=bool) & (pair_rows > item_rows)
-    n_chunks = np.where(chunked, -(-pair_rows // item_rows), 1)
-    # a whole pair starts an item unless it follows a whole pair of its run and batch
-    whole_rows = np.where(chunked, 0, pair_rows)
-    run = np.cumsum(chunked)
-    rows_before = np.cumsum(whole_rows) - whole_rows  # whole rows before the pair, in all
-    run_first = np.flatnonzero(np.r_[True, run[1:] != run[:-1]]) if n_pairs else np.zeros(0, int)
-    rows_before -= np.repeat(rows_before[run_first], np.diff(np.r_[run_first, n_pairs]))
-    batch = rows_before // item_rows
-    starts = ~chunked
-    starts[1:] &= chunked[:-1] | (run[1:] != run[:-1]) | (batch[1:] != batch[:-1])
-    items_of_pair = np.where(chunked, n_chunks, starts)
-    first_item = np.cumsum(items_of_pair) - items_of_pair
-    n_items = int(items_of_pair.sum())
-    # every item's first pair: a chunk's pair, or the pair starting a batch
-    item_first = np.repeat(np.arange(n_pairs), items_of_pair)
-    item_stop = np.r_[item_first[1:], n_pairs].astype(np.int64)  # a batch: up to the next item
-    item_lo = np.zeros(n_items, dtype=np.int64)
-    item_hi = np.zeros(n_items, dtype=np.int64)
-    in_chunk = np.repeat(chunked, items_of_pair)
-    q = item_first[in_chunk]
-    j = np.flatnonzero(in_chunk) - first_item[q]  # the chunk's rank in its pair
-    item_stop[in_chunk] = q + 1
-    item_lo[in_chunk] = j * pair_rows[q] // n_chunks[q]
-    item_hi[in_chunk] = (j + 1) * pair_rows[q] // n_chunks[q]
-    pair_chunk = np.where(chunked, first_item, -1)
-    return item_first.astype(np.int64), item_stop, item_lo, item_hi, pair_chunk, n_chunks
+    pair_chunk = np.full(n_pairs, -1, dtype=np.int64)
+    pair_n_chunks = np.ones(n_pairs, dtype=np.int64)
+    n_chunks = 0
+    for q in range(n_pairs):
+        if chunkable[q] and pair_rows[q] > item_rows:
+            pair_n_chunks[q] = (pair_rows[q] + item_rows - 1) // item_rows
+            n_chunks += pair_n_chunks[q]
+    capacity = n_chunks + n_pairs
+    item_first = np.empty(capacity, dtype=np.int64)
+    item_stop = np.empty(capacity, dtype=np.int64)
+    item_lo = np.zeros(capacity, dtype=np.int64)
+    item_hi = np.zeros(capacity, dtype=np.int64)
+    n_items = 0
+    batch_rows = 0  # rows of the open batch (item n_items - 1); 0: none open
+    for q in range(n_pairs):
+        n = pair_rows[q]
+        k = pair_n_chunks[q]
+        if k > 1:
+            pair_chunk[q] = n_items
+            for j in range(k):
+                item_first[n_items] = q
+                item_stop[n_items] = q + 1
+                item_lo[n_items] = j * n // k
+                item_hi[n_items] = (j + 1) * n // k
+                n_items += 1
+            batch_rows = 0
+        elif batch_rows > 0 and batch_rows + n <= item_rows:
+            item_stop[n_items - 1] = q + 1
+            batch_rows += n
+        else:
+            item_first[n_items] = q
+            item_stop[n_items] = q + 1
+            n_items += 1
+            batch_rows = max(n, 1)
+    return (item_first[:n_items], item_stop[:n_items], item_lo[:n_items], item_hi[:n_items],
+            pair_chunk, pair_n_chunks)
 
 
 @njit(cache=True, inline="always")
