@@ -57,9 +57,9 @@ def test_plan_covers_every_pair_once_in_order(pair_rows, rows, seed):
         if items.item_hi[i] > 0:  # a chunk of one pair
             assert stop == first + 1 and chunkable[first] and pair_rows[first] > rows
             assert items.item_hi[i] - items.item_lo[i] <= rows
-        else:  # whole pairs: one, or several, all but the last of fewer than `rows` rows
+        else:  # whole pairs: one, or several of at most `rows` rows in all
             assert not (chunkable[first:stop] & (pair_rows[first:stop] > rows)).any()
-            assert stop - first == 1 or pair_rows[first:stop - 1].sum() < rows
+            assert stop - first == 1 or pair_rows[first:stop].sum() <= rows
         covered.extend(range(first, stop))
     # a chunked pair appears once per chunk, consecutively, its chunks tiling [0, n)
     assert sorted(set(covered)) == list(range(n)) and covered == sorted(covered)
