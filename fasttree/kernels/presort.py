@@ -103,6 +103,13 @@ def _transpose(X, sorted_x):
                 sorted_x[f, i] = X[i, f]
 
 
+@njit(cache=True, inline="always")
+def _sort_item(it, n_chunks, n_samples):
+    """Feature and rows ``[lo, hi)`` of work item ``it`` of :func:`_presort_chunked`."""
+    c = it % n_chunks
+    return it // n_chunks, c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks
+
+
 @njit(parallel=True, cache=True)
 def _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks):
     """:func:`presort_features` with each feature cut into ``n_chunks`` row chunks: per pass,
@@ -116,19 +123,17 @@ def _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks):
     counts = np.zeros((n_items, _N_BUCKETS), dtype=np.int64)
     in_scratch = np.zeros(n_features, dtype=np.bool_)  # where each feature's latest pass wrote
     for it in prange(n_items):
-        f = it // n_chunks
-        c = it % n_chunks
-        for i in range(c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks):
+        f, lo, hi = _sort_item(it, n_chunks, n_samples)
+        for i in range(lo, hi):
             keys[f, i] = _float_to_key(keys[f, i])
             sorted_idx[f, i] = i
     for d in range(_N_PASSES):
         shift = np.uint32(d * _RADIX_BITS)
         for it in prange(n_items):
-            f = it // n_chunks
-            c = it % n_chunks
+            f, lo, hi = _sort_item(it, n_chunks, n_samples)
             src = keys_tmp[f] if in_scratch[f] else keys[f]
             counts[it, :] = 0
-            for i in range(c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks):
+            for i in range(lo, hi):
                 counts[it, (src[i] >> shift) & _DIGIT_MASK] += 1
         moves = np.zeros(n_features, dtype=np.bool_)
         for f in range(n_features):  # exclusive prefix, digit-major then chunk
@@ -141,10 +146,9 @@ def _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks):
                     # a digit holding every row: the pass would not move anything
                     moves[f] = moves[f] or (0 < n_b < n_samples)
         for it in prange(n_items):
-            f = it // n_chunks
+            f, lo, hi = _sort_item(it, n_chunks, n_samples)
             if not moves[f]:
                 continue
-            c = it % n_chunks
             offset = counts[it]
             if in_scratch[f]:
                 src_keys, src_idx = keys_tmp[f], idx_tmp[f]
@@ -152,7 +156,7 @@ def _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks):
             else:
                 src_keys, src_idx = keys[f], sorted_idx[f]
                 dst_keys, dst_idx = keys_tmp[f], idx_tmp[f]
-            for i in range(c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks):
+            for i in range(lo, hi):
                 key = src_keys[i]
                 b = (key >> shift) & _DIGIT_MASK
                 slot = offset[b]
@@ -162,11 +166,10 @@ def _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks):
         for f in range(n_features):
             in_scratch[f] = in_scratch[f] != moves[f]
     for it in prange(n_items):
-        f = it // n_chunks
-        c = it % n_chunks
+        f, lo, hi = _sort_item(it, n_chunks, n_samples)
         src = keys_tmp[f] if in_scratch[f] else keys[f]
         out_bits = keys[f]
-        for i in range(c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks):
+        for i in range(lo, hi):
             out_bits[i] = _key_to_float_bits(src[i])
             if in_scratch[f]:
                 sorted_idx[f, i] = idx_tmp[f, i]

@@ -109,12 +109,30 @@ def _plan(pair_rows, chunkable, item_rows):
 
 
 @njit(cache=True, inline="always")
-def item_span(i, q, seg_start, seg_end, pair_segment, item_lo, item_hi):
-    """Positions ``[first, stop)`` of pair ``q``'s node that item ``i`` covers."""
-    s = pair_segment[q]
-    if item_hi[i] > 0:
-        return seg_start[s] + item_lo[i], seg_start[s] + item_hi[i]
-    return seg_start[s], seg_end[s]
+def _chunk_before_another(i, item_first, item_lo, item_hi, pair_segment, seg_start, pair_chunk,
+                          pair_n_chunks):
+    """Positions ``[first, stop)`` of item ``i`` if it is a chunk whose rows come before another
+    chunk of its pair (the rows a prefix adds up), else ``(0, 0)``."""
+    q = item_first[i]
+    if item_hi[i] == 0 or i + 1 == pair_chunk[q] + pair_n_chunks[q]:
+        return 0, 0
+    start = seg_start[pair_segment[q]]
+    return start + item_lo[i], start + item_hi[i]
+
+
+@njit(cache=True)
+def _exclusive_prefix(own, pair_chunk, pair_n_chunks):
+    """Each chunk's sum of the chunks before it in its pair (``own``: each chunk's own), in
+    chunk order: the same sums for any thread count."""
+    prefix = np.zeros_like(own)
+    for q in range(pair_chunk.shape[0]):
+        first = pair_chunk[q]
+        if first < 0:
+            continue
+        for i in range(first + 1, first + pair_n_chunks[q]):
+            for k in range(own.shape[1]):
+                prefix[i, k] = prefix[i - 1, k] + own[i - 1, k]
+    return prefix
 
 
 @njit(cache=True)
@@ -132,13 +150,11 @@ def chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start, pair_feat
     unit_weight = sample_weight.shape[0] == 0
     own = np.zeros((n_items, n_classes))
     for i in range(n_items):
-        if item_hi[i] == 0:
+        first, stop = _chunk_before_another(i, item_first, item_lo, item_hi, pair_segment,
+                                            seg_start, pair_chunk, pair_n_chunks)
+        if stop == first:
             continue
         q = item_first[i]
-        if i + 1 == pair_chunk[q] + pair_n_chunks[q]:
-            continue  # the last chunk's rows come before no chunk
-        # a chunk (item_hi > 0): its span needs no seg_end
-        first, stop = item_span(i, q, seg_start, seg_start, pair_segment, item_lo, item_hi)
         labels = sorted_y[pair_feature[q], first:stop]
         ids = sorted_idx[pair_feature[q], first:stop]
         if unit_weight and n_classes == 2:  # a sum the compiler vectorizes
@@ -156,15 +172,7 @@ def chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start, pair_feat
         else:
             for p in range(labels.shape[0]):
                 own[i, labels[p]] += sample_weight[np.uint64(ids[p])]
-    prefix = np.zeros((n_items, n_classes))
-    for q in range(pair_chunk.shape[0]):
-        first = pair_chunk[q]
-        if first < 0:
-            continue
-        for i in range(first + 1, first + pair_n_chunks[q]):
-            for k in range(n_classes):
-                prefix[i, k] = prefix[i - 1, k] + own[i - 1, k]
-    return prefix
+    return _exclusive_prefix(own, pair_chunk, pair_n_chunks)
 
 
 @njit(cache=True)
@@ -178,13 +186,11 @@ def chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, pair_feature, 
     unit_weight = row_weight.shape[0] == 0
     own = np.zeros((n_items, 2))
     for i in range(n_items):
-        if item_hi[i] == 0:
+        first, stop = _chunk_before_another(i, item_first, item_lo, item_hi, pair_segment,
+                                            seg_start, pair_chunk, pair_n_chunks)
+        if stop == first:
             continue
         q = item_first[i]
-        if i + 1 == pair_chunk[q] + pair_n_chunks[q]:
-            continue  # the last chunk's rows come before no chunk
-        # a chunk (item_hi > 0): its span needs no seg_end
-        first, stop = item_span(i, q, seg_start, seg_start, pair_segment, item_lo, item_hi)
         ys = sorted_y[pair_feature[q], first:stop]
         ids = sorted_idx[pair_feature[q], first:stop]
         w_sum = 0.0
@@ -195,12 +201,4 @@ def chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, pair_feature, 
             y_sum += ys[p] if presummed else w * ys[p]
         own[i, 0] = w_sum
         own[i, 1] = y_sum
-    prefix = np.zeros((n_items, 2))
-    for q in range(pair_chunk.shape[0]):
-        first = pair_chunk[q]
-        if first < 0:
-            continue
-        for i in range(first + 1, first + pair_n_chunks[q]):
-            prefix[i, 0] = prefix[i - 1, 0] + own[i - 1, 0]
-            prefix[i, 1] = prefix[i - 1, 1] + own[i - 1, 1]
-    return prefix
+    return _exclusive_prefix(own, pair_chunk, pair_n_chunks)
