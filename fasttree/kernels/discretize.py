@@ -22,12 +22,10 @@ from numba import prange
 from .._dtypes import CRITERION_ENTROPY
 from .._jit import njit
 from .criteria import weighted_class_impurity
-from .split_search import (
-    _midpoint,
-    _scan_unit_weight,
-    _scan_unit_weight_binary,
-    _scan_weighted,
-)
+from .split_search import _class_scan, _midpoint, _scan_weighted_classes
+
+_scan_unit_binary = _class_scan(True, True, False, False)
+_scan_unit_classes = _class_scan(True, False, False, False)
 
 _LOG2_3 = np.log2(3.0)
 
@@ -138,23 +136,28 @@ def entropy_cut_level(sorted_x, sorted_y, sorted_w, seg_feature, seg_start, seg_
         labels = sorted_y[f, start:end]
         total = seg_counts[s]
         best_left = left_counts[s]
-        # the tree's scans (split_search), entropy, at least one row a side
-        if unit_weight and n_classes == 2:
-            best, best_p, _ = _scan_unit_weight_binary(xs, labels, np.int64(total[1]),
-                                                       CRITERION_ENTROPY, 1, table, 0, end - start,
-                                                       0)
-        elif unit_weight:
+        # the tree's scan (split_search), entropy, at least one row a side; a constant flag in
+        # each call, so that each is compiled for its kind only
+        n = end - start
+        if unit_weight:
             total_int = np.empty(n_classes, dtype=np.int64)
             for k in range(n_classes):
                 total_int[k] = np.int64(total[k])
-            best, best_p, _ = _scan_unit_weight(xs, labels, total_int,
-                                                np.zeros(n_classes, dtype=np.int64),
-                                                CRITERION_ENTROPY, 1, table, 0, end - start)
+            left_int = np.zeros(n_classes, dtype=np.int64)
+            scratch_int = np.empty((2, n_classes), dtype=np.int64)
+            if n_classes == 2:
+                best, best_p, _, _, _ = _scan_unit_binary(
+                    xs, labels, labels, sorted_w, total_int, left_int, 0, scratch_int,
+                    CRITERION_ENTROPY, 1, 0.0, table, 0, 0.0, 0.0, 0, n)
+            else:
+                best, best_p, _, _, _ = _scan_unit_classes(
+                    xs, labels, labels, sorted_w, total_int, left_int, 0, scratch_int,
+                    CRITERION_ENTROPY, 1, 0.0, table, 0, 0.0, 0.0, 0, n)
         else:
-            best, best_p, _, _ = _scan_weighted(xs, np.arange(end - start), labels,
-                                                sorted_w[f, start:end], total,
-                                                np.zeros(n_classes), CRITERION_ENTROPY, 1, 0.0,
-                                                0, end - start)
+            best, best_p, _, _, _ = _scan_weighted_classes(
+                xs, np.arange(n), labels, sorted_w[f, start:end], total.copy(),
+                np.zeros(n_classes), 0, np.empty((2, n_classes)), CRITERION_ENTROPY, 1, 0.0,
+                table, 0, 0.0, 0.0, 0, n)
         if best_p < 0:
             continue
         # the class weights of both sides, summed afresh (a class absent from a side is 0)

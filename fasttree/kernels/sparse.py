@@ -47,7 +47,7 @@ parallel: each child's entries stay sorted by ``(value, row id)``.
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._jit import njit, specialized
 
 from .._dtypes import (
     CRITERION_ENTROPY,
@@ -657,7 +657,6 @@ def _store_sparse_split(f, s, value, node_weighted_impurity, w_node, w_left, xs,
     n_candidates[f, s] = n_cand
 
 
-@njit(parallel=True, cache=True)
 def find_best_splits_sparse_classification(
     entry_x,
     entry_row,
@@ -734,66 +733,93 @@ def find_best_splits_sparse_classification(
     -----
     Parallel over features; each (feature, node) pair writes only its own record slot.  Nodes
     are visited in position order so that each segment is found by galloping from the previous
-    one.
+    one.  A Python function choosing a parallel kernel compiled for the call's kind only
+    (weighted, two classes with unit weights, more classes with unit weights; see
+    :func:`fasttree._jit.specialized`).
     """
-    n_features = feature_ptr.shape[0] - 1
-    n_segments = seg_start.shape[0]
-    n_classes = seg_class_weight.shape[1]
     unit_weight = sample_weight.shape[0] == 0
-    walk_zeros = exact_zero_block and not unit_weight
-    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-    table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
+    kernel = specialized(_sparse_classification_search, unit_weight,
+                         unit_weight and seg_class_weight.shape[1] == 2)
+    # per node, once: computed here so that the kernel's module does not optimize it again
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
+    kernel(entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows, row_y, sample_weight,
+           seg_start, seg_end, seg_order, seg_class_weight, seg_weight, seg_weighted_impurity,
+           feature_mask, criterion, min_samples_leaf, min_weight_leaf, xlog2x,
+           exact_zero_block, n_chunks, children_impurity, gain, split_info, threshold, n_left,
+           n_branches, missing_branch, n_missing, n_candidates)
 
-    for chunk in prange(n_chunks):
-        left = np.empty(n_classes)
-        seg_sum = np.empty(n_classes)
-        branch_w = np.empty(2)
-        left_count = np.empty(n_classes, dtype=np.int64)
-        total_count = np.empty(n_classes, dtype=np.int64)
-        zero_count = np.empty(n_classes, dtype=np.int64)
-        marks = np.zeros(row_pos.shape[0] if walk_zeros else 0, dtype=np.uint8)
-        for f in range(chunk, n_features, n_chunks):
-            cursor = feature_ptr[f]
-            hi = feature_ptr[f + 1]
-            for i in range(n_segments):
-                s = seg_order[i]
-                if feature_mask[f, s] == 0:
-                    continue
-                start = seg_start[s]
-                end = seg_end[s]
-                a = _gallop(entry_row, row_pos, cursor, hi, start)
-                b = _gallop(entry_row, row_pos, a, hi, end)
-                cursor = b
-                n_node = end - start
-                if n_node < 2 * min_samples_leaf or _is_constant(entry_x[a:b], n_node):
-                    continue  # constant in the node (all zeros, or values within 1e-7)
-                xs = entry_x[a:b]
-                labels = entry_y[a:b]
-                n_neg = _n_negative(xs)
-                if not unit_weight:
-                    best, best_p, w_left, n_cand = _scan_sparse_weighted(
-                        xs, entry_row[a:b], labels, n_neg, node_rows[start:end], row_y,
-                        sample_weight, seg_class_weight[s], left, seg_sum, criterion,
-                        min_samples_leaf, min_weight_leaf, walk_zeros, marks)
-                elif n_classes == 2:
-                    best, best_p, n_cand = _scan_sparse_unit_binary(
-                        xs, labels, n_neg, n_node, np.int64(seg_class_weight[s, 1]), criterion,
-                        min_rows_leaf, table)
-                    w_left = best_p + 1.0
-                else:
-                    for c in range(n_classes):
-                        total_count[c] = np.int64(seg_class_weight[s, c])
-                    best, best_p, n_cand = _scan_sparse_unit(
-                        xs, labels, n_neg, n_node, total_count, left_count, zero_count,
-                        criterion, min_rows_leaf, table)
-                    w_left = best_p + 1.0
-                if best_p < 0:
-                    continue
-                _store_sparse_split(
-                    f, s, best, seg_weighted_impurity[s], seg_weight[s], w_left, xs, n_neg,
-                    n_node, best_p, n_cand, branch_w, children_impurity, gain, split_info,
-                    threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+
+def _sparse_classification_search(unit_weight, binary):
+    """The parallel kernel of :func:`find_best_splits_sparse_classification` for one kind of
+    call: ``unit_weight`` (no weights) and ``binary`` (unit weights and two classes) are flags
+    it closes over, so numba compiles only the scan the kind uses."""
+
+    @njit(parallel=True, cache=True)
+    def search(entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows, row_y,
+               sample_weight, seg_start, seg_end, seg_order, seg_class_weight, seg_weight,
+               seg_weighted_impurity, feature_mask, criterion, min_samples_leaf,
+               min_weight_leaf, xlog2x, exact_zero_block, n_chunks, children_impurity, gain,
+               split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+               n_candidates):
+        n_features = feature_ptr.shape[0] - 1
+        n_segments = seg_start.shape[0]
+        n_classes = seg_class_weight.shape[1]
+        walk_zeros = exact_zero_block and not unit_weight
+        min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+        table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
+
+        for chunk in prange(n_chunks):
+            left = np.empty(n_classes)
+            seg_sum = np.empty(n_classes)
+            branch_w = np.empty(2)
+            left_count = np.empty(n_classes, dtype=np.int64)
+            total_count = np.empty(n_classes, dtype=np.int64)
+            zero_count = np.empty(n_classes, dtype=np.int64)
+            marks = np.zeros(row_pos.shape[0] if walk_zeros else 0, dtype=np.uint8)
+            for f in range(chunk, n_features, n_chunks):
+                cursor = feature_ptr[f]
+                hi = feature_ptr[f + 1]
+                for i in range(n_segments):
+                    s = seg_order[i]
+                    if feature_mask[f, s] == 0:
+                        continue
+                    start = seg_start[s]
+                    end = seg_end[s]
+                    a = _gallop(entry_row, row_pos, cursor, hi, start)
+                    b = _gallop(entry_row, row_pos, a, hi, end)
+                    cursor = b
+                    n_node = end - start
+                    if n_node < 2 * min_samples_leaf or _is_constant(entry_x[a:b], n_node):
+                        continue  # constant in the node (all zeros, or values within 1e-7)
+                    xs = entry_x[a:b]
+                    labels = entry_y[a:b]
+                    n_neg = _n_negative(xs)
+                    # each test is a constant flag: numba drops the scans it rules out
+                    if not unit_weight:
+                        best, best_p, w_left, n_cand = _scan_sparse_weighted(
+                            xs, entry_row[a:b], labels, n_neg, node_rows[start:end], row_y,
+                            sample_weight, seg_class_weight[s], left, seg_sum, criterion,
+                            min_samples_leaf, min_weight_leaf, walk_zeros, marks)
+                    elif binary:
+                        best, best_p, n_cand = _scan_sparse_unit_binary(
+                            xs, labels, n_neg, n_node, np.int64(seg_class_weight[s, 1]),
+                            criterion, min_rows_leaf, table)
+                        w_left = best_p + 1.0
+                    else:
+                        for c in range(n_classes):
+                            total_count[c] = np.int64(seg_class_weight[s, c])
+                        best, best_p, n_cand = _scan_sparse_unit(
+                            xs, labels, n_neg, n_node, total_count, left_count, zero_count,
+                            criterion, min_rows_leaf, table)
+                        w_left = best_p + 1.0
+                    if best_p < 0:
+                        continue
+                    _store_sparse_split(
+                        f, s, best, seg_weighted_impurity[s], seg_weight[s], w_left, xs, n_neg,
+                        n_node, best_p, n_cand, branch_w, children_impurity, gain, split_info,
+                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+
+    return search
 
 
 # -- split search: regression -----------------------------------------------------------------

@@ -111,125 +111,6 @@ def _binary_split_info(w_left, w_right, w_missing, table):
 
 
 @njit(cache=True, inline="always")
-def _scan_weighted(xs, idx, labels, sample_weight, total, left, criterion, min_samples_leaf,
-                   min_weight_leaf, p0, p1):
-    """Scan the candidates after positions ``p0 .. p1 - 1`` of one (feature, node) pair with
-    float weights and no missing values; ``left`` holds the class weights of the rows before
-    ``p0`` (zeros for a whole node; a chunk's prefix, :mod:`fasttree.kernels.work_items`).
-
-    The arrays are the node's slices of the layout (positions from 0, so that no index can be
-    negative and numba emits no wrap-around checks).  Returns (best value, best position ``i``:
-    rows ``0..i`` go left, or -1 if there is no valid split, weight going left, candidates).
-    """
-    n_classes = left.shape[0]
-    w_total = 0.0
-    w_left = 0.0
-    for k in range(n_classes):
-        w_total += total[k]
-        w_left += left[k]
-    best = np.inf
-    best_p = -1
-    best_w_left = 0.0
-    n_candidates = 0
-    # Candidate between positions p and p+1; the last rows can never go left.  Positions are
-    # counted from p0 (an index from 0 needs no wrap-around test: module docstring).
-    xs_from = xs[p0:]
-    idx_from = idx[p0:]
-    labels_from = labels[p0:]
-    for j in range(min(p1, xs.shape[0] - min_samples_leaf) - p0):
-        w = sample_weight[np.uint64(idx_from[j])]
-        left[labels_from[j]] += w
-        w_left += w
-        p = p0 + j
-        if _same_value(xs_from[j], xs_from[j + 1]) or p + 1 < min_samples_leaf:
-            continue
-        w_right = w_total - w_left
-        if w_left < min_weight_leaf or w_right < min_weight_leaf:
-            continue
-        if w_left <= 0.0 or w_right <= 0.0:
-            continue  # zero-weight child: its impurity is undefined
-        n_candidates += 1
-        value = two_children_class_impurity(left, total, w_left, w_right, criterion)
-        if value < best:
-            best = value
-            best_p = p
-            best_w_left = w_left
-    return best, best_p, best_w_left, n_candidates
-
-
-@njit(cache=True, inline="always")
-def _scan_unit_weight_binary(xs, labels, total_1, criterion, min_rows_leaf, table, p0, p1,
-                             left_1):
-    """Two classes, every weight 1, no missing values: one integer counter per row (``left_1``:
-    rows of class 1 before ``p0``; see :func:`_scan_weighted`)."""
-    n_node = xs.shape[0]
-    best = np.inf
-    best_p = -1
-    n_candidates = 0
-    xs_from = xs[p0:]  # positions from p0, as in _scan_weighted
-    labels_from = labels[p0:]
-    for j in range(min(p1, n_node - min_rows_leaf) - p0):
-        left_1 += labels_from[j]
-        if _same_value(xs_from[j], xs_from[j + 1]):
-            continue
-        p = p0 + j
-        n_left = p + 1
-        if n_left < min_rows_leaf:
-            continue
-        n_candidates += 1
-        n_right = n_node - n_left
-        value = _binary_counts_impurity(n_left, left_1, n_right, total_1 - left_1, criterion,
-                                        table)
-        if value < best:
-            best = value
-            best_p = p
-    return best, best_p, n_candidates
-
-
-@njit(cache=True, inline="always")
-def _scan_unit_weight(xs, labels, total, left, criterion, min_rows_leaf, table, p0, p1):
-    """Any number of classes, every weight 1, no missing values: integer counts, no weight reads
-    (``left``: the counts before ``p0``; see :func:`_scan_weighted`).
-
-    Gini keeps the sums of squared counts up to date in O(1) per row (exact: they are integers);
-    entropy reads c log2 c from ``table``.  Both give bit-identical values for identical
-    partitions, whatever feature produced them, so ties between features stay exact.
-    """
-    n_classes = left.shape[0]
-    n_node = xs.shape[0]
-    sq_left = 0
-    sq_right = 0
-    for k in range(n_classes):
-        sq_left += left[k] * left[k]
-        sq_right += (total[k] - left[k]) * (total[k] - left[k])
-    best = np.inf
-    best_p = -1
-    n_candidates = 0
-    xs_from = xs[p0:]  # positions from p0, as in _scan_weighted
-    labels_from = labels[p0:]
-    for j in range(min(p1, n_node - min_rows_leaf) - p0):
-        c = labels_from[j]
-        c_left = left[c]
-        c_right = total[c] - c_left
-        sq_left += 2 * c_left + 1
-        sq_right -= 2 * c_right - 1
-        left[c] = c_left + 1
-        if _same_value(xs_from[j], xs_from[j + 1]):
-            continue
-        p = p0 + j
-        n_left = p + 1
-        if n_left < min_rows_leaf:
-            continue
-        n_candidates += 1
-        value = _unit_counts_impurity(n_left, n_node - n_left, left, total, sq_left, sq_right,
-                                      criterion, table)
-        if value < best:
-            best = value
-            best_p = p
-    return best, best_p, n_candidates
-
-
-@njit(cache=True, inline="always")
 def _unit_counts_impurity(n_left, n_right, left, total, sq_left, sq_right, criterion, table):
     """Children impurity of a unit-weight split from integer class counts (``left`` and the
     node's ``total``) and, for Gini, the sums of their squares on each side."""
@@ -263,56 +144,6 @@ def _side_impurity(counts, w, criterion, table):
 
 
 @njit(cache=True, inline="always")
-def _scan_missing_unit_weight_binary(xs, labels, total_1, n_missing, criterion, min_rows_leaf,
-                                     table):
-    """:func:`_scan_missing` for two classes and unit weights: integer counters, and for entropy
-    ``c log2 c`` from ``table`` (the rules, the order of candidates and the ties are the same)."""
-    n_node = xs.shape[0]
-    n_known = n_node - n_missing
-    missing_1 = 0
-    for p in range(n_known, n_node):
-        missing_1 += labels[p]
-    known_1 = total_1 - missing_1
-    left_1 = 0
-    best_a = np.inf
-    best_a_p = -1
-    best_b = np.inf
-    best_b_p = -1
-    n_candidates = 0
-    for p in range(n_known):
-        left_1 += labels[p]
-        last = p + 1 == n_known
-        if not last and _same_value(xs[p], xs[p + 1]):
-            continue
-        valid = False
-        n_left = p + 1
-        # A: missing rows right
-        n_right = n_node - n_left
-        if n_left >= min_rows_leaf and n_right >= min_rows_leaf:
-            valid = True
-            right_1 = total_1 - left_1
-            value = _binary_counts_impurity(n_left, left_1, n_right, right_1, criterion, table)
-            if value < best_a:
-                best_a = value
-                best_a_p = p
-        if not last:
-            # B: missing rows left
-            n_left_b = n_left + n_missing
-            n_right_b = n_known - n_left
-            if n_left_b >= min_rows_leaf and n_right_b >= min_rows_leaf:
-                valid = True
-                value = _binary_counts_impurity(n_left_b, left_1 + missing_1, n_right_b,
-                                                known_1 - left_1, criterion, table)
-                if value < best_b:
-                    best_b = value
-                    best_b_p = p
-        n_candidates += valid
-    if best_b < best_a:
-        return best_b, best_b_p, True, best_b_p + 1.0 + n_missing, n_candidates
-    return best_a, best_a_p, False, best_a_p + 1.0, n_candidates
-
-
-@njit(cache=True, inline="always")
 def _binary_counts_impurity(n_left, left_1, n_right, right_1, criterion, table):
     """Children impurity of two sides given as (rows, rows of class 1), unit weights."""
     left_0 = n_left - left_1
@@ -325,95 +156,207 @@ def _binary_counts_impurity(n_left, left_1, n_right, right_1, criterion, table):
             - (table[np.uint64(right_0)] + table[np.uint64(right_1)]))
 
 
-@njit(cache=True, inline="always")
-def _scan_missing(xs, idx, labels, sample_weight, total, n_missing, scratch, criterion,
-                  min_samples_leaf, min_weight_leaf, table, cst, lower, upper):
-    """Scan one (feature, node) pair whose last ``n_missing`` rows miss the feature.
+@njit(cache=True, no_cpython_wrapper=True)
+def _classes_constraint_ok(cst, lower, upper, left_0, w_left, right_0, w_right):
+    """:func:`~fasttree.kernels.monotonic.monotonic_ok` on the fraction of class 0 of two
+    children.  A call rather than inlined, as :func:`_sums_constraint_ok`: only constrained
+    pairs reach it."""
+    return monotonic_ok(cst, lower, upper, left_0 / w_left, right_0 / w_right)
 
-    Every candidate is evaluated twice, missing rows right (A) and left (B); "all known rows left,
-    missing right" is candidate A at the last known row.  ``scratch`` is a (4, n_classes) float
-    array.  With ``n_missing = 0`` this is the general scan (any weights): the one that checks a
-    monotonicity constraint ``cst != 0`` (:mod:`fasttree.kernels.monotonic`; the value is the
-    fraction of class 0).  Returns (best value, best position, missing go left, weight going
-    left, candidates).
+
+def _class_scan(unit_weight, binary, two_sided, constrained):
+    """Scan one (feature, node) pair with class statistics: any weights, two or more classes,
+    missing rows, a monotonicity constraint; the one such scan of sorted rows.
+
+    Minimises the children's weighted impurity over the candidates between consecutive distinct
+    values.  With missing rows (the last ``n_missing``) every candidate is tried with them right
+    (A) and left (B), and "all known rows left, missing right" is candidate A at the last known
+    row; a threshold counts as a candidate if either side may take the missing rows.  Each child
+    needs ``min_rows_leaf`` rows and, with weights, ``min_weight_leaf`` weight and a positive
+    weight (with unit weights a child's weight is its row count, so the caller folds the weight
+    minimum into ``min_rows_leaf``).  A constraint ``cst != 0`` is checked on the children's
+    fractions of class 0 (:mod:`fasttree.kernels.monotonic`).  Within the pair a tie goes to the
+    lowest threshold (strict ``<``).
+
+    ``total`` holds the node's class counts and ``left`` those of the rows before ``p0`` (zeros
+    for a whole node; a chunk's prefix, :mod:`fasttree.kernels.work_items`, for a pair without
+    missing rows or constraint); both int64 with unit weights (integer counts: the values are
+    exact, so ties between features are too), float64 otherwise, and ``left`` is updated in
+    place.  ``scratch`` is a (2, n_classes) (or larger) array of the same dtype.  Only the
+    candidates after positions ``p0 .. p1 - 1`` are scanned.  The arrays are the pair's slices
+    of the layout (positions from 0, so that no index can be negative and numba emits no
+    wrap-around checks).
+
+    The factory's four flags are constants of the scan it makes, one compiled function per kind
+    (numba prunes the branches a flag rules out as it reads the scan, so a kind compiles its own
+    code only; flags passed as arguments to an inlined scan cost every copy the translation of
+    the whole scan, 2-3 s each, measured).  A call, not inlined into the parallel kernels: one
+    call per (feature, node) pair, and the kernel and the scan compile faster apart (measured
+    with ``asv_bench/compile_times.py``).  The flags: every weight 1; two classes with unit
+    weights (one integer counter per row; the values of :func:`_binary_counts_impurity`);
+    missing rows possible (``n_missing`` may be > 0); a constraint possible (``cst`` may be
+    != 0).  With unit weights and more classes, Gini keeps the sums of squared counts up to date in
+    O(1) per row and entropy reads ``c log2 c`` from ``table``.
+
+    The scan made takes ``(xs, idx, labels, sample_weight, total, left, n_missing, scratch,
+    criterion, min_rows_leaf, min_weight_leaf, table, cst, lower, upper, p0, p1)`` and returns
+    (best value, best position ``i``: known rows ``0..i`` go left, or -1 if there is no
+    valid split, missing go left, weight going left, candidates).
     """
-    unit_weight = sample_weight.shape[0] == 0
-    n_classes = total.shape[0]
-    n_node = xs.shape[0]
-    n_known = n_node - n_missing
-    left = scratch[0]
-    missing = scratch[1]
-    side_l = scratch[2]
-    side_r = scratch[3]
-    w_total = 0.0
-    for k in range(n_classes):
-        left[k] = 0.0
-        missing[k] = 0.0
-        w_total += total[k]
-    w_missing = 0.0
-    for p in range(n_known, n_node):
-        w = 1.0 if unit_weight else sample_weight[np.uint64(idx[p])]
-        missing[labels[p]] += w
-        w_missing += w
-    w_left = 0.0
-    best_a = np.inf
-    best_a_p = -1
-    best_a_w = 0.0
-    best_b = np.inf
-    best_b_p = -1
-    best_b_w = 0.0
-    n_candidates = 0
-    for p in range(n_known):
-        w = 1.0 if unit_weight else sample_weight[np.uint64(idx[p])]
-        left[labels[p]] += w
-        w_left += w
-        last = p + 1 == n_known
-        if not last and _same_value(xs[p], xs[p + 1]):
-            continue
-        valid = False  # a threshold counts as a candidate if either side may take the missing
-        # A: missing rows right
-        w_right = w_total - w_left
-        if (p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
-                and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                and w_left > 0.0 and w_right > 0.0
-                and (cst == 0 or monotonic_ok(cst, lower, upper, left[0] / w_left,
-                                              (total[0] - left[0]) / w_right))):
-            valid = True
+    key = (unit_weight, binary, two_sided, constrained)
+    scan = _CLASS_SCANS.get(key)
+    if scan is not None:
+        return scan
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def scan(xs, idx, labels, sample_weight, total, left, n_missing, scratch, criterion,
+             min_rows_leaf, min_weight_leaf, table, cst, lower, upper, p0, p1):
+        n_classes = total.shape[0]
+        n_node = xs.shape[0]
+        n_known = n_node - n_missing
+        missing = scratch[0]
+        left_b = scratch[1]
+        w_total = 0.0
+        w_left = 0.0
+        for k in range(n_classes):
+            w_total += total[k]
+            w_left += left[k]
+        total_1 = 0
+        left_1 = 0
+        if binary:
+            total_1 = total[1]
+            left_1 = left[1]
+        sq_left = 0
+        sq_right = 0
+        if unit_weight and not binary:
             for k in range(n_classes):
-                side_l[k] = left[k]
-                side_r[k] = total[k] - left[k]
-            value = (_side_impurity(side_l, w_left, criterion, table)
-                     + _side_impurity(side_r, w_right, criterion, table))
-            if value < best_a:
-                best_a = value
-                best_a_p = p
-                best_a_w = w_left
-        if last:
+                sq_left += left[k] * left[k]
+                sq_right += (total[k] - left[k]) * (total[k] - left[k])
+        w_missing = 0.0
+        missing_1 = 0
+        if two_sided:
+            missing[:] = 0
+            for p in range(n_known, n_node):
+                if unit_weight:
+                    missing[labels[p]] += 1
+                else:
+                    w = sample_weight[np.uint64(idx[p])]
+                    missing[labels[p]] += w
+                    w_missing += w
+            if unit_weight:
+                w_missing = np.float64(n_missing)
+            if binary:
+                missing_1 = missing[1]
+        best_a = np.inf
+        best_a_p = -1
+        best_a_w = 0.0
+        best_b = np.inf
+        best_b_p = -1
+        best_b_w = 0.0
+        n_candidates = 0
+        # without missing rows, no candidate past this leaves the right child its minimum of rows
+        stop = n_known if two_sided and n_missing > 0 else n_node - min_rows_leaf
+        xs_from = xs[p0:]  # positions from p0: no negative index (see above)
+        idx_from = idx[p0:]
+        labels_from = labels[p0:]
+        for j in range(min(p1, stop) - p0):
+            c = labels_from[j]
+            if binary:
+                left_1 += c
+            elif unit_weight:
+                c_left = left[c]
+                c_right = total[c] - c_left
+                sq_left += 2 * c_left + 1
+                sq_right -= 2 * c_right - 1
+                left[c] = c_left + 1
+            else:
+                w = sample_weight[np.uint64(idx_from[j])]
+                left[c] += w
+                w_left += w
+            p = p0 + j
+            last = two_sided and p + 1 == n_known
+            if not last and _same_value(xs_from[j], xs_from[j + 1]):
+                continue
+            n_left = p + 1
+            if unit_weight:
+                w_left = np.float64(n_left)
+            valid = False
+            # A: missing rows right (the right child's rows are enough when none are missing)
+            w_right = w_total - w_left
+            ok = n_left >= min_rows_leaf and (not two_sided or n_node - n_left >= min_rows_leaf)
+            if not unit_weight:
+                ok = (ok and w_left >= min_weight_leaf and w_right >= min_weight_leaf
+                      and w_left > 0.0 and w_right > 0.0)  # a zero-weight child has no impurity
+            if constrained and ok and cst != 0:
+                left_0 = n_left - left_1 if binary else left[0]
+                ok = _classes_constraint_ok(cst, lower, upper, left_0, w_left, total[0] - left_0,
+                                            w_right)
+            if ok:
+                valid = True
+                if binary:
+                    value = _binary_counts_impurity(n_left, left_1, n_node - n_left,
+                                                    total_1 - left_1, criterion, table)
+                elif unit_weight:
+                    value = _unit_counts_impurity(n_left, n_node - n_left, left, total, sq_left,
+                                                  sq_right, criterion, table)
+                else:
+                    value = two_children_class_impurity(left, total, w_left, w_right, criterion)
+                if value < best_a:
+                    best_a = value
+                    best_a_p = p
+                    best_a_w = w_left
+            if last:
+                n_candidates += valid
+                continue  # missing-left with every known row left is no split
+            if two_sided and n_missing > 0:  # B: missing rows left
+                n_left_b = n_left + n_missing
+                w_left_b = w_left + w_missing
+                w_right_b = w_total - w_left_b
+                ok = n_left_b >= min_rows_leaf and n_known - n_left >= min_rows_leaf
+                if not unit_weight:
+                    ok = (ok and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
+                          and w_left_b > 0.0 and w_right_b > 0.0)
+                if not binary:
+                    for k in range(n_classes):
+                        left_b[k] = left[k] + missing[k]
+                if constrained and ok and cst != 0:
+                    left_0 = n_left_b - left_1 - missing_1 if binary else left_b[0]
+                    ok = _classes_constraint_ok(cst, lower, upper, left_0, w_left_b,
+                                                total[0] - left_0, w_right_b)
+                if ok:
+                    valid = True
+                    if binary:
+                        value = _binary_counts_impurity(n_left_b, left_1 + missing_1,
+                                                        n_known - n_left,
+                                                        total_1 - missing_1 - left_1, criterion,
+                                                        table)
+                    elif unit_weight:
+                        sq_left_b = 0
+                        sq_right_b = 0
+                        for k in range(n_classes):
+                            sq_left_b += left_b[k] * left_b[k]
+                            sq_right_b += (total[k] - left_b[k]) * (total[k] - left_b[k])
+                        value = _unit_counts_impurity(n_left_b, n_known - n_left, left_b, total,
+                                                      sq_left_b, sq_right_b, criterion, table)
+                    else:
+                        value = two_children_class_impurity(left_b, total, w_left_b, w_right_b,
+                                                            criterion)
+                    if value < best_b:
+                        best_b = value
+                        best_b_p = p
+                        best_b_w = w_left_b
             n_candidates += valid
-            continue  # missing-left with every known row left is no split
-        # B: missing rows left
-        w_left_b = w_left + w_missing
-        w_right_b = w_total - w_left_b
-        if (p + 1 + n_missing >= min_samples_leaf and n_known - p - 1 >= min_samples_leaf
-                and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                and w_left_b > 0.0 and w_right_b > 0.0
-                and (cst == 0 or monotonic_ok(cst, lower, upper,
-                                              (left[0] + missing[0]) / w_left_b,
-                                              (total[0] - left[0] - missing[0]) / w_right_b))):
-            valid = True
-            for k in range(n_classes):
-                side_l[k] = left[k] + missing[k]
-                side_r[k] = total[k] - side_l[k]
-            value = (_side_impurity(side_l, w_left_b, criterion, table)
-                     + _side_impurity(side_r, w_right_b, criterion, table))
-            if value < best_b:
-                best_b = value
-                best_b_p = p
-                best_b_w = w_left_b
-        n_candidates += valid
-    if best_b < best_a:
-        return best_b, best_b_p, True, best_b_w, n_candidates
-    return best_a, best_a_p, False, best_a_w, n_candidates
+        if best_b < best_a:
+            return best_b, best_b_p, True, best_b_w, n_candidates
+        return best_a, best_a_p, False, best_a_w, n_candidates
+
+    _CLASS_SCANS[key] = scan
+    return scan
+
+
+_CLASS_SCANS = {}
+#: The scan of weighted rows without missing ones or constraint (C4.5's known rows, MDL cuts).
+_scan_weighted_classes = _class_scan(False, False, False, False)
 
 
 def find_best_splits_classification(
@@ -511,6 +454,9 @@ def find_best_splits_classification(
     if unit_weight and criterion == CRITERION_ENTROPY and xlog2x.shape[0] <= sorted_x.shape[1]:
         raise ValueError("entropy with unit weights needs xlog2x of length n_samples + 1 "
                          f"(xlog2x_table(n_samples)), got {xlog2x.shape[0]}")
+    if unit_weight and missing_fractional:
+        raise ValueError("missing_fractional needs explicit sample_weight (fractional rows carry "
+                         "fractional weights)")
     kernel = specialized(
         _classification_search, unit_weight, unit_weight and seg_class_weight.shape[1] == 2,
         may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
@@ -628,15 +574,18 @@ def _numeric_pairs(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
 def _classification_search(unit_weight, binary, may_miss, fractional, constrained):
     """The parallel kernel of :func:`find_best_splits_classification` for one kind of call.
 
-    Every argument is a flag the kernel closes over, so numba prunes the scans it rules out:
-    ``unit_weight`` (no weights), ``binary`` (unit weights and two classes), ``may_miss``
-    (missing values in some segment), ``fractional`` (C4.5's missing rows), ``constrained``
-    (monotonicity constraints).
+    Every argument is a flag the kernel closes over, so numba prunes the branches it rules out
+    and each scan of :func:`_class_scan` inlined for one kind: ``unit_weight`` (no
+    weights: integer counts), ``binary`` (unit weights and two classes), ``may_miss`` (missing
+    values in some segment), ``fractional`` (C4.5's missing rows), ``constrained`` (monotonicity
+    constraints).  A pair without missing rows or constraint takes the one-sided copy of the scan
+    even in a kernel that has the others.
     """
-    weighted = not unit_weight
     fractional = may_miss and fractional
-    missing_binary = may_miss and binary and not fractional
-    missing_general = may_miss and not binary and not fractional
+    count = np.int64 if unit_weight else np.float64  # class counts: integers with unit weights
+    scan_constrained = _class_scan(unit_weight, binary, may_miss, True)
+    scan_two_sided = _class_scan(unit_weight, binary, True, False)
+    scan_one_sided = _class_scan(unit_weight, binary, False, False)
 
     @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
@@ -655,10 +604,9 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
         count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
 
         for i in prange(n_items):
-            left = np.empty(n_classes)
-            scratch = np.empty((4, n_classes))
-            left_count = np.empty(n_classes, dtype=np.int64)
-            total_count = np.empty(n_classes, dtype=np.int64)
+            total = np.empty(n_classes, dtype=count)
+            left = np.empty(n_classes, dtype=count)
+            scratch = np.empty((3, n_classes), dtype=count)  # 2 rows for the scan, 1 for C4.5
             chunked = item_hi[i] > 0
             for q in range(item_first[i], item_stop[i]):
                 f = pair_feature[q]
@@ -671,57 +619,43 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                 labels_node = sorted_y[f, start:end]
                 counts = seg_class_weight[s]
                 w_node = seg_weight[s]
-                # a chunk: its rows' candidates, from the counts of the rows before it
+                # a chunk: its rows' candidates, from the counts of the rows before it (zeros
+                # for a whole pair)
                 p0 = item_lo[i] if chunked else 0
                 p1 = item_hi[i] if chunked else end - start
+                for k in range(n_classes):
+                    total[k] = count(counts[k])
+                    left[k] = count(chunk_left[i, k])
                 n_miss = count_missing(xs_node) if may_miss else 0  # chunked pairs miss none
-                missing_left = False
                 seg_min_weight = min_weight_leaf
                 seg_min_rows = min_rows_leaf
                 if min_branch_fraction > 0.0:
                     seg_min_weight, seg_min_rows = _c45_min_branch(
                         xs_node, idx_node, sample_weight, n_miss, w_node, n_classes,
                         min_branch_fraction, min_weight_leaf, min_rows_leaf)
+                min_rows = seg_min_rows if unit_weight else min_samples_leaf
                 # each test starts with a constant flag: numba drops the branches it rules out
-                if constrained and cst != 0:  # the only scan checking constraints
-                    best, best_p, missing_left, w_left, n_cand = _scan_missing(
-                        xs_node, idx_node, labels_node, sample_weight, counts, n_miss, scratch,
-                        criterion, min_samples_leaf, seg_min_weight, table, cst, lower, upper)
+                if constrained and cst != 0:
+                    best, best_p, missing_left, w_left, n_cand = scan_constrained(
+                        xs_node, idx_node, labels_node, sample_weight, total, left, n_miss,
+                        scratch, criterion, min_rows, seg_min_weight, table, cst, lower, upper,
+                        p0, p1)
                 elif fractional and n_miss > 0:
                     _fractional_split(
                         f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss,
-                        w_node, seg_weighted_impurity[s], scratch[0], left, criterion,
+                        w_node, seg_weighted_impurity[s], scratch, left, criterion,
                         min_samples_leaf, seg_min_weight, children_impurity, gain, split_info,
                         threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
                     continue
-                elif missing_binary and n_miss > 0:
-                    best, best_p, missing_left, w_left, n_cand = \
-                        _scan_missing_unit_weight_binary(
-                            xs_node, labels_node, np.int64(counts[1]), n_miss, criterion,
-                            seg_min_rows, table)
-                elif missing_general and n_miss > 0:  # missing rows on either side
-                    best, best_p, missing_left, w_left, n_cand = _scan_missing(
-                        xs_node, idx_node, labels_node, sample_weight, counts, n_miss, scratch,
-                        criterion, min_samples_leaf, seg_min_weight, table, cst, lower, upper)
-                elif weighted:
-                    for k in range(n_classes):
-                        left[k] = chunk_left[i, k]
-                    best, best_p, w_left, n_cand = _scan_weighted(
-                        xs_node, idx_node, labels_node, sample_weight, counts, left, criterion,
-                        min_samples_leaf, seg_min_weight, p0, p1)
-                elif binary:
-                    best, best_p, n_cand = _scan_unit_weight_binary(
-                        xs_node, labels_node, np.int64(counts[1]), criterion, seg_min_rows,
-                        xlog2x, p0, p1, np.int64(chunk_left[i, 1]))
-                    w_left = best_p + 1.0
+                elif may_miss and not fractional and n_miss > 0:  # either side
+                    best, best_p, missing_left, w_left, n_cand = scan_two_sided(
+                        xs_node, idx_node, labels_node, sample_weight, total, left, n_miss,
+                        scratch, criterion, min_rows, seg_min_weight, table, 0, lower, upper,
+                        p0, p1)
                 else:
-                    for k in range(n_classes):
-                        total_count[k] = np.int64(counts[k])
-                        left_count[k] = np.int64(chunk_left[i, k])
-                    best, best_p, n_cand = _scan_unit_weight(
-                        xs_node, labels_node, total_count, left_count, criterion, seg_min_rows,
-                        xlog2x, p0, p1)
-                    w_left = best_p + 1.0
+                    best, best_p, missing_left, w_left, n_cand = scan_one_sided(
+                        xs_node, idx_node, labels_node, sample_weight, total, left, 0, scratch,
+                        criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
                 if chunked:  # its split at its own column after the segments (_run_on_items)
                     chunk_score[i] = best
                 if best_p >= 0:
@@ -736,12 +670,14 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
 
 @njit(cache=True, no_cpython_wrapper=True)
 def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_node,
-                      node_weighted_impurity, known, left, criterion, min_samples_leaf,
+                      node_weighted_impurity, scratch, left, criterion, min_samples_leaf,
                       min_weight, children_impurity, gain, split_info, threshold, n_left,
                       n_branches, missing_branch, n_missing, n_candidates):
     """C4.5's split of one node with missing rows: the threshold chosen on the known rows (the
-    tail of the node's segment), written by :func:`_store_fractional_split`."""
+    tail of the node's segment), written by :func:`_store_fractional_split`.  ``scratch`` is a
+    (3, n_classes) float array."""
     n_known = xs.shape[0] - n_miss
+    known = scratch[2]
     for k in range(counts.shape[0]):
         known[k] = counts[k]
     for p in range(n_known, xs.shape[0]):
@@ -751,9 +687,9 @@ def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_no
         known[k] = max(known[k], 0.0)
         w_known += known[k]
     left[:] = 0.0
-    best, best_p, w_left, n_cand = _scan_weighted(
-        xs[:n_known], idx[:n_known], labels[:n_known], sample_weight, known, left, criterion,
-        min_samples_leaf, min_weight, 0, n_known)
+    best, best_p, _, w_left, n_cand = _scan_weighted_classes(
+        xs[:n_known], idx[:n_known], labels[:n_known], sample_weight, known, left, 0, scratch,
+        criterion, min_samples_leaf, min_weight, np.empty(0), 0, -np.inf, np.inf, 0, n_known)
     if best_p >= 0:
         _store_fractional_split(
             f, s, best, weighted_class_impurity(known, criterion), node_weighted_impurity, w_node,
