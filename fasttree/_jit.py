@@ -95,6 +95,24 @@ def specialized(factory, *key):
     return kernel
 
 
+def with_globals(func, **names):
+    """``func`` seeing ``names`` as globals besides its module's: how a kernel factory hands
+    its kernel other compiled functions chosen per kind.
+
+    Not as variables the kernel closes over: numba's cache keys a closure by the pickled values
+    of its cells, and a dispatcher pickles with a random id, so a kernel closing over one would
+    be compiled again in every process.  Globals are not part of the key; the kernel's own
+    closure (its kind's flags) tells its cached versions apart.
+    """
+    scope = dict(func.__globals__)
+    scope.update(names)
+    made = types.FunctionType(func.__code__, scope, func.__name__, func.__defaults__,
+                              func.__closure__)
+    made.__qualname__ = func.__qualname__
+    made.__doc__ = func.__doc__
+    return made
+
+
 def _twin_of(kernel):
     for dispatcher, cache, options in _PARALLEL_KERNELS:
         if dispatcher is kernel:

@@ -33,7 +33,7 @@ with them on the left and on the right, and "every known value left, missing rig
 import numpy as np
 from numba import prange
 
-from .._jit import njit, specialized
+from .._jit import njit, specialized, with_globals
 
 from .._dtypes import (
     CRITERION_ENTROPY,
@@ -583,11 +583,7 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
     """
     fractional = may_miss and fractional
     count = np.int64 if unit_weight else np.float64  # class counts: integers with unit weights
-    scan_constrained = _class_scan(unit_weight, binary, may_miss, True)
-    scan_two_sided = _class_scan(unit_weight, binary, True, False)
-    scan_one_sided = _class_scan(unit_weight, binary, False, False)
 
-    @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
                seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
@@ -665,7 +661,11 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                         count_table, children_impurity, gain, split_info, threshold, n_left,
                         n_branches, missing_branch, n_missing, n_candidates)
 
-    return search
+    # the kind's scans as the kernel's globals (see with_globals), named by the calls above
+    return njit(parallel=True, cache=True)(with_globals(
+        search, scan_constrained=_class_scan(unit_weight, binary, may_miss, True),
+        scan_two_sided=_class_scan(unit_weight, binary, True, False),
+        scan_one_sided=_class_scan(unit_weight, binary, False, False)))
 
 
 @njit(cache=True, no_cpython_wrapper=True)
