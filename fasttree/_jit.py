@@ -16,6 +16,7 @@ estimators to say so.  The ``tbb`` and ``workqueue`` layers survive a fork and n
 numba's own configuration is never changed.
 """
 
+import hashlib
 import os
 import sys
 import types
@@ -101,16 +102,29 @@ def with_globals(func, **names):
 
     Not as variables the kernel closes over: numba's cache keys a closure by the pickled values
     of its cells, and a dispatcher pickles with a random id, so a kernel closing over one would
-    be compiled again in every process.  Globals are not part of the key; the kernel's own
-    closure (its kind's flags) tells its cached versions apart.
+    be compiled again in every process.  Globals are not part of that key either, so the copy
+    is named after what it is given (:func:`cache_identity` of each name's value): two kernels
+    given different functions get different cache files, and one never loads the other's code.
     """
     scope = dict(func.__globals__)
     scope.update(names)
     made = types.FunctionType(func.__code__, scope, func.__name__, func.__defaults__,
                               func.__closure__)
-    made.__qualname__ = func.__qualname__
+    given = repr(sorted((name, cache_identity(value)) for name, value in names.items()))
+    made.__qualname__ = f"{func.__qualname__}_{hashlib.sha256(given.encode()).hexdigest()[:12]}"
     made.__doc__ = func.__doc__
     return made
+
+
+def cache_identity(value):
+    """What numba's disk cache tells a compiled function by (its module, qualified name, first
+    line and the values it closes over), or ``repr(value)`` for anything else; the same in
+    every process."""
+    func = getattr(value, "py_func", None)
+    if func is None:
+        return repr(value)
+    cells = tuple(cache_identity(cell.cell_contents) for cell in func.__closure__ or ())
+    return (func.__module__, func.__qualname__, func.__code__.co_firstlineno, cells)
 
 
 def _twin_of(kernel):
