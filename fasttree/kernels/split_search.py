@@ -810,11 +810,7 @@ def _sums_constraint_ok(cst, lower, upper, w_left, sum_left, w_right, sum_right,
                         sums_value(w_right, sum_right, criterion, reg_lambda))
 
 
-@njit(cache=True, inline="always")
-def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_leaf,
-               min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal, p0, p1,
-               w_before, sum_before, unit_weight, by_reciprocal, two_sided, constrained,
-               positive, presummed):
+def _sum_scan(unit_weight, by_reciprocal, two_sided, constrained, positive, presummed):
     """Scan one (feature, node) pair with sum statistics: every regression criterion and the
     gradient kind, any weights, missing rows, monotonicity constraints; the one such scan.
 
@@ -833,115 +829,137 @@ def _scan_sums(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_
     before ``p0`` (``w_before``, ``sum_before``: 0 for a whole node; a chunk's prefix,
     :mod:`fasttree.kernels.work_items`, for a node without missing rows, constraint or Poisson).
 
-    The last six arguments are compile-time constants of the callers (numba prunes the branches
-    they rule out in each inlined copy): every weight 1; the proxy as ``S**2 * (1 / n)`` read from
+    The factory's six flags are constants of the scan it makes, one compiled function per kind
+    called once per pair or chunk (as :func:`_class_scan`, whose docstring says why): every
+    weight 1; the proxy as ``S**2 * (1 / n)`` read from
     ``reciprocal`` (unit-weight squared error without missing rows or constraint: a
     multiplication instead of a division per candidate); missing rows possible (``n_missing``
     may be > 0); a constraint possible (``cst`` may be != 0); Poisson; gradients.
 
-    Returns (best proxy, best position, missing go left, weight going left, candidates).
+    The scan made takes ``(xs, ys, idx, row_weight, w_total, sum_total, n_missing,
+    min_rows_leaf, min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal, p0, p1,
+    w_before, sum_before)`` and returns (best proxy, best position, missing go left, weight
+    going left, candidates).
     """
-    n_node = xs.shape[0]
-    n_known = n_node - n_missing
-    w_missing = 0.0
-    sum_missing = 0.0
-    if two_sided:
-        for p in range(n_known, n_node):
-            w = 1.0 if unit_weight else row_weight[np.uint64(idx[p])]
-            w_missing += w
-            sum_missing += ys[p] if presummed else w * ys[p]
-    # Poisson refuses a child whose target sum is 0; "sum_total - sum_left" leaves a rounding
-    # residue where the true sum is 0, so count the positive targets (y >= 0 is checked upstream)
-    pos_total = 0
-    pos_missing = 0
-    pos_left = 0
-    if positive:
-        for p in range(n_node):
-            if ys[p] > 0.0:
-                pos_total += 1
-                pos_missing += p >= n_known
-    w_left = w_before
-    sum_left = sum_before
-    best_a = -np.inf
-    best_a_p = -1
-    best_a_w = 0.0
-    best_b = -np.inf
-    best_b_p = -1
-    best_b_w = 0.0
-    n_candidates = 0
-    # without missing rows, no candidate past this leaves the right child its minimum of rows
-    stop = n_known if two_sided and n_missing > 0 else n_node - min_rows_leaf
-    xs_from = xs[p0:]  # positions from p0, as in _scan_weighted
-    ys_from = ys[p0:]
-    idx_from = idx[p0:]
-    for j in range(min(p1, stop) - p0):
-        y = ys_from[j]
-        if unit_weight:
-            sum_left += y
-        else:
-            w = row_weight[np.uint64(idx_from[j])]
-            w_left += w
-            sum_left += y if presummed else w * y
+    key = (unit_weight, by_reciprocal, two_sided, constrained, positive, presummed)
+    scan = _SUM_SCANS.get(key)
+    if scan is not None:
+        return scan
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def scan(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_leaf,
+             min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal, p0, p1,
+             w_before, sum_before):
+        n_node = xs.shape[0]
+        n_known = n_node - n_missing
+        w_missing = 0.0
+        sum_missing = 0.0
+        if two_sided:
+            for p in range(n_known, n_node):
+                w = 1.0 if unit_weight else row_weight[np.uint64(idx[p])]
+                w_missing += w
+                sum_missing += ys[p] if presummed else w * ys[p]
+        # Poisson refuses a child whose target sum is 0; "sum_total - sum_left" leaves a rounding
+        # residue where the true sum is 0, so count the positive targets (y >= 0 is checked
+        # upstream)
+        pos_total = 0
+        pos_missing = 0
+        pos_left = 0
         if positive:
-            pos_left += y > 0.0
-        p = p0 + j
-        last = two_sided and p + 1 == n_known
-        if not last and _same_value(xs_from[j], xs_from[j + 1]):
-            continue
-        n_left = p + 1
-        if unit_weight:
-            w_left = np.float64(n_left)
-        valid = False
-        # A: missing rows right (the right child's rows are enough when none are missing)
-        w_right = w_total - w_left
-        sum_right = sum_total - sum_left
-        if (n_left >= min_rows_leaf
-                and (not two_sided or n_node - n_left >= min_rows_leaf)
-                and (unit_weight or (w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                                     and w_left + reg_lambda > 0.0
-                                     and w_right + reg_lambda > 0.0))
-                and not (positive and (pos_left == 0 or pos_left == pos_total))
-                and (not constrained or cst == 0 or _sums_constraint_ok(
-                    cst, lower, upper, w_left, sum_left, w_right, sum_right, criterion,
-                    reg_lambda))):
-            valid = True
-            if by_reciprocal:
-                proxy = (sum_left * sum_left * reciprocal[np.uint64(n_left)]
-                         + sum_right * sum_right * reciprocal[np.uint64(n_node - n_left)])
+            for p in range(n_node):
+                if ys[p] > 0.0:
+                    pos_total += 1
+                    pos_missing += p >= n_known
+        w_left = w_before
+        sum_left = sum_before
+        best_a = -np.inf
+        best_a_p = -1
+        best_a_w = 0.0
+        best_b = -np.inf
+        best_b_p = -1
+        best_b_w = 0.0
+        n_candidates = 0
+        # without missing rows, no candidate past this leaves the right child its minimum of rows
+        stop = n_known if two_sided and n_missing > 0 else n_node - min_rows_leaf
+        xs_from = xs[p0:]  # positions from p0, as in _scan_weighted
+        ys_from = ys[p0:]
+        idx_from = idx[p0:]
+        for j in range(min(p1, stop) - p0):
+            y = ys_from[j]
+            if unit_weight:
+                sum_left += y
             else:
-                proxy = sums_proxy(w_left, sum_left, w_right, sum_right, criterion, reg_lambda)
-            if proxy > best_a:
-                best_a = proxy
-                best_a_p = p
-                best_a_w = w_left
-        if last:
-            n_candidates += valid
-            continue
-        if two_sided and n_missing > 0:  # B: missing rows left
-            w_left_b = w_left + w_missing
-            w_right_b = w_total - w_left_b
-            sum_left_b = sum_left + sum_missing
-            if (n_left + n_missing >= min_rows_leaf and n_known - n_left >= min_rows_leaf
-                    and (unit_weight or (w_left_b >= min_weight_leaf
-                                         and w_right_b >= min_weight_leaf
-                                         and w_left_b + reg_lambda > 0.0
-                                         and w_right_b + reg_lambda > 0.0))
-                    and not (positive and (pos_left + pos_missing == 0
-                                           or pos_left + pos_missing == pos_total))
+                w = row_weight[np.uint64(idx_from[j])]
+                w_left += w
+                sum_left += y if presummed else w * y
+            if positive:
+                pos_left += y > 0.0
+            p = p0 + j
+            last = two_sided and p + 1 == n_known
+            if not last and _same_value(xs_from[j], xs_from[j + 1]):
+                continue
+            n_left = p + 1
+            if unit_weight:
+                w_left = np.float64(n_left)
+            valid = False
+            # A: missing rows right (the right child's rows are enough when none are missing)
+            w_right = w_total - w_left
+            sum_right = sum_total - sum_left
+            if (n_left >= min_rows_leaf
+                    and (not two_sided or n_node - n_left >= min_rows_leaf)
+                    and (unit_weight or (w_left >= min_weight_leaf and w_right >= min_weight_leaf
+                                         and w_left + reg_lambda > 0.0
+                                         and w_right + reg_lambda > 0.0))
+                    and not (positive and (pos_left == 0 or pos_left == pos_total))
                     and (not constrained or cst == 0 or _sums_constraint_ok(
-                        cst, lower, upper, w_left_b, sum_left_b, w_right_b,
-                        sum_total - sum_left_b, criterion, reg_lambda))):
+                        cst, lower, upper, w_left, sum_left, w_right, sum_right, criterion,
+                        reg_lambda))):
                 valid = True
-                proxy = sums_proxy(w_left_b, sum_left_b, w_right_b, sum_total - sum_left_b,
-                                   criterion, reg_lambda)
-                if proxy > best_b:
-                    best_b = proxy
-                    best_b_p = p
-                    best_b_w = w_left_b
-        n_candidates += valid
-    if best_b > best_a:
-        return best_b, best_b_p, True, best_b_w, n_candidates
-    return best_a, best_a_p, False, best_a_w, n_candidates
+                if by_reciprocal:
+                    proxy = (sum_left * sum_left * reciprocal[np.uint64(n_left)]
+                             + sum_right * sum_right * reciprocal[np.uint64(n_node - n_left)])
+                else:
+                    proxy = sums_proxy(w_left, sum_left, w_right, sum_right, criterion, reg_lambda)
+                if proxy > best_a:
+                    best_a = proxy
+                    best_a_p = p
+                    best_a_w = w_left
+            if last:
+                n_candidates += valid
+                continue
+            if two_sided and n_missing > 0:  # B: missing rows left
+                w_left_b = w_left + w_missing
+                w_right_b = w_total - w_left_b
+                sum_left_b = sum_left + sum_missing
+                if (n_left + n_missing >= min_rows_leaf and n_known - n_left >= min_rows_leaf
+                        and (unit_weight or (w_left_b >= min_weight_leaf
+                                             and w_right_b >= min_weight_leaf
+                                             and w_left_b + reg_lambda > 0.0
+                                             and w_right_b + reg_lambda > 0.0))
+                        and not (positive and (pos_left + pos_missing == 0
+                                               or pos_left + pos_missing == pos_total))
+                        and (not constrained or cst == 0 or _sums_constraint_ok(
+                            cst, lower, upper, w_left_b, sum_left_b, w_right_b,
+                            sum_total - sum_left_b, criterion, reg_lambda))):
+                    valid = True
+                    proxy = sums_proxy(w_left_b, sum_left_b, w_right_b, sum_total - sum_left_b,
+                                       criterion, reg_lambda)
+                    if proxy > best_b:
+                        best_b = proxy
+                        best_b_p = p
+                        best_b_w = w_left_b
+            n_candidates += valid
+        if best_b > best_a:
+            return best_b, best_b_p, True, best_b_w, n_candidates
+        return best_a, best_a_p, False, best_a_w, n_candidates
+
+    _SUM_SCANS[key] = scan
+    return scan
+
+
+_SUM_SCANS = {}
+#: The scan of weighted rows without missing ones, constraint or Poisson (C4.5's known rows).
+_scan_weighted_sums = _sum_scan(False, False, False, False, False, False)
 
 
 def find_best_splits_regression(
@@ -1111,6 +1129,8 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
     by_reciprocal = unit_weight and squared_error
     only_by_reciprocal = by_reciprocal and not may_miss and not constrained
     positive = criterion == CRITERION_POISSON
+    scan_by_reciprocal = _sum_scan(True, True, False, False, False, False)
+    scan_general = _sum_scan(unit_weight, False, may_miss, constrained, positive, gradient)
 
     @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
@@ -1152,17 +1172,15 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                         threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
                     continue
                 if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
-                    best, best_p, missing_left, w_left, n_cand = _scan_sums(
+                    best, best_p, missing_left, w_left, n_cand = scan_by_reciprocal(
                         xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
                         min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
-                        p0, p1, chunk_sums[i, 0], chunk_sums[i, 1], True, True, False, False,
-                        False, False)
+                        p0, p1, chunk_sums[i, 0], chunk_sums[i, 1])
                 else:
-                    best, best_p, missing_left, w_left, n_cand = _scan_sums(
+                    best, best_p, missing_left, w_left, n_cand = scan_general(
                         xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
                         min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
-                        p0, p1, chunk_sums[i, 0], chunk_sums[i, 1], unit_weight, False,
-                        may_miss, constrained, positive, gradient)
+                        p0, p1, chunk_sums[i, 0], chunk_sums[i, 1])
                 if chunked:  # the proxy negated: the lowest score wins (_run_on_items)
                     chunk_score[i] = -best
                 if best_p >= 0:
@@ -1191,10 +1209,10 @@ def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss,
         w_known -= w
         sum_known -= w * ys[p]
         sq_known -= w * regression_target_term(ys[p], criterion)
-    best, best_p, _, w_left, n_cand = _scan_sums(
+    best, best_p, _, w_left, n_cand = _scan_weighted_sums(
         xs[:n_known], ys[:n_known], idx[:n_known], sample_weight, w_known, sum_known, 0,
         min_samples_leaf, min_weight_leaf, criterion, 0.0, 0, -np.inf, np.inf, np.empty(0), 0,
-        n_known, 0.0, 0.0, False, False, False, False, False, False)
+        n_known, 0.0, 0.0)
     if best_p >= 0:
         _store_fractional_split(
             f, s, max(sq_known - best, 0.0),
