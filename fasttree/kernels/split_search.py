@@ -1129,10 +1129,7 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
     by_reciprocal = unit_weight and squared_error
     only_by_reciprocal = by_reciprocal and not may_miss and not constrained
     positive = criterion == CRITERION_POISSON
-    scan_by_reciprocal = _sum_scan(True, True, False, False, False, False)
-    scan_general = _sum_scan(unit_weight, False, may_miss, constrained, positive, gradient)
 
-    @njit(parallel=True, cache=True)
     def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
                reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
                node_bounds, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi,
@@ -1191,7 +1188,11 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                         w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0),
                         children_impurity, gain, split_info, threshold, n_left, n_branches,
                         missing_branch, n_missing, n_candidates)
-    return search
+
+    # the kind's scans as the kernel's globals (see with_globals), named by the calls above
+    return njit(parallel=True, cache=True)(with_globals(
+        search, scan_by_reciprocal=_sum_scan(True, True, False, False, False, False),
+        scan_general=_sum_scan(unit_weight, False, may_miss, constrained, positive, gradient)))
 
 
 @njit(cache=True, no_cpython_wrapper=True)
