@@ -47,6 +47,7 @@ from fasttree.kernels import (
     find_best_splits_gradient,
     gather_targets,
     new_split_record,
+    node_values,
     numeric_split_arrays,
     partition_segments,
     presort_features,
@@ -71,7 +72,7 @@ def grow_tree(presorted, grad, hess, max_depth, reg_lambda=1.0, min_child_weight
     (sorted_x, sorted_idx)``, which it leaves unchanged.
 
     Returns ``(children_left, children_right, feature, threshold, missing_branch, value)``, the
-    leaves' values ``-G / (H + reg_lambda)``.
+    leaves' values ``-G / (H + reg_lambda)`` (:func:`~fasttree.kernels.node_values`).
     """
     sorted_x, sorted_idx = presorted[0].copy(), presorted[1].copy()  # the partition moves rows
     sorted_g = gather_targets(sorted_idx, grad)
@@ -80,7 +81,7 @@ def grow_tree(presorted, grad, hess, max_depth, reg_lambda=1.0, min_child_weight
     feature, threshold, missing_branch = [-2], [-2.0], [0]
     start, end, node = np.array([0]), np.array([n_rows]), np.array([0])
     sums = segment_target_sums(sorted_idx, sorted_g, hess, start, end, node, CRITERION_GRADIENT)
-    value = [-sums[0, 1] / (sums[0, 0] + reg_lambda)]
+    value = list(node_values(sums, CRITERION_GRADIENT, reg_lambda))
     for _ in range(max_depth):
         record = new_split_record(n_features, len(node))
         find_best_splits_gradient(
@@ -114,7 +115,7 @@ def grow_tree(presorted, grad, hess, max_depth, reg_lambda=1.0, min_child_weight
         feature += [-2] * len(node)
         threshold += [-2.0] * len(node)
         missing_branch += [0] * len(node)
-        value += list(-sums[:, 1] / (sums[:, 0] + reg_lambda))
+        value += list(node_values(sums, CRITERION_GRADIENT, reg_lambda))
     return (np.array(left, np.intp), np.array(right, np.intp), np.array(feature, np.intp),
             np.array(threshold), np.array(missing_branch, np.int32), np.array(value))
 

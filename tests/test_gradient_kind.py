@@ -15,6 +15,8 @@ from fasttree.kernels import (
     find_best_splits_regression,
     gather_targets,
     new_split_record,
+    node_impurity,
+    node_values,
     segment_target_sums,
     unconstrained,
 )
@@ -94,6 +96,38 @@ def test_gradient_split_matches_a_direct_computation(seed, n, m, n_values, missi
             node_score = gradient_score(grad[rows], h[rows], reg_lambda)
             assert record.gain[f, s] == pytest.approx((-got - node_score) / h[rows].sum(),
                                                       rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_nodes=st.integers(1, 6),
+       reg_lambda=st.sampled_from([0.0, 0.5, 3.0]))
+def test_node_impurity_and_values_of_gradient_sums_match_a_direct_computation(seed, n_nodes,
+                                                                           reg_lambda):
+    """Per node: the hessian sum as weight, minus the score per unit of hessian as impurity
+    (negative, not clipped at 0), and the leaf value -G / (H + lambda); empty nodes are 0."""
+    rng = np.random.default_rng(seed)
+    groups = [(rng.normal(size=k), rng.uniform(0.1, 2.0, k))
+              for k in rng.integers(0, 5, n_nodes)]
+    sums = np.array([[h.sum(), g.sum(), 0.0] for g, h in groups])
+    weight, impurity = node_impurity(sums, CRITERION_GRADIENT, reg_lambda)
+    value = node_values(sums, CRITERION_GRADIENT, reg_lambda)
+    for i, (g, h) in enumerate(groups):
+        assert weight[i] == pytest.approx(h.sum(), rel=1e-12)
+        if len(g) == 0:
+            assert impurity[i] == 0.0 and value[i] == 0.0
+            continue
+        assert impurity[i] == pytest.approx(-gradient_score(g, h, reg_lambda) / h.sum(),
+                                            rel=1e-12)
+        assert value[i] == pytest.approx(-g.sum() / (h.sum() + reg_lambda), rel=1e-12)
+
+
+def test_node_values_are_the_mean_for_squared_error_and_refuse_class_codes():
+    sums = np.array([[4.0, 10.0, 30.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(node_values(sums, CRITERION_SQUARED_ERROR), [2.5, 0.0])
+    with pytest.raises(ValueError, match="squared error, Poisson or gradient"):
+        node_values(sums, fasttree.kernels.CRITERION_GINI)
+    with pytest.raises(ValueError, match="not a criterion code"):
+        node_impurity(sums, 99)
 
 
 def test_zero_lambda_splits_like_weighted_squared_error_on_newton_targets(rng):

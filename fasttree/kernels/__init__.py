@@ -48,7 +48,13 @@ from .._dtypes import (
 from .absolute_error import find_splits_absolute_error, node_target_ranks
 from .apply import apply_tree, decision_paths, predict_fractional
 from .categorical import categorical_split_maps, find_best_splits_categorical
-from .criteria import node_impurity, reciprocal_table, split_information, xlog2x_table
+from .criteria import (
+    node_impurity,
+    node_values,
+    reciprocal_table,
+    split_information,
+    xlog2x_table,
+)
 from .discretize import entropy_cut_level
 from .monotonic import unconstrained
 from .multi_output import find_splits_multioutput, segment_multi_stats
@@ -102,6 +108,7 @@ __all__ = [
     "left_rows_bits",
     "new_split_record",
     "node_impurity",
+    "node_values",
     "node_target_ranks",
     "numeric_split_arrays",
     "partition_segments",

@@ -236,45 +236,63 @@ def split_information(branch_weight, total):
 
 
 @njit(cache=True)
-def node_impurity(stats, criterion):
+def node_impurity(stats, criterion, reg_lambda=0.0):
     """Weight and impurity of nodes from their statistics.
 
     Parameters
     ----------
     stats : ndarray of shape (n_nodes, n_classes) or (n_nodes, 3), float64 (IN)
-        Weighted class counts, or ``[sum w, sum w*y, c]`` for regression (module docstring).
+        Weighted class counts, ``[sum w, sum w*y, c]`` for regression, or ``[H, G, 0]`` for
+        gradient statistics (module docstring); absolute error's rows have a fourth column.
     criterion : int
         A criterion code of :mod:`fasttree._dtypes`.
+    reg_lambda : float, default=0.0
+        L2 regularization of the leaf values; read by ``CRITERION_GRADIENT`` only.
 
     Returns
     -------
     weight : ndarray of shape (n_nodes,), float64
+        The weight; for gradient statistics the hessian sum ``H``.
     impurity : ndarray of shape (n_nodes,), float64
-        0 for an empty node; never ``-0.0``.
+        0 for an empty node; never ``-0.0``.  For gradient statistics minus the score per unit
+        of hessian, ``-G**2 / ((H + lambda) H)``, at most 0 (so a split's gain is still the
+        parent's impurity minus the children's, per unit of weight); otherwise at least 0.
+
+    Raises
+    ------
+    ValueError
+        For a code that is not a criterion.
     """
     n_nodes = stats.shape[0]
     weight = np.empty(n_nodes)
     impurity = np.empty(n_nodes)
     # Per-unit forms (1 - sum p**2, -sum p log2 p, E[y**2] - E[y]**2), scikit-learn's node formulas.
     for i in range(n_nodes):  # a few thousand nodes at most: threads would cost more
+        value = 0.0
         if criterion == CRITERION_SQUARED_ERROR:
             w = stats[i, 0]
-            value = 0.0
             if w > 0.0:
                 mean = stats[i, 1] / w
                 value = stats[i, 2] / w - mean * mean
         elif criterion == CRITERION_ABSOLUTE_ERROR:  # [w, sum w*y, sum w*|y - median|, median]
             w = stats[i, 0]
-            value = stats[i, 2] / w if w > 0.0 else 0.0
+            if w > 0.0:
+                value = stats[i, 2] / w
         elif criterion == CRITERION_POISSON:
             w = stats[i, 0]
-            value = weighted_regression_impurity(w, stats[i, 1], stats[i, 2], criterion) / w \
-                if w > 0.0 else 0.0
-        else:
+            if w > 0.0:
+                value = weighted_regression_impurity(w, stats[i, 1], stats[i, 2], criterion) / w
+        elif criterion == CRITERION_GRADIENT:  # not clipped: minus a score is at most 0
+            w = stats[i, 0]
+            if w > 0.0:
+                value = sums_node_impurity(w, stats[i, 1], 0.0, criterion, reg_lambda) / w
+            weight[i] = w
+            impurity[i] = value + 0.0
+            continue
+        elif criterion == CRITERION_GINI or criterion == CRITERION_ENTROPY:
             w = 0.0
             for k in range(stats.shape[1]):
                 w += stats[i, k]
-            value = 0.0
             if w > 0.0:
                 if criterion == CRITERION_GINI:
                     value = 1.0
@@ -286,9 +304,49 @@ def node_impurity(stats, criterion):
                         p = stats[i, k] / w
                         if p > 0.0:
                             value -= p * np.log2(p)
+        else:
+            raise ValueError("node_impurity: criterion is not a criterion code of "
+                             "fasttree._dtypes")
         weight[i] = w
         impurity[i] = max(value, 0.0) + 0.0  # clip rounding below 0; + 0.0 turns -0.0 into 0.0
     return weight, impurity
+
+
+@njit(cache=True)
+def node_values(sums, criterion, reg_lambda=0.0):
+    """Value of nodes from sum statistics: the mean target, or for gradient statistics the
+    leaf value ``-G / (H + lambda)`` a boosting round adds (the same formula the split search
+    uses for monotonicity constraints).
+
+    Parameters
+    ----------
+    sums : ndarray of shape (n_nodes, 3), float64 (IN)
+        ``[sum w, sum w*y, c]`` or, for ``CRITERION_GRADIENT``, ``[H, G, 0]`` (module
+        docstring), as ``segment_target_sums`` returns them.
+    criterion : int
+        ``CRITERION_SQUARED_ERROR``, ``CRITERION_POISSON`` or ``CRITERION_GRADIENT``.
+    reg_lambda : float, default=0.0
+        L2 regularization of the leaf values; read by ``CRITERION_GRADIENT`` only.
+
+    Returns
+    -------
+    value : ndarray of shape (n_nodes,), float64
+        0 for an empty node (for gradients: where ``H + lambda`` is 0).
+
+    Raises
+    ------
+    ValueError
+        For a criterion without sum statistics.
+    """
+    if not (criterion == CRITERION_SQUARED_ERROR or criterion == CRITERION_POISSON
+            or criterion == CRITERION_GRADIENT):
+        raise ValueError("node_values: criterion must be squared error, Poisson or gradient")
+    value = np.zeros(sums.shape[0])
+    for i in range(sums.shape[0]):
+        w = sums[i, 0]
+        if (w + reg_lambda if criterion == CRITERION_GRADIENT else w) > 0.0:
+            value[i] = sums_value(w, sums[i, 1], criterion, reg_lambda)
+    return value
 
 
 __all__ = [
@@ -300,6 +358,7 @@ __all__ = [
     "POISSON_MIN_SUM",
     "gradient_score",
     "node_impurity",
+    "node_values",
     "regression_proxy",
     "regression_target_term",
     "reciprocal_table",
