@@ -52,7 +52,7 @@ from .split_search import (
     _binary_split_info,
     _midpoint,
     _same_value,
-    _side_impurity,
+    _children_by_side,
     _unit_counts_impurity,
 )
 
@@ -434,8 +434,7 @@ def _hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_r
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
     left = np.empty(n_stats)
     missing = np.empty(n_stats)
-    side_l = np.empty(n_stats)
-    side_r = np.empty(n_stats)
+    side_l = np.empty(n_stats)  # the left side's counts with the missing rows
     count_table = table if unit_weight and not regression else np.empty(0)
     entropy_table = (table if unit_weight and criterion == CRITERION_ENTROPY
                      else np.empty(0))
@@ -539,11 +538,7 @@ def _hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_r
                 elif weighted_plain:
                     value = two_children_class_impurity(left, total, w_l, w_r, criterion)
                 else:
-                    for k in range(n_stats):
-                        side_l[k] = left[k]
-                        side_r[k] = total[k] - left[k]
-                    value = (_side_impurity(side_l, w_l, criterion, entropy_table)
-                             + _side_impurity(side_r, w_r, criterion, entropy_table))
+                    value = _children_by_side(left, total, w_l, w_r, criterion, entropy_table)
             if value < best_a:
                 best_a = value
                 a_bin = prev
@@ -572,9 +567,8 @@ def _hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_r
                     else:
                         for k in range(n_stats):
                             side_l[k] = left[k] + missing[k]
-                            side_r[k] = total[k] - side_l[k]
-                        value = (_side_impurity(side_l, w_lb, criterion, entropy_table)
-                                 + _side_impurity(side_r, w_rb, criterion, entropy_table))
+                        value = _children_by_side(side_l, total, w_lb, w_rb, criterion,
+                                                  entropy_table)
                     if value < best_b:
                         best_b = value
                         b_bin = prev

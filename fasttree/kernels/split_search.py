@@ -124,23 +124,35 @@ def _unit_counts_impurity(n_left, n_right, left, total, sq_left, sq_right, crite
 
 
 @njit(cache=True, inline="always")
-def _side_impurity(counts, w, criterion, table):
-    """``w * I`` of one side from float counts; entropy reads ``c log2 c`` from ``table`` when it
-    is given (integer counts), else computes it."""
+def _children_by_side(left, total, w_left, w_right, criterion, table):
+    """Children impurity of a binary split, each side's ``w * I`` computed first, then added:
+    the form of the scans of nodes with missing rows (sorted rows and bins alike, so that both
+    splitters agree bit for bit).  ``left`` and ``total`` are class counts (floats or integers;
+    the right side is ``total - left``); entropy reads ``c log2 c`` from ``table`` when it is
+    given (integer counts), else computes it.  A pure side is exactly 0 when its weight equals
+    its class's count, which the form adding both sides' terms at once does not guarantee."""
     if criterion == CRITERION_GINI:
-        sq = 0.0
-        for k in range(counts.shape[0]):
-            sq += counts[k] * counts[k]
-        return w - sq / w
-    if table.shape[0] > 0:  # integer-valued floats: int64 first, a plain conversion on any CPU
-        s = table[np.uint64(np.int64(w))]
-        for k in range(counts.shape[0]):
-            s -= table[np.uint64(np.int64(counts[k]))]
-        return s
-    s = xlog2x(w)
-    for k in range(counts.shape[0]):
-        s -= xlog2x(counts[k])
-    return s
+        sq_left = 0.0
+        sq_right = 0.0
+        for k in range(left.shape[0]):
+            c_left = left[k]
+            c_right = total[k] - c_left
+            sq_left += c_left * c_left
+            sq_right += c_right * c_right
+        return (w_left - sq_left / w_left) + (w_right - sq_right / w_right)
+    if table.shape[0] > 0:  # integer-valued counts: int64 first, a plain conversion on any CPU
+        s_left = table[np.uint64(np.int64(w_left))]
+        s_right = table[np.uint64(np.int64(w_right))]
+        for k in range(left.shape[0]):
+            s_left -= table[np.uint64(np.int64(left[k]))]
+            s_right -= table[np.uint64(np.int64(total[k] - left[k]))]
+        return s_left + s_right
+    s_left = xlog2x(w_left)
+    s_right = xlog2x(w_right)
+    for k in range(left.shape[0]):
+        s_left -= xlog2x(left[k])
+        s_right -= xlog2x(total[k] - left[k])
+    return s_left + s_right
 
 
 @njit(cache=True, inline="always")
@@ -296,6 +308,8 @@ def _class_scan(unit_weight, binary, two_sided, constrained):
                 if binary:
                     value = _binary_counts_impurity(n_left, left_1, n_node - n_left,
                                                     total_1 - left_1, criterion, table)
+                elif two_sided and n_missing > 0:
+                    value = _children_by_side(left, total, w_left, w_right, criterion, table)
                 elif unit_weight:
                     value = _unit_counts_impurity(n_left, n_node - n_left, left, total, sq_left,
                                                   sq_right, criterion, table)
@@ -330,17 +344,9 @@ def _class_scan(unit_weight, binary, two_sided, constrained):
                                                         n_known - n_left,
                                                         total_1 - missing_1 - left_1, criterion,
                                                         table)
-                    elif unit_weight:
-                        sq_left_b = 0
-                        sq_right_b = 0
-                        for k in range(n_classes):
-                            sq_left_b += left_b[k] * left_b[k]
-                            sq_right_b += (total[k] - left_b[k]) * (total[k] - left_b[k])
-                        value = _unit_counts_impurity(n_left_b, n_known - n_left, left_b, total,
-                                                      sq_left_b, sq_right_b, criterion, table)
                     else:
-                        value = two_children_class_impurity(left_b, total, w_left_b, w_right_b,
-                                                            criterion)
+                        value = _children_by_side(left_b, total, w_left_b, w_right_b, criterion,
+                                                  table)
                     if value < best_b:
                         best_b = value
                         best_b_p = p
