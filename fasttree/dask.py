@@ -191,10 +191,10 @@ class _DaskTree:
         state["client"] = None  # a client belongs to its process
         return state
 
-    def _refusals(self, capability):
-        """A sharded fit takes neither sparse X nor several outputs, whatever the parameters
-        (``__sklearn_tags__`` reads this, as for the single-machine estimators)."""
-        return ["a sharded fit (fasttree.dask)"] + super()._refusals(capability)
+    def _splitter_class(self, sparse):
+        """Always the sharded splitter, which takes neither sparse X nor several outputs
+        (``__sklearn_tags__`` reads its capabilities, as for the single-machine estimators)."""
+        return ShardedSplitter
 
     def _check_dask_params(self):
         unsupported = [

@@ -31,6 +31,10 @@ from .grower import (
     GrowerParams,
     TreeGrower,
 )
+from .hist_splitter import HistSplitter
+from .sparse_splitter import SparseSplitter
+from .splitter import ExactSplitter
+from .splitter_contract import NEEDS, refused_needs
 
 _NO_DEPTH_LIMIT = np.iinfo(np.int32).max
 
@@ -116,38 +120,54 @@ class _BaseDecisionTree(BaseEstimator):
     _criteria = ()
     _min_branch_fraction = 0.0  # C4.5's minimum branch weight rule for thresholds: off
 
-    def _refusals(self, capability):
+    def _needs(self, categorical=False):
+        """What the parameters (and ``categorical`` features of the data) need of a splitter,
+        beyond numeric features and the basic criteria (names of
+        :data:`fasttree.splitter_contract.NEEDS`)."""
+        needs = ["categorical"] if categorical else []
+        if self.criterion == "gain_ratio":
+            needs.append("gain_ratio")
+        if self.missing == "fractional" or self._min_branch_fraction > 0:
+            needs.append("c45_rules")
+        if self.criterion in ("poisson", "absolute_error"):
+            needs.append(self.criterion)
+        if self.monotonic_cst is not None:
+            needs.append("monotonic_cst")
+        return needs
+
+    def _splitter_class(self, sparse):
+        """The class of the splitter a fit grows through (:mod:`fasttree.splitter_contract`)."""
+        if getattr(self, "splitter", None) == "hist":
+            return HistSplitter
+        return SparseSplitter if sparse else ExactSplitter
+
+    def _refusals(self, capability, categorical=False):
         """What, among the parameters, keeps ``fit`` from taking ``capability``: ``"sparse"``
         (a scipy.sparse X) or ``"multi_output"`` (a y of several columns).
 
         The one rule behind ``fit``'s refusals and ``__sklearn_tags__`` (scikit-learn's checks
-        read the tags to decide what to feed ``fit``).
+        read the tags to decide what to feed ``fit``): the capabilities of the splitter the fit
+        would use, and the pruners, which read one output.
+
+        ``categorical``: the data has categorical features (known once ``fit`` encoded them).
 
         Returns
         -------
         list of str
             One description per reason (empty: ``fit`` takes it).
         """
-        c45_rules = self.missing == "fractional" or self._min_branch_fraction > 0
-        hist = getattr(self, "splitter", None) == "hist"
-        if capability == "sparse":
-            rules = [
-                (self.criterion == "gain_ratio", "criterion='gain_ratio'"),
-                (c45_rules, "C4.5's rules"),
-                (hist, "splitter='hist'"),
-            ]
-        elif capability == "multi_output":
-            # the training-count pruners and reduced-error pruning read one output
-            rules = [
-                (self.missing == "fractional", "missing='fractional'"),
-                (self.criterion == "gain_ratio", "criterion='gain_ratio'"),
-                (self.pruning not in (None, "cost_complexity"), f"pruning={self.pruning!r}"),
-                (hist, "splitter='hist'"),
-                (self.monotonic_cst is not None, "monotonic_cst"),
-            ]
-        else:
+        if capability not in ("sparse", "multi_output"):
             raise ValueError(f"unknown capability {capability!r}")
-        return [what for refused, what in rules if refused]
+        several_outputs = capability == "multi_output"
+        splitter = self._splitter_class(sparse=not several_outputs)
+        asked = "several_outputs" if several_outputs else "sparse"
+        refused = [splitter.choice if need == asked else NEEDS[need]
+                   for need in refused_needs(splitter, [asked] + self._needs(categorical),
+                                             several_outputs=several_outputs)]
+        if several_outputs and self.pruning not in (None, "cost_complexity"):
+            # the training-count pruners and reduced-error pruning read one output
+            refused.append(f"pruning={self.pruning!r}")
+        return refused
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -271,8 +291,7 @@ class _BaseDecisionTree(BaseEstimator):
         cv_rows = (X, y, sample_weight, class_weights) if self._alpha_by_cv() else None
         n_samples, n_features = X.shape
         n_outputs = 1 if y.ndim == 1 else y.shape[1]
-        if is_sparse(X):
-            self._check_sparse_fit()
+        self._check_splitter(is_sparse(X), n_outputs > 1)
         has_sample_weight = sample_weight is not None
         weight = check_sample_weight(sample_weight, n_samples)
         # Weights scaled by a power of two (exact) so that the largest is in [1, 2): the tree
@@ -318,8 +337,6 @@ class _BaseDecisionTree(BaseEstimator):
                              "missing='learn'.")
         multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
         monotonic_cst = self._check_monotonic_cst(n_features, n_classes)
-        if params.splitter == "hist":
-            self._check_hist_fit(X, monotonic_cst)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
                             n_categories=self._n_categories(), multi_output=multi_output,
                             monotonic_cst=monotonic_cst,
@@ -360,16 +377,13 @@ class _BaseDecisionTree(BaseEstimator):
             raise self._param_error("binning", f"a str among {list(allowed)}")
         return int(max_bins), binning
 
-    def _check_hist_fit(self, X, monotonic_cst):
-        """What the binned splitter does not do: refuse it clearly."""
-        unsupported = [  # sparse X: refused before, by _check_sparse_fit
-            (self.missing == "fractional" or self._min_branch_fraction > 0, "C4.5's rules"),
-            (self.criterion in ("poisson", "absolute_error"), f"criterion={self.criterion!r}"),
-            (monotonic_cst is not None, "monotonic_cst"),
-        ]
-        for refused, what in unsupported:
-            if refused:
-                raise ValueError(f"splitter='hist' does not take {what}; use splitter='best'.")
+    def _check_splitter(self, sparse, several_outputs):
+        """Refuse what the fit's splitter does not take, naming the parameter."""
+        splitter = self._splitter_class(sparse)
+        needs = ["sparse"] * sparse + self._needs(bool(self.is_categorical_.any()))
+        for need in refused_needs(splitter, needs, several_outputs=several_outputs):
+            raise ValueError(f"{splitter.choice} does not take {NEEDS[need]}; "
+                             f"{splitter.remedy}.")
 
     def _check_monotonic_cst(self, n_features, n_classes):
         """The kernels' constraints (int8, on the fraction of class 0 for a classifier) from
@@ -396,19 +410,10 @@ class _BaseDecisionTree(BaseEstimator):
         # constraints on the positive class's probability are constraints on class 0's, reversed
         return -cst if n_classes is not None else cst
 
-    def _check_sparse_fit(self):
-        """What the sparse splitter does not do yet (:meth:`_refusals`): refuse it clearly."""
-        for what in self._refusals("sparse"):
-            raise ValueError(f"{what} cannot be used with sparse X yet; pass a dense array "
-                             "(X.toarray()).")
-
     def _check_multi_output(self):
         """Several outputs are grown by the numeric kernels of one criterion: refuse the rest
-        (:meth:`_refusals`, and categorical features, which the data decides)."""
-        refused = self._refusals("multi_output")
-        if self.is_categorical_.any():
-            refused.insert(0, "categorical features")
-        for what in refused:
+        (:meth:`_refusals`, with the data's categorical features)."""
+        for what in self._refusals("multi_output", bool(self.is_categorical_.any())):
             if what == "monotonic_cst":  # scikit-learn's wording, which its tests match
                 raise ValueError("Monotonicity constraints are not supported with multiple "
                                  "outputs.")

@@ -145,9 +145,9 @@ class TreeGrower:
         (class codes or values), and each output's first column in the node statistics
         (:mod:`fasttree.kernels.multi_output`; for classification ``offsets`` are the cumulated
         class counts, for regression ``3 * k``).
-    splitter : ExactSplitter or None
-        A splitter over a prebuilt layout (any object with the methods of
-        :class:`~fasttree.splitter.ExactSplitter`); None builds the exact presorted one from
+    splitter : Splitter or None
+        A splitter over a prebuilt layout (any object implementing
+        :class:`~fasttree.splitter_contract.Splitter`); None builds the exact presorted one from
         ``X``.
     monotonic_cst : ndarray of shape (n_features,), int8, or None
         Monotonicity constraints (:mod:`fasttree.kernels.monotonic`): -1, 0 or 1 per feature,

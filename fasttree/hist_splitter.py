@@ -158,6 +158,11 @@ class HistSplitter:
         ``search``, ``partition``, ``node_stats``.
     """
 
+    capabilities = frozenset({"categorical", "gain_ratio"})
+    one_output_only = frozenset()
+    choice = "splitter='hist'"
+    remedy = "use splitter='best'"
+
     def __init__(self, codes, bins, has_missing, y, sample_weight, *, n_classes, n_categories,
                  criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
                  level_wise=True, timings=None):

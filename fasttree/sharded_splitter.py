@@ -304,6 +304,11 @@ class ShardedSplitter:
         Driver wall seconds per phase (``node_stats``, ``search``, ``route``).
     """
 
+    capabilities = frozenset({"poisson"})
+    one_output_only = frozenset()
+    choice = "a sharded fit (fasttree.dask)"
+    remedy = "fit fasttree's single-machine estimator"
+
     def __init__(self, call_shards, names, blocks, n_samples, sample_weight, n_classes,
                  criterion_code, timeout):
         self.call_shards, self.names = call_shards, list(names)

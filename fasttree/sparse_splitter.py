@@ -131,6 +131,12 @@ class SparseSplitter:
         No categorical split.
     """
 
+    capabilities = frozenset({"sparse", "several_outputs", "poisson", "absolute_error",
+                              "monotonic_cst"})
+    one_output_only = frozenset({"monotonic_cst"})
+    choice = "sparse X"
+    remedy = "pass a dense array (X.toarray())"
+
     def __init__(self, entry_x, entry_row, entry_y, feature_ptr, targets, sample_weight, *,
                  n_samples, n_classes, criterion_code, min_samples_leaf, min_weight_leaf,
                  exact_zero_block=True, random_thresholds=None, multi_output=None,

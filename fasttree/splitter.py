@@ -1,18 +1,7 @@
-"""Splitters: one working layout and the kernels that read and move it.
+"""The exact presorted splitter: every feature sorted once, every node a sorted range of it.
 
-The grower (:mod:`fasttree.grower`) talks to a splitter through five phases, whatever the layout:
-
-* ``node_stats(start, end, feature)``: per-node target statistics;
-* ``find_splits(start, end, stats, mask, bounds)``: a :class:`~fasttree.kernels.SplitRecord`
-  with every (feature, node) pair's best split (``bounds``: each node's value range under
-  monotonicity constraints, or None);
-* ``describe_categorical(...)``: the category maps of the chosen categorical splits;
-* ``split(...)``: route the rows of splits that are not a prefix of the split feature's row and
-  move them (k-way), returning every split node's rows per branch;
-* ``partition_prefix(...)``: move the rows of the prefix splits whose children will be searched.
-
-Nodes are ``[start, end)`` position ranges.  :class:`ExactSplitter` is the exact presorted layout
-of :mod:`fasttree.kernels.split_search`; a binned or sharded layout implements the same methods.
+:class:`ExactSplitter` implements :class:`fasttree.splitter_contract.Splitter` (the methods the
+grower calls, written down there) over the layout of :mod:`fasttree.kernels.split_search`.
 """
 
 import time
@@ -185,6 +174,15 @@ class ExactSplitter:
         Seconds spent per phase (``presort`` when built from ``X``, ``search``, ``partition``,
         ``node_stats``).
     """
+
+    # what it takes (fasttree.splitter_contract): everything but sparse input
+    capabilities = frozenset({"several_outputs", "categorical", "gain_ratio", "c45_rules",
+                              "poisson", "absolute_error", "monotonic_cst"})
+    # the multi-output and absolute-error searches score no split information, no C4.5 rule,
+    # no constraint across outputs; categorical splits are of one output's statistics
+    one_output_only = frozenset({"categorical", "gain_ratio", "c45_rules", "monotonic_cst"})
+    choice = "the exact splitter"
+    remedy = "see the estimator's documentation"
 
     def __init__(self, sorted_x, sorted_idx, sorted_y, sample_weight, *, n_classes, n_categories,
                  criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
