@@ -1,6 +1,6 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B19, E1, H1-H4), each library on the same data in
+Runs the performance cases of the project (B1-B19, E1, H1-H4, LB), each library on the same data in
 this one process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs
 after a warm-up.  The libraries of a case are fitted in turn, round after round, so that a shared
 machine's changes of speed during the run affect them alike; each ratio is given best against
@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import load_balance  # noqa: E402
 from benchmarks.common import (  # noqa: E402
     BARE_NUMBA,
     FIRST_CALL,
@@ -329,6 +330,28 @@ def run(args):
         add(case, f"{n_rows:,} x {n_features}, entropy, depth 10, n_jobs=1 vs n_jobs=2, "
             "interleaved", times, *result)
         del X, y
+
+    if want("LB"):
+        # issue 25: load balance on P threads, a model from the fit's own work items
+        for name, (n_rows, n_features) in load_balance.CASES.items():
+            n_rows //= scale
+            X, y = classification_data(n_rows, max(n_features, 4))
+            X = np.ascontiguousarray(X[:, :n_features])
+            threads = (16, 64)
+            levels, presort = load_balance.fit_balance(X, y, threads, max_depth=10,
+                                                       criterion="entropy")
+            print(load_balance.table(f"{name}: {n_rows:,} x {n_features}", levels, presort,
+                                     threads), flush=True)
+            fit = {phase: [load_balance.weighted(levels, f"{phase}@{p}", f"{phase}_rows")
+                           for p in threads] for phase in ("search", "partition")}
+            fit["presort"] = [presort[f"presort@{p}"] for p in threads]
+            text = "; ".join(f"{phase} " + " / ".join(f"{b:.2f}" for b in values)
+                             for phase, values in fit.items())
+            met = all(b >= 0.9 for values in fit.values() for b in values if b == b)
+            add("LB", f"{name} ({n_rows:,} x {n_features}, entropy, depth 10): load balance "
+                "at P = 16 / 64 (model, levels weighted by rows)", {}, text,
+                ">= 0.9 at P = 16 and 64", met)
+            del X, y
 
     if want("B17"):
         # B17: linear scale (issue 11): 10M rows against ten 1M fits, fitted in turn round after

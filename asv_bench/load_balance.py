@@ -1,0 +1,199 @@
+"""Load balance of a fit's parallel loops on P threads, from the work the fit actually does.
+
+A model, not a timing: it records what each parallel loop of a fit is given (the split search's
+work items and the rows each scans, the partition's feature rows and the rows each moves, the
+presort's features and row chunks), then lays those iterations out on P threads the way numba
+does.  numba's parallel loops run a static schedule (``create_schedule`` in numba's
+``gufunc_scheduler.cpp``, chunk size 0, the default): thread ``i`` of P takes the next
+``ceil(remaining / (P - i))`` iterations, one contiguous block each.  So the makespan of a loop
+on P threads is the largest block's cost, and its balance ``sum(costs) / (P * makespan)``: 1
+when every thread has as much work as the others, ``1 / P`` when one thread does it all.  Costs
+are rows (scanned, moved or sorted): a thread's time grows with the rows it touches.
+
+    python asv_bench/load_balance.py                 # B1 (1M x 20) and 10M x 4, P = 16 and 64
+    python asv_bench/load_balance.py --rows 1000000 --features 20 --threads 16 64 256
+
+``asv_bench/compare.py --cases LB`` prints the same tables.
+"""
+
+import argparse
+import contextlib
+import sys
+from unittest import mock
+
+import numpy as np
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from benchmarks.common import classification_data  # noqa: E402
+
+import fasttree  # noqa: E402
+from fasttree import splitter as exact_splitter  # noqa: E402
+from fasttree.kernels import presort as presort_module  # noqa: E402
+from fasttree.kernels import work_items  # noqa: E402
+
+
+def static_blocks(n_iterations, n_threads):
+    """numba's static schedule: ``(start, stop)`` of each thread's block of iterations."""
+    blocks = []
+    start = 0
+    for i in range(n_threads):
+        length = -(-(n_iterations - start) // (n_threads - i)) if n_iterations > start else 0
+        blocks.append((start, start + length))
+        start += length
+    return blocks
+
+
+def makespan(costs, n_threads):
+    """The largest cost a thread gets when numba lays ``costs`` (one per iteration, in loop
+    order) out on ``n_threads`` threads."""
+    costs = np.asarray(costs, dtype=np.float64)
+    return max((costs[a:b].sum() for a, b in static_blocks(costs.size, n_threads)), default=0.0)
+
+
+def balance(costs, n_threads):
+    """``sum(costs) / (n_threads * makespan)``: 1 when every thread works alike (nan: no work)."""
+    span = makespan(costs, n_threads)
+    return float(np.sum(costs) / (n_threads * span)) if span > 0 else float("nan")
+
+
+def search_costs(items, pair_rows):
+    """Rows each work item scans: a chunk's rows, or the rows of the whole pairs it covers."""
+    pair_end = np.concatenate([[0], np.cumsum(pair_rows)])
+    whole = pair_end[items.item_stop] - pair_end[items.item_first]
+    return np.where(items.item_hi > 0, items.item_hi - items.item_lo, whole)
+
+
+def partition_costs(n_features, seg_start, seg_end, split_feature, n_threads):
+    """Rows each iteration of the partition moves on ``n_threads`` threads: blocks of feature
+    rows, ``min(n_threads, n_features)`` of them (``fasttree.kernels.partition``), each feature
+    moving every split node's rows except in the node's own split feature."""
+    rows = seg_end - seg_start
+    per_feature = np.array([rows[split_feature != g].sum() for g in range(n_features)])
+    n_blocks = max(1, min(n_threads, n_features))
+    if n_features == 1:
+        return np.zeros(1)  # the split feature's row is in order already: nothing moves
+    return np.array([per_feature[c * n_features // n_blocks:(c + 1) * n_features // n_blocks]
+                     .sum() for c in range(n_blocks)])
+
+
+def presort_costs(n_samples, n_features, n_threads):
+    """Rows each iteration of the presort sorts on ``n_threads`` threads
+    (``fasttree.kernels.presort.presort_features``: features, cut into row chunks when there
+    are fewer features than threads)."""
+    n_chunks = -(-n_threads // max(n_features, 1)) if n_features < n_threads else 1
+    n_chunks = max(1, min(n_chunks, n_samples // presort_module._MIN_SORT_CHUNK))
+    if n_chunks > 1:
+        return np.full(n_features * n_chunks, n_samples / n_chunks)
+    n_blocks = max(1, min(n_threads, n_features))
+    return np.array([n_samples * ((c + 1) * n_features // n_blocks - c * n_features // n_blocks)
+                     for c in range(n_blocks)], dtype=np.float64)
+
+
+@contextlib.contextmanager
+def recording():
+    """Record, during a fit, the search's work items and the partition's calls, in order."""
+    log = []
+    make_items = work_items.WorkItems.__init__
+    partition = exact_splitter.partition_segments
+
+    def record_items(self, pair_feature, pair_segment, pair_rows, chunkable, item_rows=None):
+        make_items(self, pair_feature, pair_segment, pair_rows, chunkable, item_rows)
+        log.append(("search", self, np.asarray(pair_rows)))
+
+    def record_partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
+                         split_n_left, n_ids):
+        log.append(("partition", sorted_x.shape[0], seg_start.copy(), seg_end.copy(),
+                    np.asarray(split_feature).copy()))
+        return partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
+                         split_n_left, n_ids)
+
+    with mock.patch.object(work_items.WorkItems, "__init__", record_items), \
+            mock.patch.object(exact_splitter, "partition_segments", record_partition):
+        yield log
+
+
+def fit_balance(X, y, threads, **params):
+    """Per level of one fit: rows and balance on each P of ``threads``, for the search and the
+    partition; and the presort's.  Returns (levels, presort) where each level is a dict."""
+    est = fasttree.DecisionTreeClassifier(**params)
+    with recording() as log:
+        est.fit(X, y)
+    levels = []
+    for entry in log:
+        if entry[0] == "search":
+            _, items, pair_rows = entry
+            costs = search_costs(items, pair_rows)
+            levels.append({"search_rows": int(costs.sum()), "items": costs.size,
+                           **{f"search@{p}": balance(costs, p) for p in threads}})
+        elif levels:  # the partition after a level's search
+            _, n_features, seg_start, seg_end, split_feature = entry
+            level = levels[-1]
+            level["partition_rows"] = int(
+                partition_costs(n_features, seg_start, seg_end, split_feature, 1).sum())
+            for p in threads:
+                level[f"partition@{p}"] = balance(
+                    partition_costs(n_features, seg_start, seg_end, split_feature, p), p)
+    presort = {f"presort@{p}": balance(presort_costs(*X.shape, p), p) for p in threads}
+    return levels, presort
+
+
+def weighted(levels, key, rows):
+    """A phase's balance over the whole fit: its levels' balances weighted by their rows."""
+    pairs = [(level[key], level[rows]) for level in levels if rows in level and level[rows] > 0]
+    if not pairs:
+        return float("nan")
+    # total work over total thread-time: sum(rows) / sum(rows / balance)
+    return sum(r for _, r in pairs) / sum(r / b for b, r in pairs)
+
+
+def table(title, levels, presort, threads):
+    """Markdown: one row per level, then the fit's totals."""
+    head = ["level", "search items", "search rows"] + [f"search, P={p}" for p in threads] + [
+        "partition rows"] + [f"partition, P={p}" for p in threads]
+    lines = [f"**{title}**", "", "| " + " | ".join(head) + " |",
+             "|" + "---|" * len(head)]
+    for depth, level in enumerate(levels):
+        cells = [str(depth), str(level["items"]), f"{level['search_rows']:,}"]
+        cells += [f"{level[f'search@{p}']:.2f}" for p in threads]
+        cells += [f"{level.get('partition_rows', 0):,}"]
+        cells += [f"{level[f'partition@{p}']:.2f}" if f"partition@{p}" in level else "-"
+                  for p in threads]
+        lines.append("| " + " | ".join(cells) + " |")
+    cells = ["fit (weighted by rows)", "", ""]
+    cells += [f"{weighted(levels, f'search@{p}', 'search_rows'):.2f}" for p in threads]
+    cells += [""]
+    cells += [f"{weighted(levels, f'partition@{p}', 'partition_rows'):.2f}" for p in threads]
+    lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("presort: " + ", ".join(f"P={p} {presort[f'presort@{p}']:.2f}"
+                                          for p in threads))
+    return "\n".join(lines)
+
+
+CASES = {"B1": (1_000_000, 20), "10M x 4": (10_000_000, 4)}
+
+
+def run(cases, threads, max_depth=10, criterion="entropy"):
+    """The tables of ``cases`` (name -> (rows, features)), entropy, depth 10 as in B1."""
+    out = []
+    for name, (n_rows, n_features) in cases.items():
+        X, y = classification_data(n_rows, max(n_features, 4))
+        X = np.ascontiguousarray(X[:, :n_features])
+        levels, presort = fit_balance(X, y, threads, max_depth=max_depth, criterion=criterion)
+        out.append(table(f"{name}: {n_rows:,} x {n_features}, {criterion}, depth {max_depth}",
+                         levels, presort, threads))
+    return "\n\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, help="one case of this many rows (with --features)")
+    parser.add_argument("--features", type=int, default=20)
+    parser.add_argument("--threads", type=int, nargs="+", default=[16, 64])
+    args = parser.parse_args()
+    cases = CASES if args.rows is None else {"custom": (args.rows, args.features)}
+    print(run(cases, args.threads))
+
+
+if __name__ == "__main__":
+    main()

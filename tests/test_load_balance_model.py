@@ -1,0 +1,71 @@
+"""The load-balance model of ``asv_bench/load_balance.py`` (issue 25) against numba itself: the
+static schedule it assumes is the one numba's parallel loops run, and its arithmetic."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "asv_bench"))
+load_balance = pytest.importorskip("load_balance")
+
+
+@pytest.mark.parametrize("n_iterations, n_threads", [(7, 16), (100, 16), (131, 16), (160, 64),
+                                                      (1, 1), (65, 64)])
+def test_numba_runs_the_static_schedule_the_model_assumes(n_iterations, n_threads):
+    """Each thread of a prange loop runs whole blocks of contiguous iterations, of the sizes
+    ``static_blocks`` gives (numba on ``n_threads`` threads, any number of cores): one block per
+    thread with the ``omp`` and ``workqueue`` layers; ``tbb`` may hand one thread several
+    blocks, for which the model's makespan is an upper bound."""
+    code = textwrap.dedent(f"""
+        import numba
+        import numpy as np
+        from numba import prange
+
+        @numba.njit(parallel=True)
+        def who_runs(n):
+            thread = np.empty(n, dtype=np.int64)
+            for i in prange(n):
+                thread[i] = numba.get_thread_id()
+            return thread
+
+        print(" ".join(map(str, who_runs({n_iterations}))))
+        print(numba.threading_layer())
+    """)
+    env = {**os.environ, "NUMBA_NUM_THREADS": str(n_threads)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    ran, layer = out.stdout.splitlines()
+    thread = np.array(ran.split(), dtype=np.int64)
+    # where the running thread changes, in iteration order
+    changes = (np.flatnonzero(np.diff(thread)) + 1).tolist()
+    blocks = [(a, b) for a, b in load_balance.static_blocks(n_iterations, n_threads) if b > a]
+    boundaries = [b for _, b in blocks[:-1]]
+    if layer == "tbb":
+        assert set(changes) <= set(boundaries)
+    else:
+        assert changes == boundaries
+
+
+def test_makespan_and_balance():
+    assert load_balance.static_blocks(10, 4) == [(0, 3), (3, 6), (6, 8), (8, 10)]
+    assert load_balance.makespan([1, 1, 1, 1], 2) == 2
+    assert load_balance.balance([1, 1, 1, 1], 2) == 1.0
+    # blocks [4, 1, 1] and [1, 1]: the first thread works 6, the total is 8
+    assert load_balance.balance([4, 1, 1, 1, 1], 2) == pytest.approx(8 / (2 * 6))
+    assert load_balance.balance([5], 4) == pytest.approx(0.25)
+
+
+def test_partition_and_presort_costs():
+    # three features, two split nodes (rows 10 and 4) split on features 0 and 2
+    costs = load_balance.partition_costs(3, np.array([0, 10]), np.array([10, 14]),
+                                         np.array([0, 2]), 2)
+    # feature 0 moves node 2's rows; features 1 and 2 move 14 and 10 rows
+    assert costs.tolist() == [4, 14 + 10]
+    assert load_balance.presort_costs(1 << 20, 2, 8).tolist() == [(1 << 20) / 4] * 8
+    assert load_balance.presort_costs(100, 5, 2).tolist() == [200, 300]
