@@ -28,6 +28,7 @@ from benchmarks.common import classification_data  # noqa: E402
 
 import fasttree  # noqa: E402
 from fasttree import splitter as exact_splitter  # noqa: E402
+from fasttree.kernels import partition as partition_module  # noqa: E402
 from fasttree.kernels import presort as presort_module  # noqa: E402
 from fasttree.kernels import work_items  # noqa: E402
 
@@ -64,16 +65,16 @@ def search_costs(items, pair_rows):
 
 
 def partition_costs(n_features, seg_start, seg_end, split_feature, n_threads):
-    """Rows each iteration of the partition moves on ``n_threads`` threads: blocks of feature
-    rows, ``min(n_threads, n_features)`` of them (``fasttree.kernels.partition``), each feature
-    moving every split node's rows except in the node's own split feature."""
-    rows = seg_end - seg_start
-    per_feature = np.array([rows[split_feature != g].sum() for g in range(n_features)])
-    n_blocks = max(1, min(n_threads, n_features))
+    """Rows each iteration of the partition moves on ``n_threads`` threads: its lanes of
+    (feature, segment) pairs (``fasttree.kernels.partition._lanes``), every split node's rows
+    moved in each feature row but the node's own split feature."""
     if n_features == 1:
         return np.zeros(1)  # the split feature's row is in order already: nothing moves
-    return np.array([per_feature[c * n_features // n_blocks:(c + 1) * n_features // n_blocks]
-                     .sum() for c in range(n_blocks)])
+    feature, segment, lane_first = partition_module._lanes(
+        n_features, seg_start, seg_end, np.asarray(split_feature, dtype=np.int64), n_threads)
+    rows = (seg_end - seg_start)[segment]
+    ends = np.concatenate([[0], np.cumsum(rows)])
+    return ends[lane_first[1:]] - ends[lane_first[:-1]]
 
 
 def presort_costs(n_samples, n_features, n_threads):

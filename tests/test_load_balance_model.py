@@ -65,7 +65,7 @@ def test_partition_and_presort_costs():
     # three features, two split nodes (rows 10 and 4) split on features 0 and 2
     costs = load_balance.partition_costs(3, np.array([0, 10]), np.array([10, 14]),
                                          np.array([0, 2]), 2)
-    # feature 0 moves node 2's rows; features 1 and 2 move 14 and 10 rows
-    assert costs.tolist() == [4, 14 + 10]
+    # pairs (0, node 2) 4, (1, node 1) 10, (1, node 2) 4, (2, node 1) 10 rows: two lanes of 14
+    assert costs.tolist() == [14, 14]
     assert load_balance.presort_costs(1 << 20, 2, 8).tolist() == [(1 << 20) / 4] * 8
     assert load_balance.presort_costs(100, 5, 2).tolist() == [200, 300]

@@ -57,9 +57,8 @@ def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split
         return
     left_bits = left_rows_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left,
                                n_ids)
-    buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, split_n_left))
-    _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_n_left,
-                             split_feature, left_bits, *buffers)
+    _move_two_way_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_n_left,
+                        np.asarray(split_feature, dtype=np.int64), left_bits)
 
 
 def left_rows_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids):
@@ -175,21 +174,72 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     first_feature = np.zeros(seg_start.shape[0], dtype=np.int64)
     _left_bits(sorted_idx, seg_start, seg_end, first_feature, seg_n_left, 8 * left_bits.shape[0],
                False, "left_bits")
-    buffers = _thread_buffers(sorted_x, sorted_y, _smaller_side(seg_start, seg_end, seg_n_left))
     no_skip = np.full(seg_start.shape[0], -1, dtype=np.int64)
-    _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
-                             no_skip, left_bits, *buffers)
+    _move_two_way_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, no_skip,
+                        left_bits)
+
+
+def _move_two_way_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
+                        skip_feature, left_bits):
+    """Two-way moves of every (feature, segment) pair but segment ``s`` in feature row
+    ``skip_feature[s]`` (in order already), the pairs cut into lanes of about equal rows, one
+    lane per thread (:func:`_lanes`)."""
+    pair_feature, pair_segment, lane_first = _lanes(
+        sorted_x.shape[0], seg_start, seg_end, skip_feature, numba.get_num_threads())
+    buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y,
+                              _smaller_side(seg_start, seg_end, seg_n_left))
+    _move_lanes(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
+                pair_feature, pair_segment, lane_first, *buffers)
+
+
+def _lanes(n_features, seg_start, seg_end, skip_feature, n_threads):
+    """The (feature, segment) pairs to move, feature-major, and their cut into at most
+    ``n_threads`` lanes of consecutive pairs and about equal rows.
+
+    Lanes, not blocks of features: with fewer features than threads, or with a segment's own
+    split feature skipped, whole feature rows per thread leave threads idle (one feature split
+    on feature 0 of three: one thread moved both others).  The cut depends on the thread count,
+    the result does not (every pair is moved the same way by whichever thread).
+
+    Returns
+    -------
+    pair_feature, pair_segment : ndarray of shape (n_pairs,), int64
+    lane_first : ndarray of shape (n_lanes + 1,), int64
+        Lane ``j`` moves the pairs ``lane_first[j] .. lane_first[j + 1] - 1``.
+    """
+    n_segments = seg_start.shape[0]
+    feature = np.repeat(np.arange(n_features, dtype=np.int64), n_segments)
+    segment = np.tile(np.arange(n_segments, dtype=np.int64), n_features)
+    moved = feature != skip_feature[segment]
+    feature, segment = feature[moved], segment[moved]
+    ends = np.cumsum((seg_end - seg_start)[segment])
+    n_lanes = max(1, min(n_threads, feature.shape[0]))
+    if n_lanes == 1:
+        return feature, segment, np.array([0, feature.shape[0]], dtype=np.int64)
+    # each cut after the pair whose running rows come nearest to its share of the total
+    share = ends[-1] * np.arange(1, n_lanes) / n_lanes
+    after = np.searchsorted(ends, share)  # first pair reaching the share
+    before = np.where(after > 0, ends[np.maximum(after - 1, 0)], 0)
+    cut = np.where(ends[after] - share < share - before, after + 1, after)
+    lane_first = np.concatenate([[0], np.maximum.accumulate(cut), [feature.shape[0]]])
+    return feature, segment, lane_first.astype(np.int64)
 
 
 @njit(parallel=True, cache=True)
-def _partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
-                             skip_feature, left_bits, buf_x, buf_idx, buf_y):
-    n_features = sorted_x.shape[0]
-    n_blocks = buf_x.shape[0]
-    for c in prange(n_blocks):
-        _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
-                       skip_feature, left_bits, buf_x[c], buf_idx[c], buf_y[c],
-                       c * n_features // n_blocks, (c + 1) * n_features // n_blocks)
+def _move_lanes(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
+                pair_feature, pair_segment, lane_first, buf_x, buf_idx, buf_y):
+    """Each lane's pairs moved by :func:`_move_two_way` with the lane's buffers (a segment's
+    smaller side plus the slot the branch-free mover writes after its last row)."""
+    has_labels = sorted_y.shape[1] > 0
+    for j in prange(lane_first.shape[0] - 1):
+        for q in range(lane_first[j], lane_first[j + 1]):
+            g = pair_feature[q]
+            s = pair_segment[q]
+            start = seg_start[s]
+            end = seg_end[s]
+            ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
+            _move_two_way(sorted_x[g, start:end], sorted_idx[g, start:end], ys, has_labels,
+                          left_bits, seg_n_left[s], buf_x[j], buf_idx[j], buf_y[j])
 
 
 def _smaller_side(seg_start, seg_end, seg_n_left):
@@ -197,9 +247,9 @@ def _smaller_side(seg_start, seg_end, seg_n_left):
     return np.minimum(seg_n_left, seg_end - seg_start - seg_n_left) + 1
 
 
-def _thread_buffers(sorted_x, sorted_y, lengths):
-    """Buffers of the parallel moves: one row per thread, each thread moving a block of feature
-    rows, as long as the largest of ``lengths`` (at least 1).
+def _thread_buffers(n_rows, sorted_y, lengths):
+    """Buffers of the parallel moves: ``n_rows`` rows (one per lane or block of feature rows,
+    each moved by one thread), as long as the largest of ``lengths`` (at least 1).
 
     Allocated here, by numpy, once per call: every large allocation maps fresh pages, each first
     touched through a page fault, and numpy asks for huge pages (one fault per 2 MiB) where
@@ -207,29 +257,10 @@ def _thread_buffers(sorted_x, sorted_y, lengths):
     are mapped afresh by glibc every time, and every buffer is under Dask, whose nanny makes
     glibc return freed memory at once).
     """
-    n_blocks = max(1, min(numba.get_num_threads(), sorted_x.shape[0]))
     length = max(1, int(np.max(lengths, initial=0)))
-    return (np.empty((n_blocks, length), dtype=np.float32),
-            np.empty((n_blocks, length), dtype=np.int32),
-            np.empty((n_blocks, length if sorted_y.shape[1] > 0 else 0), dtype=sorted_y.dtype))
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def _move_features(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, skip_feature,
-                   left_bits, buf_x, buf_idx, buf_y, first, stop):
-    """Two-way moves of every segment in the feature rows ``first .. stop - 1``, except segment
-    ``s`` in row ``skip_feature[s]`` (already in order), with one thread's buffers (a segment's
-    smaller side plus the slot the branch-free mover writes after its last row)."""
-    has_labels = sorted_y.shape[1] > 0
-    for g in range(first, stop):
-        for s in range(seg_start.shape[0]):
-            if skip_feature[s] == g:
-                continue
-            start = seg_start[s]
-            end = seg_end[s]
-            ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
-            _move_two_way(sorted_x[g, start:end], sorted_idx[g, start:end], ys, has_labels,
-                          left_bits, seg_n_left[s], buf_x, buf_idx, buf_y)
+    return (np.empty((n_rows, length), dtype=np.float32),
+            np.empty((n_rows, length), dtype=np.int32),
+            np.empty((n_rows, length if sorted_y.shape[1] > 0 else 0), dtype=sorted_y.dtype))
 
 
 @njit(cache=True, inline="always")
@@ -403,7 +434,8 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     two_way = np.diff(branch_offset) == 2
     lengths[two_way] = _smaller_side(seg_start[two_way], seg_end[two_way],
                                      branch_rows[branch_offset[:-1][two_way]])
-    buffers = _thread_buffers(sorted_x, sorted_y, lengths)
+    buffers = _thread_buffers(max(1, min(numba.get_num_threads(), sorted_x.shape[0])),
+                              sorted_y, lengths)
     branch_0_bits = np.packbits(row_branch == 0, bitorder="little")  # for the two-way mover
     _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                              branch_rows, row_branch, branch_0_bits, *buffers)
