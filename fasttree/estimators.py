@@ -45,11 +45,16 @@ def _encode_labels(column):
     if column.dtype.kind in "iu" and column.dtype != np.uint64 and column.size:
         low, high = int(column.min()), int(column.max())
         if high - low < 2**16:
-            shifted = (column.astype(np.int64) - low).astype(np.intp)
+            # one pass each (bincount takes int64 values from 0): no copy when they are that
+            shifted = column if low == 0 and column.dtype == np.intp else np.subtract(
+                column, low, dtype=np.intp)
             present = np.flatnonzero(np.bincount(shifted, minlength=high - low + 1))
+            classes = (present + low).astype(column.dtype)
+            if present.size == high - low + 1:  # every value in between occurs: codes = shifted
+                return classes, shifted.astype(CLASS_DTYPE)
             code_of = np.zeros(high - low + 1, dtype=CLASS_DTYPE)
             code_of[present] = np.arange(present.size, dtype=CLASS_DTYPE)
-            return (present + low).astype(column.dtype), code_of[shifted]
+            return classes, code_of[shifted]
     try:
         classes, codes = np.unique(column, return_inverse=True)
     except TypeError:
@@ -293,12 +298,18 @@ class _BaseDecisionTree(BaseEstimator):
         n_outputs = 1 if y.ndim == 1 else y.shape[1]
         self._check_splitter(is_sparse(X), n_outputs > 1)
         has_sample_weight = sample_weight is not None
+        # every weight 1: nothing to scale or check (passes over the rows a large fit would
+        # otherwise spend serially before the grower)
+        unit_weight = sample_weight is None and class_weights is None
         weight = check_sample_weight(sample_weight, n_samples)
         # Weights scaled by a power of two (exact) so that the largest is in [1, 2): the tree
         # is the same for any multiple 2**k of the weights, and squared weighted counts cannot
         # overflow.  C4.5's minimum branch weight (at most 25) is absolute: kept unscaled there.
-        weight_scale = 1.0 if self._min_branch_fraction > 0.0 else _power_of_two_scale(weight)
-        weight = weight / weight_scale
+        weight_scale = 1.0
+        if not unit_weight:
+            if self._min_branch_fraction == 0.0:
+                weight_scale = _power_of_two_scale(weight)
+            weight = weight / weight_scale
         if class_weights is not None:
             weight = weight * class_weights
             if not np.isfinite(weight).all():
@@ -319,17 +330,18 @@ class _BaseDecisionTree(BaseEstimator):
         params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
         if rng is None and (params.max_features < n_features or params.splitter == "random"):
             rng = _check_random_state(self.random_state)
-        positive = weight > 0.0
-        if not positive.any():
-            raise ValueError("The sample weights (times the class weights) of every row are "
-                             "zero; at least one must be positive.")
-        if not positive.all():
-            # scikit-learn's splitter never sees zero-weight rows: they count for nothing, not
-            # even for min_samples_leaf or n_node_samples
-            X = self._take_rows(X, positive)
-            y, weight = y[positive], weight[positive]
-        del positive  # a byte per row, not held through the fit
-        if np.all(weight == 1.0):
+        if not unit_weight:
+            positive = weight > 0.0
+            if not positive.any():
+                raise ValueError("The sample weights (times the class weights) of every row are "
+                                 "zero; at least one must be positive.")
+            if not positive.all():
+                # scikit-learn's splitter never sees zero-weight rows: they count for nothing,
+                # not even for min_samples_leaf or n_node_samples
+                X = self._take_rows(X, positive)
+                y, weight = y[positive], weight[positive]
+            del positive  # a byte per row, not held through the fit
+        if unit_weight or np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
         if self.criterion == "absolute_error" and (self.is_categorical_.any()
                                                    or self.missing == "fractional"):

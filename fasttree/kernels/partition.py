@@ -228,18 +228,29 @@ def _lanes(n_features, seg_start, seg_end, skip_feature, n_threads):
 @njit(parallel=True, cache=True)
 def _move_lanes(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
                 pair_feature, pair_segment, lane_first, buf_x, buf_idx, buf_y):
-    """Each lane's pairs moved by :func:`_move_two_way` with the lane's buffers (a segment's
-    smaller side plus the slot the branch-free mover writes after its last row)."""
-    has_labels = sorted_y.shape[1] > 0
+    """Each lane's pairs moved by :func:`_move_pairs` with the lane's buffers."""
     for j in prange(lane_first.shape[0] - 1):
-        for q in range(lane_first[j], lane_first[j + 1]):
-            g = pair_feature[q]
-            s = pair_segment[q]
-            start = seg_start[s]
-            end = seg_end[s]
-            ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
-            _move_two_way(sorted_x[g, start:end], sorted_idx[g, start:end], ys, has_labels,
-                          left_bits, seg_n_left[s], buf_x[j], buf_idx[j], buf_y[j])
+        _move_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
+                    pair_feature, pair_segment, lane_first[j], lane_first[j + 1], buf_x[j],
+                    buf_idx[j], buf_y[j])
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _move_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
+                pair_feature, pair_segment, first, stop, buf_x, buf_idx, buf_y):
+    """Two-way moves of the pairs ``first .. stop - 1`` with one thread's buffers (a segment's
+    smaller side plus the slot the branch-free mover writes after its last row).  A function of
+    its own, called from the parallel loop: the mover inlined into that loop ran about 15 %
+    slower per row (B19's partition on one thread)."""
+    has_labels = sorted_y.shape[1] > 0
+    for q in range(first, stop):
+        g = pair_feature[q]
+        s = pair_segment[q]
+        start = seg_start[s]
+        end = seg_end[s]
+        ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
+        _move_two_way(sorted_x[g, start:end], sorted_idx[g, start:end], ys, has_labels,
+                      left_bits, seg_n_left[s], buf_x, buf_idx, buf_y)
 
 
 def _smaller_side(seg_start, seg_end, seg_n_left):
