@@ -453,7 +453,8 @@ def _weighted_candidate(p, left, total, w_left, w_total, criterion, min_samples_
 def _scan_sparse_weighted(xs, rows, labels, n_neg, node_rows_node, row_y, sample_weight, total,
                           left, seg_sum, criterion, min_samples_leaf, min_weight_leaf,
                           exact_zero_block, marks):
-    """Float weights: the dense ``_scan_weighted`` over the virtual column of one node.
+    """Float weights: the dense float-weight class scan (``_class_scan``) over the virtual column
+    of one node.
 
     Returns (best value, best virtual position, weight going left, candidates).
     """
@@ -528,8 +529,9 @@ def _binary_candidate(p, n_node, left_1, total_1, criterion, min_rows_leaf, tabl
 @njit(cache=True, inline="always")
 def _scan_sparse_unit_binary(xs, labels, n_neg, n_node, total_1, criterion, min_rows_leaf,
                              table):
-    """Two classes, every weight 1: the dense ``_scan_unit_weight_binary`` on the virtual column;
-    the zero block's class-1 count is the node's minus the segment's (exact: integers).
+    """Two classes, every weight 1: the dense two-class unit-weight scan (``_class_scan``) on the
+    virtual column; the zero block's class-1 count is the node's minus the segment's (exact:
+    integers).
 
     Returns (best value, best virtual position, candidates).
     """
@@ -582,9 +584,10 @@ def _unit_candidate(p, n_node, left, total, sq_left, sq_right, criterion, min_ro
 @njit(cache=True, inline="always")
 def _scan_sparse_unit(xs, labels, n_neg, n_node, total, left, zero, criterion, min_rows_leaf,
                       table):
-    """Any number of classes, every weight 1: the dense ``_scan_unit_weight`` on the virtual
-    column.  Sums of squared counts are integers, so recomputing them after the zero block gives
-    the dense values exactly.  Returns (best value, best virtual position, candidates)."""
+    """Any number of classes, every weight 1: the dense unit-weight scan (``_class_scan``) on the
+    virtual column.  Sums of squared counts are integers, so recomputing them after the zero
+    block gives the dense values exactly.  Returns (best value, best virtual position,
+    candidates)."""
     n_classes = left.shape[0]
     m = xs.shape[0]
     n_zero = n_node - m

@@ -176,7 +176,7 @@ def _classes_constraint_ok(cst, lower, upper, left_0, w_left, right_0, w_right):
     return monotonic_ok(cst, lower, upper, left_0 / w_left, right_0 / w_right)
 
 
-def _class_scan(unit_weight, binary, two_sided, constrained):
+def _make_class_scan(unit_weight, binary, two_sided, constrained):
     """Scan one (feature, node) pair with class statistics: any weights, two or more classes,
     missing rows, a monotonicity constraint; the one such scan of sorted rows.
 
@@ -215,10 +215,6 @@ def _class_scan(unit_weight, binary, two_sided, constrained):
     (best value, best position ``i``: known rows ``0..i`` go left, or -1 if there is no
     valid split, missing go left, weight going left, candidates).
     """
-    key = (unit_weight, binary, two_sided, constrained)
-    scan = _CLASS_SCANS.get(key)
-    if scan is not None:
-        return scan
 
     @njit(cache=True, no_cpython_wrapper=True)
     def scan(xs, idx, labels, sample_weight, total, left, n_missing, scratch, criterion,
@@ -356,12 +352,16 @@ def _class_scan(unit_weight, binary, two_sided, constrained):
             return best_b, best_b_p, True, best_b_w, n_candidates
         return best_a, best_a_p, False, best_a_w, n_candidates
 
-    _CLASS_SCANS[key] = scan
     return scan
 
 
-_CLASS_SCANS = {}
 #: The scan of weighted rows without missing ones or constraint (C4.5's known rows, MDL cuts).
+def _class_scan(unit_weight, binary, two_sided, constrained):
+    """The scan :func:`_make_class_scan` makes for these flags, made once per process
+    (:func:`fasttree._jit.specialized`)."""
+    return specialized(_make_class_scan, unit_weight, binary, two_sided, constrained)
+
+
 _scan_weighted_classes = _class_scan(False, False, False, False)
 
 
@@ -816,13 +816,13 @@ def _sums_constraint_ok(cst, lower, upper, w_left, sum_left, w_right, sum_right,
                         sums_value(w_right, sum_right, criterion, reg_lambda))
 
 
-def _sum_scan(unit_weight, by_reciprocal, two_sided, constrained, positive, presummed):
+def _make_sum_scan(unit_weight, by_reciprocal, two_sided, constrained, positive, presummed):
     """Scan one (feature, node) pair with sum statistics: every regression criterion and the
     gradient kind, any weights, missing rows, monotonicity constraints; the one such scan.
 
     Maximises :func:`~fasttree.kernels.criteria.sums_proxy`.  With missing rows (the last
     ``n_missing``) every candidate is tried with them right (A) and left (B), and "all known rows
-    left, missing right" is candidate A at the last known row (the rules of :func:`_scan_missing`).
+    left, missing right" is candidate A at the last known row (the class scan's rules).
     A row adds its weight (hessian) ``w`` and ``w * y`` to the sums, or ``y`` itself for gradient
     statistics.  Each child needs ``min_rows_leaf`` rows, ``min_weight_leaf`` weight and a
     positive weight (plus ``reg_lambda`` for gradients); with unit weights a child's weight is its
@@ -847,10 +847,6 @@ def _sum_scan(unit_weight, by_reciprocal, two_sided, constrained, positive, pres
     w_before, sum_before)`` and returns (best proxy, best position, missing go left, weight
     going left, candidates).
     """
-    key = (unit_weight, by_reciprocal, two_sided, constrained, positive, presummed)
-    scan = _SUM_SCANS.get(key)
-    if scan is not None:
-        return scan
 
     @njit(cache=True, no_cpython_wrapper=True)
     def scan(xs, ys, idx, row_weight, w_total, sum_total, n_missing, min_rows_leaf,
@@ -887,7 +883,7 @@ def _sum_scan(unit_weight, by_reciprocal, two_sided, constrained, positive, pres
         n_candidates = 0
         # without missing rows, no candidate past this leaves the right child its minimum of rows
         stop = n_known if two_sided and n_missing > 0 else n_node - min_rows_leaf
-        xs_from = xs[p0:]  # positions from p0, as in _scan_weighted
+        xs_from = xs[p0:]  # positions from p0, as in the class scan
         ys_from = ys[p0:]
         idx_from = idx[p0:]
         for j in range(min(p1, stop) - p0):
@@ -959,12 +955,17 @@ def _sum_scan(unit_weight, by_reciprocal, two_sided, constrained, positive, pres
             return best_b, best_b_p, True, best_b_w, n_candidates
         return best_a, best_a_p, False, best_a_w, n_candidates
 
-    _SUM_SCANS[key] = scan
     return scan
 
 
-_SUM_SCANS = {}
 #: The scan of weighted rows without missing ones, constraint or Poisson (C4.5's known rows).
+def _sum_scan(unit_weight, by_reciprocal, two_sided, constrained, positive, presummed):
+    """The scan :func:`_make_sum_scan` makes for these flags, made once per process
+    (:func:`fasttree._jit.specialized`)."""
+    return specialized(_make_sum_scan, unit_weight, by_reciprocal, two_sided, constrained,
+                       positive, presummed)
+
+
 _scan_weighted_sums = _sum_scan(False, False, False, False, False, False)
 
 
