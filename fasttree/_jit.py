@@ -7,6 +7,17 @@ equivalent).  When no location is writable (a read-only container running as a u
 home), ``numba.njit(cache=True)`` refuses to define the function; fasttree then compiles in
 memory instead, every process again, and says so once with a :class:`RuntimeWarning`.
 
+numba's cache files are not safe for processes compiling the same function at once (dask
+workers, ``fasttree compile --jobs 2``, pytest-xdist): it numbers a function's data files
+1, 2, ... from the index each process read, so two processes adding different overloads (the
+variants of one factory's kernel, or one kernel's dtypes) can both write ``.1.nbc``, and the
+index of one then points at the other's code, which a later process loads and runs.  fasttree's
+kernels therefore name each data file after a digest of its key and keep the key in the file;
+an entry whose file holds another key is a miss, compiled again (:class:`_KeyedCacheFile`).
+And a factory's kernels are named after the values they close over, so that the machine code
+of two variants compiled in different processes never goes by one name
+(:func:`_name_after_closure`).
+
 GNU OpenMP cannot run in a process forked from one that already used it: numba's ``omp``
 layer then terminates the child at its first parallel loop, whatever the thread count.  So in
 such a child (``multiprocessing``'s default ``fork`` start method after a fit or predict),
@@ -18,11 +29,13 @@ numba's own configuration is never changed.
 
 import hashlib
 import os
+import pickle
 import sys
 import types
 import warnings
 
 import numba
+from numba.core.caching import IndexDataCacheFile
 
 _warned = []
 #: (dispatcher, cache, options) of every kernel compiled with ``parallel=True``
@@ -60,14 +73,78 @@ def njit(*, cache=False, **options):
 
 
 def _compile(func, cache, options):
+    _name_after_closure(func)
     if cache:
         try:
-            return numba.njit(cache=True, **options)(func)
+            dispatcher = numba.njit(cache=True, **options)(func)
         except RuntimeError as exc:
             if "no locator available" not in str(exc):
                 raise
             _warn_once(exc)
+        else:
+            cache_files = getattr(dispatcher, "_cache", None)
+            if isinstance(getattr(cache_files, "_cache_file", None), IndexDataCacheFile):
+                cache_files._cache_file = _KeyedCacheFile.like(cache_files._cache_file)
+            return dispatcher
     return numba.njit(**options)(func)
+
+
+def _name_after_closure(func):
+    """Give a factory's kernel a qualified name of its own, from the values it closes over.
+
+    numba names a compiled function's machine code after its qualified name, argument types and
+    a number counting the functions compiled so far in the process, and a kernel loaded from the
+    cache brings the functions it calls with it under those names.  Two kinds' variants of one
+    factory's scan, compiled in different processes (``fasttree compile``, dask workers, tests
+    run in subprocesses), can get the same number and so the same name; loaded into one process,
+    both kinds' kernels then call whichever copy was loaded first: wrong trees, no error.
+    """
+    if func.__closure__:
+        cells = repr(tuple(cache_identity(cell.cell_contents) for cell in func.__closure__))
+        func.__qualname__ = f"{func.__qualname__}_{hashlib.sha256(cells.encode()).hexdigest()[:12]}"
+
+
+class _KeyedCacheFile(IndexDataCacheFile):
+    """numba's index and data files of one function, safe for processes writing them at once.
+
+    numba names a new overload's data file by the first number its process's copy of the index
+    does not use, so concurrent processes give different overloads the same file and the index
+    can end up pointing at another overload's code.  Here a data file's name is a digest of its
+    key (the signature, the machine and the hashes of the bytecode and closure), and the file
+    holds the key beside the code: two processes never write different code to one file, and a
+    file holding another key (or an entry the other process's index write dropped) is a cache
+    miss, compiled again, never wrong code.  The index keeps numba's role of discarding every
+    entry when the source file changes.
+    """
+
+    @classmethod
+    def like(cls, cache_file):
+        """The keyed twin of numba's ``cache_file`` (same folder, names and source stamp)."""
+        keyed = cls.__new__(cls)
+        keyed.__dict__.update(vars(cache_file))
+        return keyed
+
+    def _keyed_name(self, key):
+        digest = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
+        return self._index_name[:-len(".nbi")] + f".{digest}.nbc"
+
+    def save(self, key, data):
+        name = self._keyed_name(key)
+        self._save_data(name, (repr(key), data))
+        overloads = self._load_index()
+        if overloads.get(key) != name:
+            overloads[key] = name
+            self._save_index(overloads)
+
+    def load(self, key):
+        name = self._load_index().get(key)
+        if name != self._keyed_name(key):  # absent, or written by numba's own numbering
+            return None
+        try:
+            stored_key, data = self._load_data(name)
+        except (OSError, EOFError, pickle.UnpicklingError, TypeError, ValueError):
+            return None
+        return data if stored_key == repr(key) else None
 
 
 def _warn_once(exc):
