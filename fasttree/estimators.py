@@ -301,7 +301,8 @@ class _BaseDecisionTree(BaseEstimator):
         # every weight 1: nothing to scale or check (passes over the rows a large fit would
         # otherwise spend serially before the grower)
         unit_weight = sample_weight is None and class_weights is None
-        weight = check_sample_weight(sample_weight, n_samples)
+        # (not even a row of ones: 32 MB written at 4M rows, before the grower drops it)
+        weight = None if unit_weight else check_sample_weight(sample_weight, n_samples)
         # Weights scaled by a power of two (exact) so that the largest is in [1, 2): the tree
         # is the same for any multiple 2**k of the weights, and squared weighted counts cannot
         # overflow.  C4.5's minimum branch weight (at most 25) is absolute: kept unscaled there.
@@ -321,13 +322,17 @@ class _BaseDecisionTree(BaseEstimator):
             self.random_state)
         validation = None
         if pruning == "reduced_error":
+            if weight is None:
+                weight = np.ones(n_samples)
             train, held_out = _holdout(n_samples, y if n_classes else None,
                                        self.validation_fraction, rng)
             validation = (self._take_rows(X, held_out), y[held_out],
                           weight[held_out] * weight_scale)
             X, y, weight = self._take_rows(X, train), y[train], weight[train]
             n_samples = X.shape[0]
-        params = self._resolve_params(n_samples, n_features, weight.sum(), has_sample_weight)
+        params = self._resolve_params(n_samples, n_features,
+                                      float(n_samples) if weight is None else weight.sum(),
+                                      has_sample_weight)
         if rng is None and (params.max_features < n_features or params.splitter == "random"):
             rng = _check_random_state(self.random_state)
         if not unit_weight:
@@ -341,7 +346,7 @@ class _BaseDecisionTree(BaseEstimator):
                 X = self._take_rows(X, positive)
                 y, weight = y[positive], weight[positive]
             del positive  # a byte per row, not held through the fit
-        if unit_weight or np.all(weight == 1.0):
+        if weight is not None and np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
         if self.criterion == "absolute_error" and (self.is_categorical_.any()
                                                    or self.missing == "fractional"):

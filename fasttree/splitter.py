@@ -26,7 +26,6 @@ from .kernels import (
     gather_targets,
     new_split_record,
     node_target_ranks,
-    partition_segments,
     partition_segments_fractional,
     partition_segments_kway,
     presort_features,
@@ -38,6 +37,7 @@ from .kernels import (
     segment_target_sums,
     xlog2x_table,
 )
+from .kernels.partition import _partition_prefix
 from .kernels.split_search import FEATURE_THRESHOLD
 
 # The moves look a row's direction up at its id, in a table of one bit per id.  While a node's ids
@@ -426,8 +426,8 @@ class ExactSplitter:
     def partition_prefix(self, start, end, feature, n_left):
         """Move the rows of prefix splits: the left child's rows first, in every feature row."""
         # ids, not positions: C4.5's copies of rows get new ids (_allocate_copies)
-        self._timed("partition", partition_segments, self.sorted_x, self.sorted_idx,
-                    self.sorted_y, start, end, feature, n_left, self._row_branch.shape[0])
+        self._timed("partition", _partition_prefix, self.sorted_x, self.sorted_idx,
+                    self.sorted_y, start, end, feature, n_left, self._row_branch.shape[0], False)
         if self._id_span > CACHED_ID_SPAN:
             largest_child = int(np.max(np.maximum(n_left, end - start - n_left), initial=0))
             if largest_child <= CACHED_ID_SPAN:
