@@ -35,7 +35,11 @@ import types
 import warnings
 
 import numba
-from numba.core.caching import IndexDataCacheFile
+
+try:  # numba's own cache file class, a private API: see _KeyedCacheFile
+    from numba.core.caching import IndexDataCacheFile
+except ImportError:  # a numba without it: its own cache files are kept
+    IndexDataCacheFile = object
 
 _warned = []
 #: (dispatcher, cache, options) of every kernel compiled with ``parallel=True``
@@ -83,7 +87,8 @@ def _compile(func, cache, options):
             _warn_once(exc)
         else:
             cache_files = getattr(dispatcher, "_cache", None)
-            if isinstance(getattr(cache_files, "_cache_file", None), IndexDataCacheFile):
+            if (IndexDataCacheFile is not object
+                    and isinstance(getattr(cache_files, "_cache_file", None), IndexDataCacheFile)):
                 cache_files._cache_file = _KeyedCacheFile.like(cache_files._cache_file)
             return dispatcher
     return numba.njit(**options)(func)
