@@ -105,8 +105,15 @@ def _name_after_closure(func):
     both kinds' kernels then call whichever copy was loaded first: wrong trees, no error.
     """
     if func.__closure__:
-        cells = repr(tuple(cache_identity(cell.cell_contents) for cell in func.__closure__))
-        func.__qualname__ = f"{func.__qualname__}_{hashlib.sha256(cells.encode()).hexdigest()[:12]}"
+        func.__qualname__ = _named_after(
+            func.__qualname__, tuple(cache_identity(cell.cell_contents)
+                                     for cell in func.__closure__))
+
+
+def _named_after(qualname, identity):
+    """``qualname`` with a digest of ``identity`` (a value whose repr is the same in every
+    process): how :func:`with_globals` and :func:`_name_after_closure` tell copies apart."""
+    return f"{qualname}_{hashlib.sha256(repr(identity).encode()).hexdigest()[:12]}"
 
 
 class _KeyedCacheFile(IndexDataCacheFile):
@@ -192,8 +199,8 @@ def with_globals(func, **names):
     scope.update(names)
     made = types.FunctionType(func.__code__, scope, func.__name__, func.__defaults__,
                               func.__closure__)
-    given = repr(sorted((name, cache_identity(value)) for name, value in names.items()))
-    made.__qualname__ = f"{func.__qualname__}_{hashlib.sha256(given.encode()).hexdigest()[:12]}"
+    made.__qualname__ = _named_after(
+        func.__qualname__, sorted((name, cache_identity(value)) for name, value in names.items()))
     made.__doc__ = func.__doc__
     return made
 
