@@ -456,61 +456,70 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     two_way = np.diff(branch_offset) == 2
     lengths[two_way] = _smaller_side(seg_start[two_way], seg_end[two_way],
                                      branch_rows[branch_offset[:-1][two_way]])
-    buffers = _thread_buffers(max(1, min(numba.get_num_threads(), sorted_x.shape[0])),
-                              sorted_y, lengths)
+    pair_feature, pair_segment, lane_first = _lanes(
+        sorted_x.shape[0], seg_start, seg_end, np.full(seg_start.shape[0], -1, dtype=np.int64),
+        numba.get_num_threads())
+    buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y, lengths)
     branch_0_bits = np.packbits(row_branch == 0, bitorder="little")  # for the two-way mover
-    _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                             branch_rows, row_branch, branch_0_bits, *buffers)
+    _move_lanes_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                     branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                     lane_first, *buffers)
 
 
 @njit(parallel=True, cache=True)
-def _partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                             branch_rows, row_branch, branch_0_bits, all_buf_x, all_buf_idx,
-                             all_buf_y):
-    n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
-    max_branches = 0
-    for s in range(n_segments):
-        max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
-    has_labels = sorted_y.shape[1] > 0
+def _move_lanes_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                     branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                     lane_first, buf_x, buf_idx, buf_y):
+    """Each lane's pairs moved by :func:`_move_pairs_kway` with the lane's buffers."""
+    for j in prange(lane_first.shape[0] - 1):
+        _move_pairs_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                         branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                         lane_first[j], lane_first[j + 1], buf_x[j], buf_idx[j], buf_y[j])
 
-    n_blocks = all_buf_x.shape[0]
-    for c in prange(n_blocks):  # one thread's buffers per block of features (_thread_buffers)
-        buf_x = all_buf_x[c]
-        buf_idx = all_buf_idx[c]
-        buf_y = all_buf_y[c]
-        cursor = np.empty(max_branches, dtype=np.int64)
-        for g in range(c * n_features // n_blocks, (c + 1) * n_features // n_blocks):
-            for s in range(n_segments):
-                start = seg_start[s]
-                n = seg_end[s] - start
-                xs = sorted_x[g, start:seg_end[s]]
-                idx = sorted_idx[g, start:seg_end[s]]
-                if branch_offset[s + 1] - branch_offset[s] == 2:
-                    # two branches: the in-place, branch-free mover with its cursors in registers
-                    ys2 = sorted_y[g, start:seg_end[s]] if has_labels else sorted_y[g]
-                    _move_two_way(xs, idx, ys2, has_labels, branch_0_bits,
-                                  branch_rows[branch_offset[s]], buf_x, buf_idx, buf_y)
-                    continue
-                running = 0
-                for b in range(branch_offset[s + 1] - branch_offset[s]):
-                    cursor[b] = running
-                    running += branch_rows[branch_offset[s] + b]
-                for p in range(n):
-                    buf_x[p] = xs[p]
-                    buf_idx[p] = idx[p]
-                if has_labels:
-                    ys = sorted_y[g, start:seg_end[s]]
-                    for p in range(n):
-                        buf_y[p] = ys[p]
-                for p in range(n):
-                    b = row_branch[buf_idx[p]]
-                    q = cursor[b]
-                    cursor[b] = q + 1
-                    xs[q] = buf_x[p]
-                    idx[q] = buf_idx[p]
-                    if has_labels:
-                        ys[q] = buf_y[p]
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _move_pairs_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                     branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment, first,
+                     stop, buf_x, buf_idx, buf_y):
+    """k-way moves of the pairs ``first .. stop - 1`` with one thread's buffers: a two-branch
+    segment by the two-way mover, any other through a copy of its slice scattered to its
+    branches' cursors (running sums of the rows per branch)."""
+    has_labels = sorted_y.shape[1] > 0
+    max_branches = 0
+    for s in range(seg_start.shape[0]):
+        max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
+    cursor = np.empty(max_branches, dtype=np.int64)
+    for q in range(first, stop):
+        g = pair_feature[q]
+        s = pair_segment[q]
+        start = seg_start[s]
+        end = seg_end[s]
+        xs = sorted_x[g, start:end]
+        idx = sorted_idx[g, start:end]
+        ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
+        if branch_offset[s + 1] - branch_offset[s] == 2:
+            _move_two_way(xs, idx, ys, has_labels, branch_0_bits,
+                          branch_rows[branch_offset[s]], buf_x, buf_idx, buf_y)
+            continue
+        running = 0
+        for b in range(branch_offset[s + 1] - branch_offset[s]):
+            cursor[b] = running
+            running += branch_rows[branch_offset[s] + b]
+        n = end - start
+        for p in range(n):
+            buf_x[p] = xs[p]
+            buf_idx[p] = idx[p]
+        if has_labels:
+            for p in range(n):
+                buf_y[p] = ys[p]
+        for p in range(n):
+            b = row_branch[buf_idx[p]]
+            r = cursor[b]
+            cursor[b] = r + 1
+            xs[r] = buf_x[p]
+            idx[r] = buf_idx[p]
+            if has_labels:
+                ys[r] = buf_y[p]
 
 
 @njit(parallel=True, cache=True)
