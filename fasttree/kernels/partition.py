@@ -126,8 +126,8 @@ def _left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_id
 def _mark_left_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids,
                     left_bits, check):
     """Check every row id of the segments if ``check`` (a min and a max, a loop the compiler
-    vectorizes: about 2 ms per 4M rows), then set the left rows' bits; False, with no bit set, if an id is
-    outside ``[0, n_ids)``.  Serial: one write per left row into a table of n/8 bytes that stays
+    vectorizes: about 2 ms per 4M rows), then set the left rows' bits; False, with no bit set,
+    if an id is outside ``[0, n_ids)``.  Serial: one write per left row into a table of n/8 bytes that stays
     in cache; parallel writers would race on a byte's bits, and threads owning blocks of the
     table each read every row and mispredict which are theirs (two threads took longer than one
     at 4M rows)."""
