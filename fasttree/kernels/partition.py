@@ -4,7 +4,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._jit import njit, specialized, with_globals
 from .presort import check_row_ids
 
 
@@ -127,10 +127,10 @@ def _mark_left_rows(sorted_idx, seg_start, seg_end, split_feature, split_n_left,
                     left_bits, check):
     """Check every row id of the segments if ``check`` (a min and a max, a loop the compiler
     vectorizes: about 2 ms per 4M rows), then set the left rows' bits; False, with no bit set,
-    if an id is outside ``[0, n_ids)``.  Serial: one write per left row into a table of n/8 bytes that stays
-    in cache; parallel writers would race on a byte's bits, and threads owning blocks of the
-    table each read every row and mispredict which are theirs (two threads took longer than one
-    at 4M rows)."""
+    if an id is outside ``[0, n_ids)``.  Serial: one write per left row into a table of n/8
+    bytes that stays in cache; parallel writers would race on a byte's bits, and threads owning
+    blocks of the table each read every row and mispredict which are theirs (two threads took
+    longer than one at 4M rows)."""
     for s in range(seg_start.shape[0] if check else 0):
         ids = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
         smallest = n_ids
@@ -194,12 +194,15 @@ def _move_two_way_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_
                         skip_feature, left_bits):
     """Two-way moves of every (feature, segment) pair but segment ``s`` in feature row
     ``skip_feature[s]`` (in order already), the pairs cut into lanes of about equal rows, one
-    lane per thread (:func:`_lanes`)."""
+    lane per thread (:func:`_lanes`): the two-way mover of :func:`_make_movers`."""
     pair_feature, pair_segment, lane_first = _lanes(
         sorted_x.shape[0], seg_start, seg_end, skip_feature, numba.get_num_threads())
     buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y,
                               _smaller_side(seg_start, seg_end, seg_n_left))
-    _move_lanes(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
+    branch_offset = np.arange(0, 2 * seg_start.shape[0] + 1, 2, dtype=np.int64)
+    branch_rows = np.column_stack([seg_n_left, seg_end - seg_start - seg_n_left]).ravel()
+    _move_lanes(False)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                       branch_rows.astype(np.int64), np.empty(0, dtype=np.int32), left_bits,
                 pair_feature, pair_segment, lane_first, *buffers)
 
 
@@ -234,34 +237,6 @@ def _lanes(n_features, seg_start, seg_end, skip_feature, n_threads):
     cut = np.where(ends[after] - share < share - before, after + 1, after)
     lane_first = np.concatenate([[0], np.maximum.accumulate(cut), [feature.shape[0]]])
     return feature, segment, lane_first.astype(np.int64)
-
-
-@njit(parallel=True, cache=True)
-def _move_lanes(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
-                pair_feature, pair_segment, lane_first, buf_x, buf_idx, buf_y):
-    """Each lane's pairs moved by :func:`_move_pairs` with the lane's buffers."""
-    for j in prange(lane_first.shape[0] - 1):
-        _move_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
-                    pair_feature, pair_segment, lane_first[j], lane_first[j + 1], buf_x[j],
-                    buf_idx[j], buf_y[j])
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def _move_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left, left_bits,
-                pair_feature, pair_segment, first, stop, buf_x, buf_idx, buf_y):
-    """Two-way moves of the pairs ``first .. stop - 1`` with one thread's buffers (a segment's
-    smaller side plus the slot the branch-free mover writes after its last row).  A function of
-    its own, called from the parallel loop: the mover inlined into that loop ran about 15 %
-    slower per row (B19's partition on one thread)."""
-    has_labels = sorted_y.shape[1] > 0
-    for q in range(first, stop):
-        g = pair_feature[q]
-        s = pair_segment[q]
-        start = seg_start[s]
-        end = seg_end[s]
-        ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
-        _move_two_way(sorted_x[g, start:end], sorted_idx[g, start:end], ys, has_labels,
-                      left_bits, seg_n_left[s], buf_x, buf_idx, buf_y)
 
 
 def _smaller_side(seg_start, seg_end, seg_n_left):
@@ -461,65 +436,94 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
         numba.get_num_threads())
     buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y, lengths)
     branch_0_bits = np.packbits(row_branch == 0, bitorder="little")  # for the two-way mover
-    _move_lanes_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                     branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
-                     lane_first, *buffers)
+    _move_lanes(True)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                      branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                      lane_first, *buffers)
 
 
-@njit(parallel=True, cache=True)
-def _move_lanes_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                     branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
-                     lane_first, buf_x, buf_idx, buf_y):
-    """Each lane's pairs moved by :func:`_move_pairs_kway` with the lane's buffers."""
-    for j in prange(lane_first.shape[0] - 1):
-        _move_pairs_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                         branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
-                         lane_first[j], lane_first[j + 1], buf_x[j], buf_idx[j], buf_y[j])
+def _make_movers(k_way):
+    """The parallel mover of lanes of (feature, segment) pairs: ``k_way`` False for two-way
+    splits only (the numeric partition), True for any number of branches (routed splits).
+
+    Each lane's pairs are moved by one call, with the lane's buffers (a segment's smaller side
+    plus one slot for a two-branch segment, its whole slice otherwise): a two-branch segment by
+    the branch-free two-way mover (``branch_0_bits``), any other by :func:`_move_k_way`
+    (``row_branch``).  The pairs' function is called from the parallel loop, not inlined into it:
+    the mover inlined there ran about 15 % slower per row (B19's partition on one thread).
+    ``k_way`` is a constant of the code made here, so a two-way fit compiles no k-way branch (it
+    cost a first classifier fit about 1.5 s of compile CPU).
+    """
+
+    def move_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                   branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment, first,
+                   stop, buf_x, buf_idx, buf_y):
+        has_labels = sorted_y.shape[1] > 0
+        if k_way:
+            max_branches = 0
+            for s in range(seg_start.shape[0]):
+                max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
+            cursor = np.empty(max_branches, dtype=np.int64)
+        for q in range(first, stop):
+            g = pair_feature[q]
+            s = pair_segment[q]
+            start = seg_start[s]
+            end = seg_end[s]
+            xs = sorted_x[g, start:end]
+            idx = sorted_idx[g, start:end]
+            ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
+            if k_way:
+                if branch_offset[s + 1] - branch_offset[s] != 2:
+                    _move_k_way(xs, idx, ys, has_labels, row_branch,
+                                branch_rows[branch_offset[s]:branch_offset[s + 1]], cursor,
+                                buf_x, buf_idx, buf_y)
+                    continue
+            _move_two_way(xs, idx, ys, has_labels, branch_0_bits,
+                          branch_rows[branch_offset[s]], buf_x, buf_idx, buf_y)
+
+    def move_lanes(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                   branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                   lane_first, buf_x, buf_idx, buf_y):
+        for j in prange(lane_first.shape[0] - 1):
+            move_lane(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                      branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                      lane_first[j], lane_first[j + 1], buf_x[j], buf_idx[j], buf_y[j])
+
+    # the pairs' function as the kernel's global, not a cell it closes over (see with_globals)
+    return njit(parallel=True, cache=True)(with_globals(
+        move_lanes, move_lane=njit(cache=True, no_cpython_wrapper=True)(move_pairs)))
+
+
+def _move_lanes(k_way):
+    """The mover :func:`_make_movers` makes, once per process (:func:`specialized`)."""
+    return specialized(_make_movers, k_way)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _move_pairs_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                     branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment, first,
-                     stop, buf_x, buf_idx, buf_y):
-    """k-way moves of the pairs ``first .. stop - 1`` with one thread's buffers: a two-branch
-    segment by the two-way mover, any other through a copy of its slice scattered to its
-    branches' cursors (running sums of the rows per branch)."""
-    has_labels = sorted_y.shape[1] > 0
-    max_branches = 0
-    for s in range(seg_start.shape[0]):
-        max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
-    cursor = np.empty(max_branches, dtype=np.int64)
-    for q in range(first, stop):
-        g = pair_feature[q]
-        s = pair_segment[q]
-        start = seg_start[s]
-        end = seg_end[s]
-        xs = sorted_x[g, start:end]
-        idx = sorted_idx[g, start:end]
-        ys = sorted_y[g, start:end] if has_labels else sorted_y[g]
-        if branch_offset[s + 1] - branch_offset[s] == 2:
-            _move_two_way(xs, idx, ys, has_labels, branch_0_bits,
-                          branch_rows[branch_offset[s]], buf_x, buf_idx, buf_y)
-            continue
-        running = 0
-        for b in range(branch_offset[s + 1] - branch_offset[s]):
-            cursor[b] = running
-            running += branch_rows[branch_offset[s] + b]
-        n = end - start
+def _move_k_way(xs, idx, ys, has_labels, row_branch, branch_rows, cursor, buf_x, buf_idx,
+                buf_y):
+    """Stable in-place k-way partition of one node's slice by ``row_branch`` of its rows:
+    the slice copied to the buffers, then every row written at its branch's cursor (cursors
+    start at the running sums of ``branch_rows``).  Not inlined: two-way fits call it never and
+    compile it once."""
+    running = 0
+    for b in range(branch_rows.shape[0]):
+        cursor[b] = running
+        running += branch_rows[b]
+    n = xs.shape[0]
+    for p in range(n):
+        buf_x[p] = xs[p]
+        buf_idx[p] = idx[p]
+    if has_labels:
         for p in range(n):
-            buf_x[p] = xs[p]
-            buf_idx[p] = idx[p]
+            buf_y[p] = ys[p]
+    for p in range(n):
+        b = row_branch[buf_idx[p]]
+        r = cursor[b]
+        cursor[b] = r + 1
+        xs[r] = buf_x[p]
+        idx[r] = buf_idx[p]
         if has_labels:
-            for p in range(n):
-                buf_y[p] = ys[p]
-        for p in range(n):
-            b = row_branch[buf_idx[p]]
-            r = cursor[b]
-            cursor[b] = r + 1
-            xs[r] = buf_x[p]
-            idx[r] = buf_idx[p]
-            if has_labels:
-                ys[r] = buf_y[p]
+            ys[r] = buf_y[p]
 
 
 @njit(parallel=True, cache=True)
