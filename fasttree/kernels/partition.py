@@ -199,11 +199,14 @@ def _move_two_way_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_
         sorted_x.shape[0], seg_start, seg_end, skip_feature, numba.get_num_threads())
     buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y,
                               _smaller_side(seg_start, seg_end, seg_n_left))
-    branch_offset = np.arange(0, 2 * seg_start.shape[0] + 1, 2, dtype=np.int64)
-    branch_rows = np.column_stack([seg_n_left, seg_end - seg_start - seg_n_left]).ravel()
-    _move_lanes(False)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                       branch_rows.astype(np.int64), np.empty(0, dtype=np.int32), left_bits,
-                pair_feature, pair_segment, lane_first, *buffers)
+    n_segments = seg_start.shape[0]
+    branch_rows = np.empty(2 * n_segments, dtype=np.int64)  # left, right of each segment
+    branch_rows[0::2] = seg_n_left
+    branch_rows[1::2] = seg_end - seg_start - seg_n_left
+    _move_lanes(False)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end,
+                       np.arange(0, 2 * n_segments + 1, 2, dtype=np.int64), branch_rows,
+                       np.empty(0, dtype=np.int32), left_bits, pair_feature, pair_segment,
+                       lane_first, *buffers)
 
 
 def _lanes(n_features, seg_start, seg_end, skip_feature, n_threads):
@@ -503,8 +506,8 @@ def _move_k_way(xs, idx, ys, has_labels, row_branch, branch_rows, cursor, buf_x,
                 buf_y):
     """Stable in-place k-way partition of one node's slice by ``row_branch`` of its rows:
     the slice copied to the buffers, then every row written at its branch's cursor (cursors
-    start at the running sums of ``branch_rows``).  Not inlined: two-way fits call it never and
-    compile it once."""
+    start at the running sums of ``branch_rows``).  A function of its own, not inlined into
+    the k-way mover's pairs function: the rarer, heavier path."""
     running = 0
     for b in range(branch_rows.shape[0]):
         cursor[b] = running
