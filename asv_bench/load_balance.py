@@ -95,21 +95,21 @@ def recording():
     """Record, during a fit, the search's work items and the partition's calls, in order."""
     log = []
     make_items = work_items.WorkItems.__init__
-    partition = exact_splitter.partition_segments
+    partition = exact_splitter._partition_prefix
 
     def record_items(self, pair_feature, pair_segment, pair_rows, chunkable, item_rows=None):
         make_items(self, pair_feature, pair_segment, pair_rows, chunkable, item_rows)
         log.append(("search", self, np.asarray(pair_rows)))
 
     def record_partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                         split_n_left, n_ids):
+                         split_n_left, n_ids, check):
         log.append(("partition", sorted_x.shape[0], seg_start.copy(), seg_end.copy(),
                     np.asarray(split_feature).copy()))
         return partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                         split_n_left, n_ids)
+                         split_n_left, n_ids, check)
 
     with mock.patch.object(work_items.WorkItems, "__init__", record_items), \
-            mock.patch.object(exact_splitter, "partition_segments", record_partition):
+            mock.patch.object(exact_splitter, "_partition_prefix", record_partition):
         yield log
 
 

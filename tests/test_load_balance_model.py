@@ -69,3 +69,28 @@ def test_partition_and_presort_costs():
     assert costs.tolist() == [14, 14]
     assert load_balance.presort_costs(1 << 20, 2, 8).tolist() == [(1 << 20) / 4] * 8
     assert load_balance.presort_costs(100, 5, 2).tolist() == [200, 300]
+
+
+def test_fit_balance_records_every_level_of_a_fit():
+    """The recorder sees each level's search and partition: the rows the partition moves are,
+    over the fit, every split node's rows in each feature row but its own split feature's."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(np.int64)
+    levels, presort = load_balance.fit_balance(X, y, (2, 16), max_depth=4, criterion="entropy")
+    tree = load_balance.fasttree.DecisionTreeClassifier(max_depth=4, criterion="entropy").fit(
+        X, y).tree_
+    depth = np.zeros(tree.node_count, dtype=np.int64)
+    for node in range(tree.node_count):  # parents come before their children
+        for child in (tree.children_left[node], tree.children_right[node]):
+            if child >= 0:
+                depth[child] = depth[node] + 1
+    # nodes at max_depth are never searched, so the last level's split nodes are not partitioned
+    moved = (tree.children_left >= 0) & (depth < tree.max_depth - 1)
+    assert len(levels) == tree.max_depth  # one search per depth above max_depth
+    assert sum(level.get("partition_rows", 0) for level in levels) == \
+        tree.n_node_samples[moved].sum() * (X.shape[1] - 1)
+    assert levels[0]["search_rows"] == X.shape[0] * X.shape[1]
+    for level in levels:
+        assert all(0 < level[f"search@{p}"] <= 1 for p in (2, 16))
+    assert set(presort) == {"presort@2", "presort@16"}
