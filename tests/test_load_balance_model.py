@@ -80,13 +80,8 @@ def test_fit_balance_records_every_level_of_a_fit():
     levels, presort = load_balance.fit_balance(X, y, (2, 16), max_depth=4, criterion="entropy")
     tree = load_balance.fasttree.DecisionTreeClassifier(max_depth=4, criterion="entropy").fit(
         X, y).tree_
-    depth = np.zeros(tree.node_count, dtype=np.int64)
-    for node in range(tree.node_count):  # parents come before their children
-        for child in (tree.children_left[node], tree.children_right[node]):
-            if child >= 0:
-                depth[child] = depth[node] + 1
     # nodes at max_depth are never searched, so the last level's split nodes are not partitioned
-    moved = (tree.children_left >= 0) & (depth < tree.max_depth - 1)
+    moved = (tree.children_left >= 0) & (tree.depth < tree.max_depth - 1)
     assert len(levels) == tree.max_depth  # one search per depth above max_depth
     assert sum(level.get("partition_rows", 0) for level in levels) == \
         tree.n_node_samples[moved].sum() * (X.shape[1] - 1)
