@@ -64,17 +64,33 @@ def search_costs(items, pair_rows):
     return np.where(items.item_hi > 0, items.item_hi - items.item_lo, whole)
 
 
-def partition_costs(n_features, seg_start, seg_end, split_feature, n_threads):
-    """Rows each iteration of the partition moves on ``n_threads`` threads: its lanes of
-    (feature, segment) pairs (``fasttree.kernels.partition._lanes``), every split node's rows
-    moved in each feature row but the node's own split feature."""
+def partition_loops(n_features, seg_start, seg_end, split_feature, n_threads):
+    """The partition's parallel loops on ``n_threads`` threads, each as the costs of its
+    iterations (``fasttree.kernels.partition._move_plan``): one loop over lanes of whole
+    (feature, segment) pairs, then, for the pairs moved in row chunks, one loop over the chunks
+    of each feature row (the scratch holds a feature row's chunked segments; a chunk costs its
+    rows times ``CHUNKED_MOVE_COST``, the count, scatter and copy back together).  Every split
+    node's rows are moved in each feature row but the node's own split feature."""
     if n_features == 1:
-        return np.zeros(1)  # the split feature's row is in order already: nothing moves
-    feature, segment, lane_first = partition_module._lanes(
-        n_features, seg_start, seg_end, np.asarray(split_feature, dtype=np.int64), n_threads)
-    rows = (seg_end - seg_start)[segment]
-    ends = np.concatenate([[0], np.cumsum(rows)])
-    return ends[lane_first[1:]] - ends[lane_first[:-1]]
+        return [np.zeros(1)]  # the split feature's row is in order already: nothing moves
+    feature, segment, lane_first, chunked_feature, chunked_segment = partition_module._move_plan(
+        n_features, seg_start, seg_end, np.asarray(split_feature, dtype=np.int64), n_threads,
+        partition_module.MOVE_CHUNK_ROWS)
+    ends = np.concatenate([[0], np.cumsum((seg_end - seg_start)[segment])])
+    loops = [ends[lane_first[1:]] - ends[lane_first[:-1]]]
+    chunk = partition_module.MOVE_CHUNK_ROWS
+    for g in np.unique(chunked_feature):
+        rows = (seg_end - seg_start)[chunked_segment[chunked_feature == g]]
+        loops.append(partition_module.CHUNKED_MOVE_COST * np.concatenate(
+            [np.minimum(chunk, n - np.arange(0, n, chunk)) for n in rows]))
+    return loops
+
+
+def loops_balance(loops, n_threads):
+    """Balance of loops run one after the other: their work over ``n_threads`` times the sum
+    of their makespans."""
+    span = sum(makespan(costs, n_threads) for costs in loops)
+    return float(sum(np.sum(c) for c in loops) / (n_threads * span)) if span > 0 else float("nan")
 
 
 def presort_costs(n_samples, n_features, n_threads):
@@ -102,11 +118,11 @@ def recording():
         log.append(("search", self, np.asarray(pair_rows)))
 
     def record_partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                         split_n_left, n_ids, check):
+                         *args):
         log.append(("partition", sorted_x.shape[0], seg_start.copy(), seg_end.copy(),
                     np.asarray(split_feature).copy()))
         return partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                         split_n_left, n_ids, check)
+                         *args)
 
     with mock.patch.object(work_items.WorkItems, "__init__", record_items), \
             mock.patch.object(exact_splitter, "_partition_prefix", record_partition):
@@ -130,10 +146,10 @@ def fit_balance(X, y, threads, **params):
             _, n_features, seg_start, seg_end, split_feature = entry
             level = levels[-1]
             level["partition_rows"] = int(
-                partition_costs(n_features, seg_start, seg_end, split_feature, 1).sum())
+                partition_loops(n_features, seg_start, seg_end, split_feature, 1)[0].sum())
             for p in threads:
-                level[f"partition@{p}"] = balance(
-                    partition_costs(n_features, seg_start, seg_end, split_feature, p), p)
+                level[f"partition@{p}"] = loops_balance(
+                    partition_loops(n_features, seg_start, seg_end, split_feature, p), p)
     presort = {f"presort@{p}": balance(presort_costs(*X.shape, p), p) for p in threads}
     return levels, presort
 

@@ -27,7 +27,6 @@ from .kernels import (
     new_split_record,
     node_target_ranks,
     partition_segments_fractional,
-    partition_segments_kway,
     presort_features,
     reciprocal_table,
     relabel_rows,
@@ -37,7 +36,7 @@ from .kernels import (
     segment_target_sums,
     xlog2x_table,
 )
-from .kernels.partition import _partition_prefix
+from .kernels.partition import MoveScratch, _partition_kway, _partition_prefix
 from .kernels.split_search import FEATURE_THRESHOLD
 
 # The moves look a row's direction up at its id, in a table of one bit per id.  While a node's ids
@@ -205,6 +204,7 @@ class ExactSplitter:
         if self.monotonic_cst.size and (multi_output is not None or missing_fractional):
             raise ValueError("monotonicity constraints need one output and no fractional rows")
         self.timings = {} if timings is None else timings
+        self._move_scratch = MoveScratch()  # the chunked moves', mapped once per fit
         # NaN sorts last: a feature misses values iff its last sorted value is NaN
         self.missing_features = np.isnan(sorted_x[:, -1]) if self.n_samples else np.zeros(0, bool)
         self._any_missing = bool(self.missing_features.any())
@@ -416,8 +416,9 @@ class ExactSplitter:
             start, end = start + shift, end + shift + own
             counts = counts + np.repeat(all_branches, r_branches)
         else:
-            self._timed("partition", partition_segments_kway, self.sorted_x, self.sorted_idx,
-                        self.sorted_y, r_start, r_end, r_offset, counts, self._row_branch)
+            self._timed("partition", _partition_kway, self.sorted_x, self.sorted_idx,
+                        self.sorted_y, r_start, r_end, r_offset, counts, self._row_branch,
+                        self._move_scratch)
         for j, node in enumerate(routed):
             branch_rows[branch_offset[node]:branch_offset[node + 1]] = \
                 counts[r_offset[j]:r_offset[j + 1]]
@@ -427,7 +428,8 @@ class ExactSplitter:
         """Move the rows of prefix splits: the left child's rows first, in every feature row."""
         # ids, not positions: C4.5's copies of rows get new ids (_allocate_copies)
         self._timed("partition", _partition_prefix, self.sorted_x, self.sorted_idx,
-                    self.sorted_y, start, end, feature, n_left, self._row_branch.shape[0], False)
+                    self.sorted_y, start, end, feature, n_left, self._row_branch.shape[0], False,
+                    self._move_scratch)
         if self._id_span > CACHED_ID_SPAN:
             largest_child = int(np.max(np.maximum(n_left, end - start - n_left), initial=0))
             if largest_child <= CACHED_ID_SPAN:

@@ -366,33 +366,6 @@ def test_partition_by_bits_matches_naive_stable_partition(seed, n_threads):
     np.testing.assert_array_equal(sorted_idx, again)
 
 
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), n_features=st.integers(1, 7),
-       n_segments=st.integers(0, 9), n_threads=st.integers(1, 70))
-def test_move_lanes_cover_every_pair_once_in_balanced_runs(seed, n_features, n_segments,
-                                                           n_threads):
-    """The partition's lanes: every (feature, segment) pair but the segments' own split
-    features, feature-major, once; at most n_threads lanes; each lane's rows within the
-    largest pair of its fair share."""
-    from fasttree.kernels.partition import _lanes
-
-    rng = np.random.default_rng(seed)
-    rows = rng.integers(0, 50, n_segments)
-    ends = np.cumsum(rows).astype(np.int64)
-    starts = ends - rows
-    skip = rng.integers(-1, n_features, n_segments).astype(np.int64)
-    feature, segment, lane_first = _lanes(n_features, starts, ends, skip, n_threads)
-    expected = [(g, s) for g in range(n_features) for s in range(n_segments) if skip[s] != g]
-    assert list(zip(feature.tolist(), segment.tolist())) == expected
-    assert lane_first[0] == 0 and lane_first[-1] == len(expected)
-    assert np.all(np.diff(lane_first) >= 0) and 1 <= len(lane_first) - 1 <= max(1, n_threads)
-    if expected:
-        cost = rows[segment]
-        lane_rows = np.add.reduceat(np.append(cost, 0), lane_first[:-1])
-        lane_rows[np.diff(lane_first) == 0] = 0
-        assert lane_rows.max() <= cost.sum() / (len(lane_first) - 1) + cost.max()
-
-
 def test_partition_with_more_row_ids_than_positions():
     """C4.5's copies of rows get new ids: ids run past the layout's width, and the partition
     must mark and read them all (a table sized by positions was written out of bounds)."""

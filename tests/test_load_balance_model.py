@@ -63,10 +63,18 @@ def test_makespan_and_balance():
 
 def test_partition_and_presort_costs():
     # three features, two split nodes (rows 10 and 4) split on features 0 and 2
-    costs = load_balance.partition_costs(3, np.array([0, 10]), np.array([10, 14]),
+    loops = load_balance.partition_loops(3, np.array([0, 10]), np.array([10, 14]),
                                          np.array([0, 2]), 2)
     # pairs (0, node 2) 4, (1, node 1) 10, (1, node 2) 4, (2, node 1) 10 rows: two lanes of 14
-    assert costs.tolist() == [14, 14]
+    assert [costs.tolist() for costs in loops] == [[14, 14]]
+    # one feature row to move, of one node of 2^20 rows: in chunks, every thread busy
+    chunk = load_balance.partition_module.MOVE_CHUNK_ROWS
+    cost = load_balance.partition_module.CHUNKED_MOVE_COST
+    loops = load_balance.partition_loops(2, np.array([0]), np.array([1 << 20]), np.array([0]), 4)
+    assert [costs.tolist() for costs in loops] == [[0], [cost * chunk] * ((1 << 20) // chunk)]
+    assert load_balance.loops_balance(loops, 4) == 1.0
+    assert load_balance.loops_balance(load_balance.partition_loops(
+        2, np.array([0]), np.array([1 << 20]), np.array([0]), 1), 4) == 0.25
     assert load_balance.presort_costs(1 << 20, 2, 8).tolist() == [(1 << 20) / 4] * 8
     assert load_balance.presort_costs(100, 5, 2).tolist() == [200, 300]
 

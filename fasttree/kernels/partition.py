@@ -8,6 +8,12 @@ from .._jit import njit, specialized, with_globals
 from .presort import check_row_ids
 
 
+#: rows of a chunk when a large (feature, segment) pair is moved by every thread
+MOVE_CHUNK_ROWS = 1 << 16
+#: time per row of a chunked move against a move by one thread (both on one thread: 1.06 on a
+#: 2M-row pair, 1.29 on a 10M-row one, scratch already touched)
+CHUNKED_MOVE_COST = 1.3
+
 def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
                        split_n_left, n_ids):
     """Stable in-place partition of the split nodes' segments, every feature row in parallel.
@@ -57,10 +63,11 @@ def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split
 
 
 def _partition_prefix(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
-                      split_n_left, n_ids, check):
+                      split_n_left, n_ids, check, scratch=None):
     """:func:`partition_segments`; the row ids checked only if ``check`` (a grower's own
     layout holds the ids its presort and splitter gave it: checking them again each level read
-    every row id once more, 21 of B18's 417 ms)."""
+    every row id once more, 21 of B18's 417 ms); ``scratch`` a :class:`MoveScratch` kept
+    between calls."""
     split_feature = np.asarray(split_feature, dtype=np.int64)
     if sorted_x.shape[0] == 1:  # the split feature's row is the only one, in order already
         if check:
@@ -69,7 +76,7 @@ def _partition_prefix(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_
     left_bits = _left_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids,
                            True, check=check)
     _move_two_way_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_n_left,
-                        split_feature, left_bits)
+                        split_feature, left_bits, scratch)
 
 
 def left_rows_bits(sorted_idx, seg_start, seg_end, split_feature, split_n_left, n_ids):
@@ -191,55 +198,160 @@ def partition_segments_bits(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
 
 
 def _move_two_way_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_n_left,
-                        skip_feature, left_bits):
+                        skip_feature, left_bits, scratch=None):
     """Two-way moves of every (feature, segment) pair but segment ``s`` in feature row
-    ``skip_feature[s]`` (in order already), the pairs cut into lanes of about equal rows, one
-    lane per thread (:func:`_lanes`): the two-way mover of :func:`_make_movers`."""
-    pair_feature, pair_segment, lane_first = _lanes(
-        sorted_x.shape[0], seg_start, seg_end, skip_feature, numba.get_num_threads())
-    buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y,
-                              _smaller_side(seg_start, seg_end, seg_n_left))
+    ``skip_feature[s]`` (in order already), by :func:`_move_pairs`."""
     n_segments = seg_start.shape[0]
     branch_rows = np.empty(2 * n_segments, dtype=np.int64)  # left, right of each segment
     branch_rows[0::2] = seg_n_left
     branch_rows[1::2] = seg_end - seg_start - seg_n_left
-    _move_lanes(False)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end,
-                       np.arange(0, 2 * n_segments + 1, 2, dtype=np.int64), branch_rows,
-                       np.empty(0, dtype=np.int32), left_bits, pair_feature, pair_segment,
-                       lane_first, *buffers)
+    _move_pairs(False, sorted_x, sorted_idx, sorted_y, seg_start, seg_end,
+                np.arange(0, 2 * n_segments + 1, 2, dtype=np.int64), branch_rows,
+                np.empty(0, dtype=np.int32), left_bits, skip_feature, scratch)
 
 
-def _lanes(n_features, seg_start, seg_end, skip_feature, n_threads):
-    """The (feature, segment) pairs to move, feature-major, and their cut into at most
-    ``n_threads`` lanes of consecutive pairs and about equal rows.
+def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                branch_rows, row_branch, branch_0_bits, skip_feature, scratch=None):
+    """Move every (feature, segment) pair but segment ``s`` in feature row ``skip_feature[s]``
+    as :func:`_move_plan` lays them out: the pairs moved whole in lanes, one lane per thread
+    (:func:`_make_movers`), then the large pairs in row chunks (:func:`_make_chunk_movers`).
+    ``k_way`` False: two branches everywhere (``branch_0_bits`` tells them apart); ``scratch``
+    a :class:`MoveScratch` kept between calls, or None for one of this call's own."""
+    pair_feature, pair_segment, lane_first, chunked_feature, chunked_segment = _move_plan(
+        sorted_x.shape[0], seg_start, seg_end, skip_feature, numba.get_num_threads(),
+        MOVE_CHUNK_ROWS)
+    if pair_feature.shape[0] > 0:
+        # a two-way move buffers a segment's smaller side, a k-way one its whole slice; only
+        # the segments moved whole need them
+        used = np.zeros(seg_start.shape[0], dtype=bool)
+        used[pair_segment] = True
+        first_branch = branch_offset[:-1][used]
+        lengths = np.where(np.diff(branch_offset)[used] == 2,
+                           _smaller_side(seg_start[used], seg_end[used],
+                                         branch_rows[first_branch]),
+                           (seg_end - seg_start)[used])
+        buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y, lengths)
+        _move_lanes(k_way)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                           branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                           lane_first, *buffers)
+    if chunked_feature.shape[0] > 0:
+        rows = (seg_end - seg_start)[chunked_segment]
+        # the scratch holds one feature row's chunked segments at most (never more than the
+        # layout's width); the mover takes the pairs a batch at a time
+        capacity = int(np.bincount(chunked_feature, weights=rows).max())
+        scratch = MoveScratch() if scratch is None else scratch
+        _move_chunks(k_way)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                            row_branch, branch_0_bits, chunked_feature, chunked_segment,
+                            np.int64(MOVE_CHUNK_ROWS), *scratch.arrays(capacity, sorted_y))
+
+
+class MoveScratch:
+    """The scratch of the chunked moves, kept by a grower from one level to the next.
+
+    A fresh scratch is memory the kernel touches for the first time: every page faults and is
+    zeroed first (a 2M-row chunked move on two threads took 10.6 ms with a fresh scratch, 6.3
+    with one already touched).  Kept, it is mapped once per fit, at its largest (the first
+    levels').
+    """
+
+    def __init__(self):
+        self._arrays = None
+
+    def arrays(self, n_rows, sorted_y):
+        """Scratch ``x``, ``idx`` and ``y`` of at least ``n_rows`` rows for this layout."""
+        held = self._arrays
+        if (held is None or held[0].shape[0] < n_rows or held[2].dtype != sorted_y.dtype
+                or (held[2].shape[0] > 0) != (sorted_y.shape[1] > 0)):
+            self._arrays = tuple(a[0] for a in _thread_buffers(1, sorted_y, [n_rows]))
+        return self._arrays
+
+
+def _moved_pairs(n_features, seg_start, seg_end, skip_feature):
+    """The (feature, segment) pairs to move, feature-major: every pair but segment ``s`` in
+    feature row ``skip_feature[s]``."""
+    n_segments = seg_start.shape[0]
+    feature = np.repeat(np.arange(n_features, dtype=np.int64), n_segments)
+    segment = np.tile(np.arange(n_segments, dtype=np.int64), n_features)
+    moved = feature != skip_feature[segment]
+    return feature[moved], segment[moved]
+
+
+def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, chunk_rows):
+    """Which (feature, segment) pairs to move whole, in lanes, and which in row chunks.
+
+    A pair moved whole is moved by one thread: a pair larger than a thread's share of the level
+    (the root of tall data, a node holding most rows) would keep the other threads waiting.  A
+    pair moved in chunks of ``chunk_rows`` rows keeps every thread busy, but costs about
+    :data:`CHUNKED_MOVE_COST` times as much per row (its rows are counted, scattered to a
+    scratch and copied back).  So the largest pairs are chunked, one by one, as long as that
+    lowers the level's estimated time: the largest lane's rows plus the chunked rows' cost
+    shared by all threads; a plan that saves less than a tenth of the time of moving every pair
+    whole is not taken (its scratch holds a feature row's chunked segments: B17's first level
+    on two threads would chunk one 10M-row pair to save 3 %).  On one thread nothing is
+    chunked.  The choice changes how the rows
+    move, never where they end (a stable partition has one result).
+
+    Returns
+    -------
+    pair_feature, pair_segment : ndarray of shape (n_pairs,), int64
+        The pairs moved whole, feature-major.
+    lane_first : ndarray of shape (n_lanes + 1,), int64
+        Their cut into lanes (:func:`_cut_lanes`).
+    chunked_feature, chunked_segment : ndarray of shape (n_chunked,), int64
+        The pairs moved in row chunks, feature-major.
+    """
+    feature, segment = _moved_pairs(n_features, seg_start, seg_end, skip_feature)
+    rows = (seg_end - seg_start)[segment]
+    chunked = np.zeros(feature.shape[0], dtype=bool)
+    if n_threads > 1 and feature.shape[0] > 0:
+        # worth trying: two chunks or more, and more than a quarter of a thread's share
+        candidates = np.flatnonzero((rows >= 2 * chunk_rows)
+                                    & (4 * n_threads * rows > rows.sum()))
+        candidates = candidates[np.argsort(-rows[candidates], kind="stable")]
+        whole_time = _lane_makespan(rows, n_threads)
+        best_time, best_k = 0.9 * whole_time, 0
+        for k, q in enumerate(candidates, start=1):
+            chunked[q] = True
+            time = (_lane_makespan(rows[~chunked], n_threads)
+                    + CHUNKED_MOVE_COST * rows[chunked].sum() / n_threads)
+            if time < best_time:
+                best_time, best_k = time, k
+        chunked[:] = False
+        chunked[candidates[:best_k]] = True
+    whole = ~chunked
+    return (feature[whole], segment[whole], _cut_lanes(rows[whole], n_threads),
+            feature[chunked], segment[chunked])
+
+
+def _cut_lanes(rows, n_threads):
+    """The cut of pairs of ``rows`` rows, in order, into at most ``n_threads`` lanes of
+    consecutive pairs and about equal rows: lane ``j`` moves the pairs ``lane_first[j] ..
+    lane_first[j + 1] - 1``.
 
     Lanes, not blocks of features: with fewer features than threads, or with a segment's own
     split feature skipped, whole feature rows per thread leave threads idle (one feature split
     on feature 0 of three: one thread moved both others).  The cut depends on the thread count,
     the result does not (every pair is moved the same way by whichever thread).
-
-    Returns
-    -------
-    pair_feature, pair_segment : ndarray of shape (n_pairs,), int64
-    lane_first : ndarray of shape (n_lanes + 1,), int64
-        Lane ``j`` moves the pairs ``lane_first[j] .. lane_first[j + 1] - 1``.
     """
-    n_segments = seg_start.shape[0]
-    feature = np.repeat(np.arange(n_features, dtype=np.int64), n_segments)
-    segment = np.tile(np.arange(n_segments, dtype=np.int64), n_features)
-    moved = feature != skip_feature[segment]
-    feature, segment = feature[moved], segment[moved]
-    ends = np.cumsum((seg_end - seg_start)[segment])
-    n_lanes = max(1, min(n_threads, feature.shape[0]))
+    n_lanes = max(1, min(n_threads, rows.shape[0]))
     if n_lanes == 1:
-        return feature, segment, np.array([0, feature.shape[0]], dtype=np.int64)
+        return np.array([0, rows.shape[0]], dtype=np.int64)
+    ends = np.cumsum(rows)
     # each cut after the pair whose running rows come nearest to its share of the total
     share = ends[-1] * np.arange(1, n_lanes) / n_lanes
     after = np.searchsorted(ends, share)  # first pair reaching the share
     before = np.where(after > 0, ends[np.maximum(after - 1, 0)], 0)
     cut = np.where(ends[after] - share < share - before, after + 1, after)
-    lane_first = np.concatenate([[0], np.maximum.accumulate(cut), [feature.shape[0]]])
-    return feature, segment, lane_first.astype(np.int64)
+    return np.concatenate([[0], np.maximum.accumulate(cut), [rows.shape[0]]]).astype(np.int64)
+
+
+def _lane_makespan(rows, n_threads):
+    """Rows of the largest lane when pairs of ``rows`` rows are cut by :func:`_cut_lanes`."""
+    if rows.shape[0] == 0:
+        return 0
+    ends = np.concatenate([[0], np.cumsum(rows)])
+    lane_first = _cut_lanes(rows, n_threads)
+    return int(np.max(ends[lane_first[1:]] - ends[lane_first[:-1]]))
 
 
 def _smaller_side(seg_start, seg_end, seg_n_left):
@@ -429,19 +541,17 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
     row_branch : ndarray of shape (n_samples,), int32 (IN)
         Branch of every row of these segments (from :func:`route_rows`).
     """
-    # a k-way move buffers its whole segment; a two-way one only its smaller side
-    lengths = seg_end - seg_start
-    two_way = np.diff(branch_offset) == 2
-    lengths[two_way] = _smaller_side(seg_start[two_way], seg_end[two_way],
-                                     branch_rows[branch_offset[:-1][two_way]])
-    pair_feature, pair_segment, lane_first = _lanes(
-        sorted_x.shape[0], seg_start, seg_end, np.full(seg_start.shape[0], -1, dtype=np.int64),
-        numba.get_num_threads())
-    buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y, lengths)
-    branch_0_bits = np.packbits(row_branch == 0, bitorder="little")  # for the two-way mover
-    _move_lanes(True)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                      branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
-                      lane_first, *buffers)
+    _partition_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                    branch_rows, row_branch)
+
+
+def _partition_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                    branch_rows, row_branch, scratch=None):
+    """:func:`partition_segments_kway` with a :class:`MoveScratch` kept between calls."""
+    branch_0_bits = np.packbits(row_branch == 0, bitorder="little")  # for two-branch nodes
+    _move_pairs(True, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                branch_rows, row_branch, branch_0_bits,
+                np.full(seg_start.shape[0], -1, dtype=np.int64), scratch)
 
 
 def _make_movers(k_way):
@@ -499,6 +609,144 @@ def _make_movers(k_way):
 def _move_lanes(k_way):
     """The mover :func:`_make_movers` makes, once per process (:func:`specialized`)."""
     return specialized(_make_movers, k_way)
+
+
+def _make_chunk_movers(k_way):
+    """The parallel mover of large (feature, segment) pairs in row chunks (``k_way`` as in
+    :func:`_make_movers`).
+
+    ::
+
+        pair, chunks of chunk_rows:  [ c0        | c1        | c2    ]
+        1. count, every chunk:        l0 r0        l1 r1       l2 r2     rows per branch
+        2. prefix, in chunk order:    chunk c's left rows go to l0 + .. + l(c-1), its right
+                                      rows to (l0 + l1 + l2) + r0 + .. + r(c-1)
+        3. scatter, every chunk:      each row to its branch's cursor in the scratch
+        4. copy back, every chunk:    the scratch's positions of the chunk to the layout
+
+    The same stable partition as a move by one thread, with every thread on the pair; about
+    twice the bytes (every row written to the scratch, then back).  The scratch holds a batch
+    of pairs at a time, as many as it fits in order (at least one).  A row's branch comes from
+    ``branch_0_bits`` for a two-branch node (a table that stays in cache), else from
+    ``row_branch``, clamped to the node's branches (a wrong branch gives wrong rows, never a
+    write out of bounds).
+    """
+
+    def move_chunks(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                    row_branch, branch_0_bits, pair_feature, pair_segment, chunk_rows,
+                    scratch_x, scratch_idx, scratch_y):
+        has_labels = sorted_y.shape[1] > 0
+        n_pairs = pair_feature.shape[0]
+        pair_chunk = np.zeros(n_pairs + 1, dtype=np.int64)  # each pair's first chunk
+        max_branches = 2
+        for q in range(n_pairs):
+            s = pair_segment[q]
+            rows = seg_end[s] - seg_start[s]
+            pair_chunk[q + 1] = pair_chunk[q] + (rows + chunk_rows - 1) // chunk_rows
+            max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
+        chunk_pair = np.empty(pair_chunk[n_pairs], dtype=np.int64)
+        for q in range(n_pairs):
+            chunk_pair[pair_chunk[q]:pair_chunk[q + 1]] = q
+        # each chunk's rows per branch, then where its next row of each branch goes
+        cursor = np.zeros((chunk_pair.shape[0], max_branches), dtype=np.int64)
+        scratch_start = np.zeros(n_pairs, dtype=np.int64)
+        first = 0
+        while first < n_pairs:
+            stop = first
+            used = 0
+            while stop < n_pairs:
+                rows = seg_end[pair_segment[stop]] - seg_start[pair_segment[stop]]
+                if stop > first and used + rows > scratch_x.shape[0]:
+                    break
+                scratch_start[stop] = used
+                used += rows
+                stop += 1
+            for c in prange(pair_chunk[first], pair_chunk[stop]):
+                move_chunk(sorted_x, sorted_idx, sorted_y, has_labels, seg_start, seg_end,
+                           branch_offset, row_branch, branch_0_bits, pair_feature,
+                           pair_segment, chunk_pair, pair_chunk, chunk_rows, scratch_start,
+                           cursor, scratch_x, scratch_idx, scratch_y, c, 0)
+            for q in range(first, stop):  # the counts' prefix, in chunk order
+                s = pair_segment[q]
+                at = scratch_start[q]
+                for b in range(branch_offset[s + 1] - branch_offset[s]):
+                    for c in range(pair_chunk[q], pair_chunk[q + 1]):
+                        rows = cursor[c, b]
+                        cursor[c, b] = at
+                        at += rows
+            for step in range(1, 3):  # scatter to the scratch, then copy back
+                for c in prange(pair_chunk[first], pair_chunk[stop]):
+                    move_chunk(sorted_x, sorted_idx, sorted_y, has_labels, seg_start, seg_end,
+                               branch_offset, row_branch, branch_0_bits, pair_feature,
+                               pair_segment, chunk_pair, pair_chunk, chunk_rows, scratch_start,
+                               cursor, scratch_x, scratch_idx, scratch_y, c, step)
+            first = stop
+
+    def chunk_step(sorted_x, sorted_idx, sorted_y, has_labels, seg_start, seg_end,
+                   branch_offset, row_branch, branch_0_bits, pair_feature, pair_segment,
+                   chunk_pair, pair_chunk, chunk_rows, scratch_start, cursor, scratch_x,
+                   scratch_idx, scratch_y, c, step):
+        """Step ``step`` of chunk ``c``: 0 count its rows per branch into ``cursor[c]``,
+        1 scatter them to the scratch at ``cursor[c]``, 2 copy its positions back."""
+        q = chunk_pair[c]
+        g = pair_feature[q]
+        s = pair_segment[q]
+        lo = seg_start[s] + (c - pair_chunk[q]) * chunk_rows
+        hi = min(lo + chunk_rows, seg_end[s])
+        xs = sorted_x[g, lo:hi]
+        idx = sorted_idx[g, lo:hi]
+        ys = sorted_y[g, lo:hi] if has_labels else sorted_y[g]
+        n = xs.shape[0]
+        if step == 2:
+            at = scratch_start[q] + lo - seg_start[s]
+            xs[:] = scratch_x[at:at + n]
+            idx[:] = scratch_idx[at:at + n]
+            if has_labels:
+                ys[:] = scratch_y[at:at + n]
+            return
+        two_way = not k_way or branch_offset[s + 1] - branch_offset[s] == 2
+        last = np.uint64(max(branch_offset[s + 1] - branch_offset[s] - 1, 0))
+        counts = cursor[c]
+        if step == 0 and two_way:
+            n_left = 0
+            for p in range(n):
+                n_left += _goes_left(branch_0_bits, idx[p])
+            counts[0] = n_left
+            counts[1] = n - n_left
+        elif step == 0:
+            for p in range(n):
+                counts[min(np.uint64(row_branch[np.uint64(idx[p])]), last)] += 1
+        elif two_way:  # branch-free: the row goes to the left or right cursor, the one advanced
+            left = np.uint64(counts[0])
+            right = np.uint64(counts[1])
+            for p in range(n):
+                row = idx[p]
+                go = np.uint64(_goes_left(branch_0_bits, row))
+                to = right + go * (left - right)
+                scratch_x[to] = xs[p]
+                scratch_idx[to] = row
+                if has_labels:
+                    scratch_y[to] = ys[p]
+                left += go
+                right += np.uint64(1) - go
+        else:
+            for p in range(n):
+                row = idx[p]
+                b = min(np.uint64(row_branch[np.uint64(row)]), last)
+                to = np.uint64(counts[b])
+                counts[b] = to + 1
+                scratch_x[to] = xs[p]
+                scratch_idx[to] = row
+                if has_labels:
+                    scratch_y[to] = ys[p]
+
+    return njit(parallel=True, cache=True)(with_globals(
+        move_chunks, move_chunk=njit(cache=True, no_cpython_wrapper=True)(chunk_step)))
+
+
+def _move_chunks(k_way):
+    """The chunk mover :func:`_make_chunk_movers` makes, once per process."""
+    return specialized(_make_chunk_movers, k_way)
 
 
 @njit(cache=True, no_cpython_wrapper=True)

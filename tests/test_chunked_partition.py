@@ -1,0 +1,182 @@
+"""The partition's plan (pairs moved whole in lanes, large pairs in row chunks) and the chunked
+moves against a naive stable partition, at chunk boundaries and through the estimators."""
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fasttree
+from fasttree.kernels import partition as partition_module
+from fasttree.kernels import partition_segments_bits, partition_segments_kway
+from fasttree.kernels.partition import MoveScratch, _move_chunks, _move_plan
+from test_kernels import gather_targets, segmented_layout
+
+
+def naive_partition(before_idx, starts, ends, row_branch, n_branches):
+    """Every segment of every feature row: its rows of branch 0, then 1, ..., each in its old
+    order."""
+    out = before_idx.copy()
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        for g in range(before_idx.shape[0]):
+            old = before_idx[g, a:b]
+            out[g, a:b] = np.concatenate([old[row_branch[old] == k]
+                                          for k in range(n_branches[s])])
+    return out
+
+
+def random_case(seed, n=211, m=3, n_segments=3, max_branches=1, labels=True):
+    """A segmented layout, every row's branch (``max_branches`` 1: two branches, by bits)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 9, size=(n, m)).astype(np.float32)
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
+    y = rng.integers(0, 4, size=n).astype(np.uint8)
+    sorted_y = gather_targets(sorted_idx, y) if labels else np.empty((m, 0), np.uint8)
+    n_branches = (np.full(len(starts), 2) if max_branches == 1
+                  else rng.integers(1, max_branches + 1, len(starts)))
+    row_branch = np.zeros(n, np.int32)
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        rows = sorted_idx[0, a:b]
+        row_branch[rows] = rng.integers(0, n_branches[s], b - a)
+    if len(starts):
+        row_branch[sorted_idx[0, starts[0]:ends[0]]] = 0  # a segment going one way whole
+    branch_offset = np.concatenate([[0], np.cumsum(n_branches)]).astype(np.int64)
+    branch_rows = np.array([np.sum(row_branch[sorted_idx[0, a:b]] == k)
+                            for s, (a, b) in enumerate(zip(starts, ends))
+                            for k in range(n_branches[s])], dtype=np.int64)
+    return dict(X=X, y=y, sorted_x=sorted_x, sorted_idx=sorted_idx, sorted_y=sorted_y,
+                starts=starts, ends=ends, row_branch=row_branch, n_branches=n_branches,
+                branch_offset=branch_offset, branch_rows=branch_rows)
+
+
+def assert_partitioned(case, before_idx):
+    expected = naive_partition(before_idx, case["starts"], case["ends"], case["row_branch"],
+                               case["n_branches"])
+    np.testing.assert_array_equal(case["sorted_idx"], expected)
+    for a, b in zip(case["starts"], case["ends"]):  # values and labels moved with their rows
+        rows = expected[:, a:b]
+        np.testing.assert_array_equal(
+            case["sorted_x"][:, a:b], case["X"].T[np.arange(rows.shape[0])[:, None], rows])
+        if case["sorted_y"].shape[1]:
+            np.testing.assert_array_equal(case["sorted_y"][:, a:b], case["y"][rows])
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 2, 3, 7, 1000])
+@pytest.mark.parametrize("max_branches", [1, 4])
+@pytest.mark.parametrize("labels", [True, False])
+@pytest.mark.parametrize("scratch_rows", ["one feature", "largest pair", "kept"])
+def test_chunked_moves_match_naive_stable_partition(chunk_rows, max_branches, labels,
+                                                     scratch_rows):
+    """The chunk mover alone, on every pair: chunks of one row, chunks not dividing a segment,
+    a chunk larger than its segment; a scratch of one pair at a time (several batches), of a
+    feature row, and one kept from a larger call."""
+    case = random_case(chunk_rows, max_branches=max_branches, labels=labels)
+    starts, ends, m = case["starts"], case["ends"], case["X"].shape[1]
+    feature = np.repeat(np.arange(m), len(starts)).astype(np.int64)
+    segment = np.tile(np.arange(len(starts)), m).astype(np.int64)
+    rows = (ends - starts)[segment]
+    scratch = MoveScratch()
+    if scratch_rows == "kept":
+        scratch.arrays(10 * case["X"].shape[0], case["sorted_y"])
+    capacity = {"one feature": int(np.bincount(feature, weights=rows).max()),
+                "largest pair": int(rows.max()), "kept": 1}[scratch_rows]
+    before_idx = case["sorted_idx"].copy()
+    bits = np.packbits(case["row_branch"] == 0, bitorder="little")
+    _move_chunks(max_branches > 1)(
+        case["sorted_x"], case["sorted_idx"], case["sorted_y"], starts, ends,
+        case["branch_offset"], case["row_branch"], bits, feature, segment, np.int64(chunk_rows),
+        *scratch.arrays(capacity, case["sorted_y"]))
+    assert_partitioned(case, before_idx)
+
+
+@pytest.fixture
+def chunk_everything(monkeypatch):
+    """Chunks of 3 rows, chunked moves as cheap as whole ones: the plan chunks every pair it
+    may, on two threads."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("the plan chunks only with two threads or more")
+    monkeypatch.setattr(partition_module, "MOVE_CHUNK_ROWS", 3)
+    monkeypatch.setattr(partition_module, "CHUNKED_MOVE_COST", 0.0)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(2)
+    yield
+    numba.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("max_branches", [1, 3])
+def test_public_partitions_with_chunked_pairs_match_naive(chunk_everything, seed, max_branches):
+    case = random_case(seed, n=300, m=2, n_segments=2, max_branches=max_branches)
+    starts, ends = case["starts"], case["ends"]
+    no_skip = np.full(len(starts), -1, np.int64)
+    *_, chunked_feature, _ = _move_plan(2, starts, ends, no_skip, 2, 3)
+    assert chunked_feature.size > 0  # the case exercises the chunked path
+    before_idx = case["sorted_idx"].copy()
+    if max_branches == 1:
+        partition_segments_bits(case["sorted_x"], case["sorted_idx"], case["sorted_y"], starts,
+                                ends, case["branch_rows"][0::2],
+                                np.packbits(case["row_branch"] == 0, bitorder="little"))
+    else:
+        partition_segments_kway(case["sorted_x"], case["sorted_idx"], case["sorted_y"], starts,
+                                ends, case["branch_offset"], case["branch_rows"],
+                                case["row_branch"])
+    assert_partitioned(case, before_idx)
+
+
+def fitted_arrays(est):
+    t = est.tree_
+    return [t.children_left, t.children_right, t.feature, t.threshold, t.value,
+            t.n_node_samples]
+
+
+@pytest.mark.parametrize("params", [
+    dict(criterion="entropy", max_depth=6),
+    dict(criterion="gini", missing="learn", categorical_features=[1]),
+])
+def test_trees_with_chunked_partitions_equal_the_unchunked_ones(chunk_everything, params):
+    """Every partition of a fit chunked (numeric prefix splits, routed NaN rows, multiway
+    category splits): the same tree as with every pair moved whole."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    X[:, 1] = rng.integers(0, 5, 2000)
+    X[rng.random(2000) < 0.1, 2] = np.nan
+    y = (X[:, 0] + X[:, 1] + np.nan_to_num(X[:, 2]) + rng.normal(size=2000) > 2).astype(int)
+    chunked = fasttree.DecisionTreeClassifier(random_state=0, **params).fit(X, y)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(partition_module, "CHUNKED_MOVE_COST", 1e9)  # nothing chunked
+        whole = fasttree.DecisionTreeClassifier(random_state=0, **params).fit(X, y)
+    assert chunked.tree_.node_count > 20
+    for a, b in zip(fitted_arrays(chunked), fitted_arrays(whole)):
+        np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_features=st.integers(1, 7),
+       n_segments=st.integers(0, 9), n_threads=st.integers(1, 70),
+       chunk_rows=st.integers(1, 40))
+def test_move_plan_covers_every_pair_once(seed, n_features, n_segments, n_threads, chunk_rows):
+    """Every (feature, segment) pair but the segments' own split features, once: whole (in at
+    most n_threads lanes, each within the largest pair of its fair share) or chunked (only on
+    more than one thread, only pairs of two chunks or more), each list feature-major."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, 200, n_segments)
+    ends = np.cumsum(rows).astype(np.int64)
+    starts = ends - rows
+    skip = rng.integers(-1, n_features, n_segments).astype(np.int64)
+    feature, segment, lane_first, chunked_feature, chunked_segment = _move_plan(
+        n_features, starts, ends, skip, n_threads, chunk_rows)
+    expected = [(g, s) for g in range(n_features) for s in range(n_segments) if skip[s] != g]
+    whole = list(zip(feature.tolist(), segment.tolist()))
+    chunked = list(zip(chunked_feature.tolist(), chunked_segment.tolist()))
+    assert sorted(whole + chunked) == expected
+    assert whole == sorted(whole) and chunked == sorted(chunked)
+    assert n_threads > 1 or not chunked
+    assert all(rows[s] >= 2 * chunk_rows for _, s in chunked)
+    assert lane_first[0] == 0 and lane_first[-1] == len(whole)
+    assert np.all(np.diff(lane_first) >= 0) and 1 <= len(lane_first) - 1 <= max(1, n_threads)
+    if whole:
+        cost = rows[segment]
+        lane_rows = np.add.reduceat(np.append(cost, 0), lane_first[:-1])
+        lane_rows[np.diff(lane_first) == 0] = 0
+        assert lane_rows.max() <= cost.sum() / (len(lane_first) - 1) + cost.max()
