@@ -73,12 +73,13 @@ def partition_loops(n_features, seg_start, seg_end, split_feature, n_threads):
     node's rows are moved in each feature row but the node's own split feature."""
     if n_features == 1:
         return [np.zeros(1)]  # the split feature's row is in order already: nothing moves
-    feature, segment, lane_first, chunked_feature, chunked_segment = partition_module._move_plan(
-        n_features, seg_start, seg_end, np.asarray(split_feature, dtype=np.int64), n_threads,
-        partition_module.MOVE_CHUNK_ROWS)
+    feature, segment, lane_first, chunked_feature, chunked_segment, chunk = \
+        partition_module._move_plan(n_features, seg_start, seg_end,
+                                    np.asarray(split_feature, dtype=np.int64), n_threads,
+                                    partition_module.MIN_MOVE_CHUNK_ROWS,
+                                    partition_module.MOVE_CHUNK_ROWS)
     ends = np.concatenate([[0], np.cumsum((seg_end - seg_start)[segment])])
     loops = [ends[lane_first[1:]] - ends[lane_first[:-1]]]
-    chunk = partition_module.MOVE_CHUNK_ROWS
     for g in np.unique(chunked_feature):
         rows = (seg_end - seg_start)[chunked_segment[chunked_feature == g]]
         loops.append(partition_module.CHUNKED_MOVE_COST * np.concatenate(

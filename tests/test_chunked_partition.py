@@ -97,6 +97,7 @@ def chunk_everything(monkeypatch):
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("the plan chunks only with two threads or more")
     monkeypatch.setattr(partition_module, "MOVE_CHUNK_ROWS", 3)
+    monkeypatch.setattr(partition_module, "MIN_MOVE_CHUNK_ROWS", 1)
     monkeypatch.setattr(partition_module, "CHUNKED_MOVE_COST", 0.0)
     previous = numba.get_num_threads()
     numba.set_num_threads(2)
@@ -110,8 +111,8 @@ def test_public_partitions_with_chunked_pairs_match_naive(chunk_everything, seed
     case = random_case(seed, n=300, m=2, n_segments=2, max_branches=max_branches)
     starts, ends = case["starts"], case["ends"]
     no_skip = np.full(len(starts), -1, np.int64)
-    *_, chunked_feature, _ = _move_plan(2, starts, ends, no_skip, 2, 3)
-    assert chunked_feature.size > 0  # the case exercises the chunked path
+    *_, chunked_feature, _, chunk_rows = _move_plan(2, starts, ends, no_skip, 2, 1, 3)
+    assert chunked_feature.size > 0 and chunk_rows <= 3  # the case exercises the chunked path
     before_idx = case["sorted_idx"].copy()
     if max_branches == 1:
         partition_segments_bits(case["sorted_x"], case["sorted_idx"], case["sorted_y"], starts,
@@ -154,25 +155,28 @@ def test_trees_with_chunked_partitions_equal_the_unchunked_ones(chunk_everything
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n_features=st.integers(1, 7),
        n_segments=st.integers(0, 9), n_threads=st.integers(1, 70),
-       chunk_rows=st.integers(1, 40))
-def test_move_plan_covers_every_pair_once(seed, n_features, n_segments, n_threads, chunk_rows):
+       min_chunk_rows=st.integers(1, 40), more_rows=st.integers(0, 40))
+def test_move_plan_covers_every_pair_once(seed, n_features, n_segments, n_threads,
+                                          min_chunk_rows, more_rows):
     """Every (feature, segment) pair but the segments' own split features, once: whole (in at
     most n_threads lanes, each within the largest pair of its fair share) or chunked (only on
-    more than one thread, only pairs of two chunks or more), each list feature-major."""
+    more than one thread, only pairs of two smallest chunks or more, chunks within bounds);
+    each list feature-major."""
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, 200, n_segments)
     ends = np.cumsum(rows).astype(np.int64)
     starts = ends - rows
     skip = rng.integers(-1, n_features, n_segments).astype(np.int64)
-    feature, segment, lane_first, chunked_feature, chunked_segment = _move_plan(
-        n_features, starts, ends, skip, n_threads, chunk_rows)
+    feature, segment, lane_first, chunked_feature, chunked_segment, chunk_rows = _move_plan(
+        n_features, starts, ends, skip, n_threads, min_chunk_rows, min_chunk_rows + more_rows)
     expected = [(g, s) for g in range(n_features) for s in range(n_segments) if skip[s] != g]
     whole = list(zip(feature.tolist(), segment.tolist()))
     chunked = list(zip(chunked_feature.tolist(), chunked_segment.tolist()))
     assert sorted(whole + chunked) == expected
     assert whole == sorted(whole) and chunked == sorted(chunked)
     assert n_threads > 1 or not chunked
-    assert all(rows[s] >= 2 * chunk_rows for _, s in chunked)
+    assert all(rows[s] >= 2 * min_chunk_rows for _, s in chunked)
+    assert min_chunk_rows <= chunk_rows <= min_chunk_rows + more_rows
     assert lane_first[0] == 0 and lane_first[-1] == len(whole)
     assert np.all(np.diff(lane_first) >= 0) and 1 <= len(lane_first) - 1 <= max(1, n_threads)
     if whole:

@@ -68,7 +68,7 @@ def test_partition_and_presort_costs():
     # pairs (0, node 2) 4, (1, node 1) 10, (1, node 2) 4, (2, node 1) 10 rows: two lanes of 14
     assert [costs.tolist() for costs in loops] == [[14, 14]]
     # one feature row to move, of one node of 2^20 rows: in chunks, every thread busy
-    chunk = load_balance.partition_module.MOVE_CHUNK_ROWS
+    chunk = (1 << 20) // 16  # four chunks a thread
     cost = load_balance.partition_module.CHUNKED_MOVE_COST
     loops = load_balance.partition_loops(2, np.array([0]), np.array([1 << 20]), np.array([0]), 4)
     assert [costs.tolist() for costs in loops] == [[0], [cost * chunk] * ((1 << 20) // chunk)]

@@ -8,8 +8,11 @@ from .._jit import njit, specialized, with_globals
 from .presort import check_row_ids
 
 
-#: rows of a chunk when a large (feature, segment) pair is moved by every thread
+#: rows of a chunk when a large (feature, segment) pair is moved by every thread: at most
+#: MOVE_CHUNK_ROWS, fewer when a feature row's chunked pairs would give a thread fewer than
+#: four chunks, never fewer than MIN_MOVE_CHUNK_ROWS (a chunk's fixed costs would show)
 MOVE_CHUNK_ROWS = 1 << 16
+MIN_MOVE_CHUNK_ROWS = 1 << 12
 #: time per row of a chunked move against a move by one thread (both on one thread: 1.06 on a
 #: 2M-row pair, 1.29 on a 10M-row one, scratch already touched)
 CHUNKED_MOVE_COST = 1.3
@@ -217,9 +220,9 @@ def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branc
     (:func:`_make_movers`), then the large pairs in row chunks (:func:`_make_chunk_movers`).
     ``k_way`` False: two branches everywhere (``branch_0_bits`` tells them apart); ``scratch``
     a :class:`MoveScratch` kept between calls, or None for one of this call's own."""
-    pair_feature, pair_segment, lane_first, chunked_feature, chunked_segment = _move_plan(
-        sorted_x.shape[0], seg_start, seg_end, skip_feature, numba.get_num_threads(),
-        MOVE_CHUNK_ROWS)
+    (pair_feature, pair_segment, lane_first, chunked_feature, chunked_segment,
+     chunk_rows) = _move_plan(sorted_x.shape[0], seg_start, seg_end, skip_feature,
+                              numba.get_num_threads(), MIN_MOVE_CHUNK_ROWS, MOVE_CHUNK_ROWS)
     if pair_feature.shape[0] > 0:
         # a two-way move buffers a segment's smaller side, a k-way one its whole slice; only
         # the segments moved whole need them
@@ -242,7 +245,7 @@ def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branc
         scratch = MoveScratch() if scratch is None else scratch
         _move_chunks(k_way)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                             row_branch, branch_0_bits, chunked_feature, chunked_segment,
-                            np.int64(MOVE_CHUNK_ROWS), *scratch.arrays(capacity, sorted_y))
+                            np.int64(chunk_rows), *scratch.arrays(capacity, sorted_y))
 
 
 class MoveScratch:
@@ -276,12 +279,13 @@ def _moved_pairs(n_features, seg_start, seg_end, skip_feature):
     return feature[moved], segment[moved]
 
 
-def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, chunk_rows):
+def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chunk_rows,
+               max_chunk_rows):
     """Which (feature, segment) pairs to move whole, in lanes, and which in row chunks.
 
     A pair moved whole is moved by one thread: a pair larger than a thread's share of the level
     (the root of tall data, a node holding most rows) would keep the other threads waiting.  A
-    pair moved in chunks of ``chunk_rows`` rows keeps every thread busy, but costs about
+    pair moved in row chunks keeps every thread busy, but costs about
     :data:`CHUNKED_MOVE_COST` times as much per row (its rows are counted, scattered to a
     scratch and copied back).  So the largest pairs are chunked, one by one, as long as that
     lowers the level's estimated time: the largest lane's rows plus the chunked rows' cost
@@ -299,13 +303,17 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, chunk_ro
         Their cut into lanes (:func:`_cut_lanes`).
     chunked_feature, chunked_segment : ndarray of shape (n_chunked,), int64
         The pairs moved in row chunks, feature-major.
+    chunk_rows : int
+        Rows of their chunks: ``max_chunk_rows``, or fewer (not below ``min_chunk_rows``) to give
+        every thread four chunks of a feature row's chunked pairs (the chunk mover takes them a
+        feature row at a time).
     """
     feature, segment = _moved_pairs(n_features, seg_start, seg_end, skip_feature)
     rows = (seg_end - seg_start)[segment]
     chunked = np.zeros(feature.shape[0], dtype=bool)
     if n_threads > 1 and feature.shape[0] > 0:
         # worth trying: two chunks or more, and more than a quarter of a thread's share
-        candidates = np.flatnonzero((rows >= 2 * chunk_rows)
+        candidates = np.flatnonzero((rows >= 2 * min_chunk_rows)
                                     & (4 * n_threads * rows > rows.sum()))
         candidates = candidates[np.argsort(-rows[candidates], kind="stable")]
         whole_time = _lane_makespan(rows, n_threads)
@@ -319,8 +327,13 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, chunk_ro
         chunked[:] = False
         chunked[candidates[:best_k]] = True
     whole = ~chunked
+    chunk_rows = max_chunk_rows
+    if chunked.any():
+        feature_rows = np.bincount(feature[chunked], weights=rows[chunked]).max()
+        chunk_rows = int(np.clip(feature_rows // (4 * n_threads), min_chunk_rows,
+                                 max_chunk_rows))
     return (feature[whole], segment[whole], _cut_lanes(rows[whole], n_threads),
-            feature[chunked], segment[chunked])
+            feature[chunked], segment[chunked], chunk_rows)
 
 
 def _cut_lanes(rows, n_threads):
