@@ -526,13 +526,13 @@ def check_multiway_level(P):
 
 # --- routing and k-way partition ---------------------------------------------------------------
 def check_route_and_partition(X, y_layout, w, perm, starts, ends, sorted_x, sorted_idx, sorted_y,
-                              splits):
+                              splits, route_chunk_rows=None):
     """route_rows + partition_segments_kway against the naive rule, for one split per segment.
 
     ``splits``: per segment (feature, kind, threshold, missing_branch, category map or None,
     n_branches).  ``y_layout``: the targets by row id (None when sorted_y has no columns).
     ``w``: weights by row id, or None for unit weights.  Returns the rows per branch of every
-    segment.
+    segment.  ``route_chunk_rows``: route_rows' chunk size (None: its default).
     """
     n, m = X.shape
     maps = [sp[4] if sp[4] is not None else np.zeros(0, np.int64) for sp in splits]
@@ -550,7 +550,8 @@ def check_route_and_partition(X, y_layout, w, perm, starts, ends, sorted_x, sort
         np.array([sp[1] for sp in splits], np.int64),
         np.array([sp[2] for sp in splits], np.float64),
         np.array([sp[3] for sp in splits], np.int64),
-        np.where(n_codes > 0, offsets, -1), n_codes, category_branch, branch_offset, row_branch)
+        np.where(n_codes > 0, offsets, -1), n_codes, category_branch, branch_offset, row_branch,
+        *([] if route_chunk_rows is None else [route_chunk_rows]))
     naive = {}
     inside = np.zeros(n, bool)
     for s, (a, b) in enumerate(zip(starts, ends)):
@@ -655,8 +656,10 @@ def routing_problems(draw):
 
 
 @settings(max_examples=200, **HYPOTHESIS)
-@given(routing_problems())
-def test_route_rows_and_kway_partition_match_naive_rule(R):
+@given(routing_problems(), st.sampled_from([None, 1, 2, 3, 5]))
+def test_route_rows_and_kway_partition_match_naive_rule(R, route_chunk_rows):
+    """Also with nodes routed in chunks of 1, 2, 3 and 5 rows (their weights summed chunk by
+    chunk, dyadic weights: exact in any order)."""
     sorted_x, sorted_idx = build_layout(R.X, R.perm, R.starts, R.ends)
     if R.labels == "none":
         y_layout, sorted_y = None, np.empty((R.X.shape[1], 0), np.uint8)
@@ -664,7 +667,7 @@ def test_route_rows_and_kway_partition_match_naive_rule(R):
         y_layout = R.y.astype(R.labels)
         sorted_y = gather_targets(sorted_idx, y_layout)
     check_route_and_partition(R.X, y_layout, R.w, R.perm, R.starts, R.ends, sorted_x, sorted_idx,
-                              sorted_y, R.splits)
+                              sorted_y, R.splits, route_chunk_rows)
 
 
 def test_route_rows_sends_missing_rows_down_every_branch_when_asked():

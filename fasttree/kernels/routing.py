@@ -139,10 +139,16 @@ def numeric_split_arrays(missing_branch):
             np.zeros(0, dtype=np.int32))
 
 
+#: rows of a chunk of a node routed by one thread (a node's chunks' sums are added in chunk
+#: order, so the weights per branch do not depend on the thread count)
+ROUTE_CHUNK_ROWS = 1 << 16
+
+
 @njit(parallel=True, cache=True)
 def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature,
                split_kind, split_threshold, split_missing_branch, category_offset,
-               category_n_codes, category_branch, branch_offset, row_branch):
+               category_n_codes, category_branch, branch_offset, row_branch,
+               chunk_rows=ROUTE_CHUNK_ROWS):
     """Branch of every row of the split nodes, and the rows and weight per branch.
 
     Parameters
@@ -167,6 +173,10 @@ def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_fe
         Node ``s``'s branches are ``branch_offset[s] .. branch_offset[s + 1] - 1`` of the output.
     row_branch : ndarray of shape (n_samples,), int32 (OUT)
         Branch of every row of these segments (indexed by row id), ``-1`` for every branch.
+    chunk_rows : int, default ROUTE_CHUNK_ROWS
+        Every node is routed in chunks of this many rows, in parallel; a node's weight per
+        branch is the sum of its chunks' sums in chunk order, so it depends on this size (not
+        on the thread count).
 
     Returns
     -------
@@ -178,20 +188,47 @@ def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_fe
         Rows of each node sent down every branch.
     """
     unit_weight = sample_weight.shape[0] == 0
-    branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
-    branch_weight = np.zeros(branch_offset[-1])
-    seg_all_branches = np.zeros(seg_start.shape[0], dtype=np.int64)
-    for s in prange(seg_start.shape[0]):
-        xs = sorted_x[split_feature[s], seg_start[s]:seg_end[s]]
-        idx = sorted_idx[split_feature[s], seg_start[s]:seg_end[s]]
-        first = branch_offset[s]
+    n_segments = seg_start.shape[0]
+    # every segment cut into chunks of chunk_rows rows (at least one), each with its own
+    # counters: a node of most rows is routed by every thread
+    seg_chunk = np.zeros(n_segments + 1, dtype=np.int64)
+    for s in range(n_segments):
+        rows = seg_end[s] - seg_start[s]
+        seg_chunk[s + 1] = seg_chunk[s] + max(1, (rows + chunk_rows - 1) // chunk_rows)
+    chunk_segment = np.empty(seg_chunk[n_segments], dtype=np.int64)
+    chunk_branch = np.empty(seg_chunk[n_segments] + 1, dtype=np.int64)  # its first counter
+    chunk_branch[0] = 0
+    for s in range(n_segments):
+        for c in range(seg_chunk[s], seg_chunk[s + 1]):
+            chunk_segment[c] = s
+            chunk_branch[c + 1] = chunk_branch[c] + branch_offset[s + 1] - branch_offset[s]
+    chunk_counts = np.zeros(chunk_branch[-1], dtype=np.int64)
+    chunk_weight = np.zeros(chunk_branch[-1])
+    chunk_all_branches = np.zeros(chunk_segment.shape[0], dtype=np.int64)
+    for c in prange(chunk_segment.shape[0]):
+        s = chunk_segment[c]
+        lo = seg_start[s] + (c - seg_chunk[s]) * chunk_rows
+        hi = min(lo + chunk_rows, seg_end[s])
+        xs = sorted_x[split_feature[s], lo:hi]
+        idx = sorted_idx[split_feature[s], lo:hi]
+        first = chunk_branch[c]
         for p in range(xs.shape[0]):
             b = branch_of(xs[p], split_kind[s], split_threshold[s], split_missing_branch[s],
                           category_offset[s], category_n_codes[s], category_branch)
             row_branch[idx[p]] = b
             if b < 0:
-                seg_all_branches[s] += 1
+                chunk_all_branches[c] += 1
             else:
-                branch_rows[first + b] += 1
-                branch_weight[first + b] += 1.0 if unit_weight else sample_weight[idx[p]]
+                chunk_counts[first + b] += 1
+                chunk_weight[first + b] += 1.0 if unit_weight else sample_weight[idx[p]]
+    # the chunks' counters added in chunk order: the same sums for any thread count
+    branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
+    branch_weight = np.zeros(branch_offset[-1])
+    seg_all_branches = np.zeros(n_segments, dtype=np.int64)
+    for c in range(chunk_segment.shape[0]):
+        s = chunk_segment[c]
+        seg_all_branches[s] += chunk_all_branches[c]
+        for b in range(branch_offset[s + 1] - branch_offset[s]):
+            branch_rows[branch_offset[s] + b] += chunk_counts[chunk_branch[c] + b]
+            branch_weight[branch_offset[s] + b] += chunk_weight[chunk_branch[c] + b]
     return branch_rows, branch_weight, seg_all_branches
