@@ -221,13 +221,34 @@ def run_kinds(names, out=None):
                 print(f"  {kind.name}: skipped ({exc})", file=out, flush=True)
             continue
         start = time.perf_counter()
-        with compile_events() as records:
+        with compile_events() as records, _large_node_paths():
             kind.fit(*data)
         compiled += len(records)
         if out is not None:
             print(f"  {kind.name}: {time.perf_counter() - start:.1f} s, {len(records)} "
                   "functions compiled", file=out, flush=True)
     return compiled
+
+
+@contextlib.contextmanager
+def _large_node_paths():
+    """Grow the kinds' levels on every thread and move their nodes in row chunks, as a fit of
+    tens of thousands of rows does (:func:`fasttree.kernels.partition._move_plan`; the kinds'
+    data have hundreds, whose levels run on one thread): the cache then also holds the chunk
+    movers of their large fits.  The trees are the same (a stable partition has one result)."""
+    from . import grower
+    from .kernels import partition
+
+    settings = [(partition, "MOVE_CHUNK_ROWS", 8), (partition, "MIN_MOVE_CHUNK_ROWS", 8),
+                (partition, "CHUNKED_MOVE_COST", 0.0), (grower, "SMALL_LEVEL_WORK", 0)]
+    saved = [getattr(module, name) for module, name, _ in settings]
+    for module, name, value in settings:
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for (module, name, _), value in zip(settings, saved):
+            setattr(module, name, value)
 
 
 #: seconds each kind compiled after the kinds before it in KINDS, in one process from an empty

@@ -123,3 +123,30 @@ def test_locked_saves_write_a_cache_another_process_reads(tmp_path):
     assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
     assert [r.stdout.strip() for r in runs] == ["1", "0"]
     assert (tmp_path / "lock").exists()
+
+
+def test_a_kind_fills_the_cache_for_its_large_fits_too(tmp_path):
+    """After the classifier kind, from an empty cache, a fit whose nodes are large enough to be
+    moved in row chunks on two threads compiles nothing more (the kinds' data are too small to
+    be chunked: the warm-up chunks them on purpose)."""
+    script = textwrap.dedent("""
+        import numpy as np
+        from fasttree import DecisionTreeClassifier, _warmup
+        from fasttree.kernels import partition
+
+        _warmup.run_kinds(["classifier"])
+        calls = []
+        make = partition._move_chunks
+        partition._move_chunks = lambda k_way: calls.append(k_way) or make(k_way)
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(80_000, 2))  # levels on two threads (grower.SMALL_LEVEL_WORK)
+        y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        with _warmup.compile_events() as records:
+            DecisionTreeClassifier(max_depth=3, n_jobs=2).fit(X, y)
+        print(len(calls), len(records))
+    """)
+    env = {**os.environ, "NUMBA_NUM_THREADS": "2", "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert int(out[0]) > 0  # the large fit moved a node in chunks
+    assert out[1] == "0", f"the large fit compiled {out[1]} functions"
