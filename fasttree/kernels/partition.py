@@ -60,6 +60,9 @@ def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split
     -----
     After the call, node ``s``'s left child owns ``[seg_start[s], seg_start[s] + split_n_left[s])``
     and its right child ``[seg_start[s] + split_n_left[s], seg_end[s])`` in every feature row.
+    The (feature, node) pairs are moved in lanes, one per thread; on several threads a pair
+    too large for a lane is moved by all of them in row chunks, through a scratch of up to one
+    feature row's rows of such pairs (the result is the same).
     """
     _partition_prefix(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
                       split_n_left, n_ids, True)
