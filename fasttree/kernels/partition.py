@@ -13,8 +13,8 @@ from .presort import check_row_ids
 #: four chunks, never fewer than MIN_MOVE_CHUNK_ROWS (a chunk's fixed costs would show)
 MOVE_CHUNK_ROWS = 1 << 16
 MIN_MOVE_CHUNK_ROWS = 1 << 12
-#: time per row of a chunked move against a move by one thread (both on one thread: 1.06 on a
-#: 2M-row pair, 1.29 on a 10M-row one, scratch already touched)
+#: time per row of a chunked move against a move by one thread (both on one thread, scratch
+#: already touched: 0.75 to 1.06 on a 2M-row pair, 1.27 to 1.29 on a 10M-row one)
 CHUNKED_MOVE_COST = 1.3
 
 def partition_segments(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
@@ -662,7 +662,8 @@ def _make_chunk_movers(k_way):
             max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
         chunk_pair = np.empty(pair_chunk[n_pairs], dtype=np.int64)
         for q in range(n_pairs):
-            chunk_pair[pair_chunk[q]:pair_chunk[q + 1]] = q
+            for c in range(pair_chunk[q], pair_chunk[q + 1]):
+                chunk_pair[c] = q
         # each chunk's rows per branch, then where its next row of each branch goes
         cursor = np.zeros((chunk_pair.shape[0], max_branches), dtype=np.int64)
         scratch_start = np.zeros(n_pairs, dtype=np.int64)
@@ -677,20 +678,18 @@ def _make_chunk_movers(k_way):
                 scratch_start[stop] = used
                 used += rows
                 stop += 1
-            for c in prange(pair_chunk[first], pair_chunk[stop]):
-                move_chunk(sorted_x, sorted_idx, sorted_y, has_labels, seg_start, seg_end,
-                           branch_offset, row_branch, branch_0_bits, pair_feature,
-                           pair_segment, chunk_pair, pair_chunk, chunk_rows, scratch_start,
-                           cursor, scratch_x, scratch_idx, scratch_y, c, 0)
-            for q in range(first, stop):  # the counts' prefix, in chunk order
-                s = pair_segment[q]
-                at = scratch_start[q]
-                for b in range(branch_offset[s + 1] - branch_offset[s]):
-                    for c in range(pair_chunk[q], pair_chunk[q + 1]):
-                        rows = cursor[c, b]
-                        cursor[c, b] = at
-                        at += rows
-            for step in range(1, 3):  # scatter to the scratch, then copy back
+            for step in range(3):  # count, scatter to the scratch, copy back
+                if step == 1:  # the counts' prefix, in chunk order
+                    for q in range(first, stop):
+                        s = pair_segment[q]
+                        at = scratch_start[q]
+                        for b in range(branch_offset[s + 1] - branch_offset[s]):
+                            for c in range(pair_chunk[q], pair_chunk[q + 1]):
+                                rows = cursor[c, b]
+                                cursor[c, b] = at
+                                at += rows
+                # one parallel loop for the three steps: each loop is one more function for
+                # numba to compile
                 for c in prange(pair_chunk[first], pair_chunk[stop]):
                     move_chunk(sorted_x, sorted_idx, sorted_y, has_labels, seg_start, seg_end,
                                branch_offset, row_branch, branch_0_bits, pair_feature,
@@ -713,12 +712,17 @@ def _make_chunk_movers(k_way):
         idx = sorted_idx[g, lo:hi]
         ys = sorted_y[g, lo:hi] if has_labels else sorted_y[g]
         n = xs.shape[0]
-        if step == 2:
+        if step == 2:  # loops, not slice assignments (whose shape checks numba compiles)
             at = scratch_start[q] + lo - seg_start[s]
-            xs[:] = scratch_x[at:at + n]
-            idx[:] = scratch_idx[at:at + n]
+            from_x = scratch_x[at:at + n]
+            from_idx = scratch_idx[at:at + n]
+            for p in range(n):
+                xs[p] = from_x[p]
+                idx[p] = from_idx[p]
             if has_labels:
-                ys[:] = scratch_y[at:at + n]
+                from_y = scratch_y[at:at + n]
+                for p in range(n):
+                    ys[p] = from_y[p]
             return
         two_way = not k_way or branch_offset[s + 1] - branch_offset[s] == 2
         last = np.uint64(max(branch_offset[s + 1] - branch_offset[s] - 1, 0))
