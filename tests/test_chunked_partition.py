@@ -1,7 +1,6 @@
 """The partition's plan (pairs moved whole in lanes, large pairs in row chunks) and the chunked
 moves against a naive stable partition, at chunk boundaries and through the estimators."""
 
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -92,17 +91,17 @@ def test_chunked_moves_match_naive_stable_partition(chunk_rows, max_branches, la
 
 @pytest.fixture
 def chunk_everything(monkeypatch):
-    """Chunks of 3 rows, chunked moves as cheap as whole ones: the plan chunks every pair it
-    may, on two threads."""
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("the plan chunks only with two threads or more")
+    """Chunks of 3 rows, chunked moves as cheap as whole ones, and the plan made as for two
+    threads at least (the kernels run on however many there are): the plan chunks every pair
+    it may."""
+    plan = partition_module._move_plan
     monkeypatch.setattr(partition_module, "MOVE_CHUNK_ROWS", 3)
     monkeypatch.setattr(partition_module, "MIN_MOVE_CHUNK_ROWS", 1)
     monkeypatch.setattr(partition_module, "CHUNKED_MOVE_COST", 0.0)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(2)
-    yield
-    numba.set_num_threads(previous)
+    monkeypatch.setattr(partition_module, "_move_plan",
+                        lambda n_features, seg_start, seg_end, skip, n_threads, *chunk_rows:
+                        plan(n_features, seg_start, seg_end, skip, max(n_threads, 2),
+                             *chunk_rows))
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -143,10 +142,17 @@ def test_trees_with_chunked_partitions_equal_the_unchunked_ones(chunk_everything
     X[:, 1] = rng.integers(0, 5, 2000)
     X[rng.random(2000) < 0.1, 2] = np.nan
     y = (X[:, 0] + X[:, 1] + np.nan_to_num(X[:, 2]) + rng.normal(size=2000) > 2).astype(int)
-    chunked = fasttree.DecisionTreeClassifier(random_state=0, **params).fit(X, y)
+    calls = []
+    make = partition_module._move_chunks
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(partition_module, "_move_chunks",
+                   lambda k_way: calls.append(k_way) or make(k_way))
+        chunked = fasttree.DecisionTreeClassifier(random_state=0, **params).fit(X, y)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(partition_module, "CHUNKED_MOVE_COST", 1e9)  # nothing chunked
         whole = fasttree.DecisionTreeClassifier(random_state=0, **params).fit(X, y)
+    # the fit moved in chunks, routed splits too when it has them
+    assert calls and ("missing" not in params or True in calls)
     assert chunked.tree_.node_count > 20
     for a, b in zip(fitted_arrays(chunked), fitted_arrays(whole)):
         np.testing.assert_array_equal(a, b)
