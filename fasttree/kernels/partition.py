@@ -6,7 +6,6 @@ from numba import prange
 
 from .._jit import njit, specialized, with_globals
 from .presort import check_row_ids
-from .work_items import row_chunks
 
 
 #: rows of a chunk when a large (feature, segment) pair is moved by every thread: at most
@@ -654,12 +653,17 @@ def _make_chunk_movers(k_way):
                     scratch_x, scratch_idx, scratch_y):
         has_labels = sorted_y.shape[1] > 0
         n_pairs = pair_feature.shape[0]
-        pair_chunk, chunk_pair = row_chunks(seg_end[pair_segment] - seg_start[pair_segment],
-                                            chunk_rows)
+        pair_chunk = np.zeros(n_pairs + 1, dtype=np.int64)  # each pair's first chunk
         max_branches = 2
         for q in range(n_pairs):
             s = pair_segment[q]
+            rows = seg_end[s] - seg_start[s]
+            pair_chunk[q + 1] = pair_chunk[q] + (rows + chunk_rows - 1) // chunk_rows
             max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
+        chunk_pair = np.empty(pair_chunk[n_pairs], dtype=np.int64)
+        for q in range(n_pairs):
+            for c in range(pair_chunk[q], pair_chunk[q + 1]):
+                chunk_pair[c] = q
         # each chunk's rows per branch, then where its next row of each branch goes
         cursor = np.zeros((chunk_pair.shape[0], max_branches), dtype=np.int64)
         scratch_start = np.zeros(n_pairs, dtype=np.int64)

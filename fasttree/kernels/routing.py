@@ -18,7 +18,6 @@ from numba import prange
 from .._jit import njit
 
 from .._dtypes import SPLIT_MULTIWAY, SPLIT_SUBSET, SPLIT_THRESHOLD
-from .work_items import row_chunks
 
 
 @njit(cache=True, inline="always")
@@ -192,12 +191,17 @@ def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_fe
     n_segments = seg_start.shape[0]
     # every segment cut into chunks of chunk_rows rows (at least one), each with its own
     # counters: a node of most rows is routed by every thread
-    seg_chunk, chunk_segment = row_chunks(seg_end - seg_start, chunk_rows)
-    chunk_branch = np.empty(chunk_segment.shape[0] + 1, dtype=np.int64)  # its first counter
+    seg_chunk = np.zeros(n_segments + 1, dtype=np.int64)
+    for s in range(n_segments):
+        rows = seg_end[s] - seg_start[s]
+        seg_chunk[s + 1] = seg_chunk[s] + max(1, (rows + chunk_rows - 1) // chunk_rows)
+    chunk_segment = np.empty(seg_chunk[n_segments], dtype=np.int64)
+    chunk_branch = np.empty(seg_chunk[n_segments] + 1, dtype=np.int64)  # its first counter
     chunk_branch[0] = 0
-    for c in range(chunk_segment.shape[0]):
-        s = chunk_segment[c]
-        chunk_branch[c + 1] = chunk_branch[c] + branch_offset[s + 1] - branch_offset[s]
+    for s in range(n_segments):
+        for c in range(seg_chunk[s], seg_chunk[s + 1]):
+            chunk_segment[c] = s
+            chunk_branch[c + 1] = chunk_branch[c] + branch_offset[s + 1] - branch_offset[s]
     chunk_counts = np.zeros(chunk_branch[-1], dtype=np.int64)
     chunk_weight = np.zeros(chunk_branch[-1])
     chunk_all_branches = np.zeros(chunk_segment.shape[0], dtype=np.int64)

@@ -108,22 +108,6 @@ def _plan(pair_rows, chunkable, item_rows):
             pair_chunk, pair_n_chunks)
 
 
-@njit(cache=True)
-def row_chunks(rows, chunk_rows):
-    """Cut pieces of ``rows`` rows into chunks of ``chunk_rows`` rows (the last shorter, at
-    least one chunk per piece): ``first[q]``, the first chunk of piece ``q`` (``first[-1]``
-    chunks in all), and ``owner[c]``, the piece of chunk ``c``.  Chunk ``c`` covers rows
-    ``(c - first[owner[c]]) * chunk_rows`` up to the next chunk's, or the piece's end."""
-    first = np.zeros(rows.shape[0] + 1, dtype=np.int64)
-    for q in range(rows.shape[0]):
-        first[q + 1] = first[q] + max(1, (rows[q] + chunk_rows - 1) // chunk_rows)
-    owner = np.empty(first[rows.shape[0]], dtype=np.int64)
-    for q in range(rows.shape[0]):
-        for c in range(first[q], first[q + 1]):
-            owner[c] = q
-    return first, owner
-
-
 @njit(cache=True, inline="always")
 def _chunk_before_another(i, item_first, item_lo, item_hi, pair_segment, seg_start, pair_chunk,
                           pair_n_chunks):
