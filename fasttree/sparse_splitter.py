@@ -48,14 +48,14 @@ from .kernels.sparse import (
     build_sparse_layout,
     find_best_splits_sparse_classification,
     find_best_splits_sparse_regression,
+    find_segments,
     find_splits_sparse_absolute_error,
     find_splits_sparse_generic,
-    sparse_multi_stats,
     partition_sparse_segments,
     route_node_rows,
-    sparse_class_weights,
+    segment_entries,
+    sparse_node_stats,
     sparse_non_constant,
-    sparse_target_sums,
 )
 
 
@@ -160,15 +160,19 @@ class SparseSplitter:
         self.monotonic_cst = _constraints(monotonic_cst, self.n_features)
         if self.monotonic_cst.size and multi_output is not None:
             raise ValueError("monotonicity constraints need one output")
-        if multi_output is None and (random_thresholds is not None or self.monotonic_cst.size):
-            # the generic kernel reads targets by row id, one output: its statistics are the
-            # single-output ones (class counts, or [w, sum w*y, c]); it alone checks
-            # monotonicity constraints (besides the absolute-error kernel)
+        if multi_output is None:
+            # targets by row id and where each output's statistics start: one output's are
+            # class counts, or [w, sum w*y, c] (node statistics, and the generic search)
             width = n_classes if n_classes is not None else 3
-            self._generic = (np.ascontiguousarray(targets, dtype=np.float64)[:, None],
+            self._targets = (np.ascontiguousarray(targets, dtype=np.float64)[:, None],
                              np.array([0, width], dtype=np.int64))
         else:
-            self._generic = multi_output
+            self._targets = multi_output
+        # the generic search kernel alone checks monotonicity constraints (besides the
+        # absolute-error kernel)
+        generic = (multi_output is not None or random_thresholds is not None
+                   or self.monotonic_cst.size)
+        self._generic = self._targets if generic else None
         self.timings = {} if timings is None else timings
         self.missing_features = np.zeros(self.n_features, dtype=bool)
         self.category_map = np.zeros(0, dtype=np.int32)
@@ -183,6 +187,7 @@ class SparseSplitter:
         counts = np.diff(feature_ptr)
         self._max_segment = int(counts.max()) if counts.size else 0
         self.nnz = int(feature_ptr[-1])
+        self._entries_of = None  # (start, end, entry_start, entry_end) of the latest nodes
 
     @classmethod
     def from_csc(cls, data, indices, indptr, n_samples, y, sample_weight, *, n_classes,
@@ -262,9 +267,22 @@ random_thresholds, multi_output
         # a few tasks per thread, features dealt round-robin: balanced, results unchanged
         return 4 * numba.get_num_threads()
 
-    def _layout(self):
-        return (self.entry_x, self.entry_row, self.entry_y, self.feature_ptr, self.row_pos,
-                self.node_rows, self.row_y, self.sample_weight)
+    def _entries(self, start, end):
+        """Every feature's entries of the nodes ``[start, end)`` (:func:`segment_entries`); a
+        level asks for the same nodes' twice (their non-constant features, then the search),
+        so the latest answer is kept until entries move."""
+        kept = self._entries_of
+        if (kept is None or not np.array_equal(kept[0], start)
+                or not np.array_equal(kept[1], end)):
+            bounds = segment_entries(self.entry_row, self.feature_ptr, self.row_pos, start, end,
+                                     _order(start))
+            kept = self._entries_of = (start.copy(), end.copy()) + bounds
+        return kept[2], kept[3]
+
+    def _search_layout(self, start, end):
+        """The arguments the search kernels start with."""
+        return (self.entry_x, self.entry_row, self.entry_y, self.node_rows, self.row_y,
+                self.sample_weight, start, end) + self._entries(start, end)
 
     # -- phases ------------------------------------------------------------------------------
     def node_stats(self, start, end, feature):
@@ -280,23 +298,17 @@ random_thresholds, multi_output
             return self._timed("node_stats", absolute_error_stats, self.node_rows[None, :],
                                targets, self.sample_weight, start, end, self._rank_of_row,
                                self._node_sorted_y)
-        if self.multi_output is not None:
-            Y, offsets = self.multi_output
-            return self._timed("node_stats", sparse_multi_stats, self.entry_x, self.entry_row,
-                               self.feature_ptr, self.row_pos, self.node_rows, Y,
-                               self.sample_weight, start, end, feature, offsets,
-                               self.criterion_code, self._marks)
-        if self.n_classes is None:
-            return self._timed("node_stats", sparse_target_sums, *self._layout(), start, end,
-                               feature, self.criterion_code, self._marks)
-        return self._timed("node_stats", sparse_class_weights, *self._layout(), start, end,
-                           feature, self.n_classes, self._marks)
+        Y, offsets = self._targets
+        seg_a, seg_b = find_segments(self.entry_row, self.feature_ptr, self.row_pos, start, end,
+                                     feature)
+        return self._timed("node_stats", sparse_node_stats, self.entry_x, self.entry_row,
+                           self.node_rows, Y, self.sample_weight, start, end, seg_a, seg_b,
+                           offsets, self.criterion_code, self._marks)
 
     def non_constant(self, start, end):
         """(n_features, n_nodes) mask of the features not constant in each node (zeros count)."""
         start, end = _int64(start), _int64(end)
-        return sparse_non_constant(self.entry_x, self.entry_row, self.feature_ptr, self.row_pos,
-                                   start, end, _order(start))
+        return sparse_non_constant(self.entry_x, start, end, *self._entries(start, end))
 
     def find_splits(self, start, end, stats, mask, bounds=None):
         """Best split of every unmasked (feature, node) pair, as a SplitRecord (``bounds``: as
@@ -311,8 +323,8 @@ random_thresholds, multi_output
             uniform, coin = random_draws(self.random_thresholds,
                                          (self.n_features, start.shape[0]) if random else (0, 0))
             self._timed("search", find_splits_sparse_absolute_error, self.entry_x,
-                        self.entry_row, self.feature_ptr, self.row_pos, self.node_rows,
-                        self.sample_weight, start, end, _order(start), stats, mask,
+                        self.entry_row, self.node_rows, self.sample_weight, start, end,
+                        *self._entries(start, end), stats, mask,
                         self._rank_of_row, self._node_sorted_y, self.min_samples_leaf,
                         self.min_weight_leaf, uniform, coin, *constraints, self._n_chunks(),
                         *record)
@@ -322,18 +334,18 @@ random_thresholds, multi_output
                                          (self.n_features, start.shape[0]) if random else (0, 0))
             Y, offsets = self._generic
             self._timed("search", find_splits_sparse_generic, self.entry_x, self.entry_row,
-                        self.feature_ptr, self.row_pos, self.node_rows, Y, self.sample_weight,
-                        start, end, _order(start), stats, mask, offsets, self.criterion_code,
+                        self.node_rows, Y, self.sample_weight, start, end,
+                        *self._entries(start, end), stats, mask, offsets, self.criterion_code,
                         self.min_samples_leaf, self.min_weight_leaf, uniform, coin,
                         *constraints, self._n_chunks(), *record)
         elif self.n_classes is None:
-            self._timed("search", find_best_splits_sparse_regression, *self._layout(), start,
-                        end, _order(start), stats, mask, self.criterion_code,
+            self._timed("search", find_best_splits_sparse_regression,
+                        *self._search_layout(start, end), stats, mask, self.criterion_code,
                         self.min_samples_leaf, self.min_weight_leaf, self._count_table,
                         self.exact_zero_block, self._n_chunks(), *record)
         else:
-            self._timed("search", find_best_splits_sparse_classification, *self._layout(),
-                        start, end, _order(start), stats, mask, self.criterion_code,
+            self._timed("search", find_best_splits_sparse_classification,
+                        *self._search_layout(start, end), stats, mask, self.criterion_code,
                         self.min_samples_leaf, self.min_weight_leaf, self._count_table,
                         self.exact_zero_block, self._n_chunks(), *record)
         return record
@@ -374,8 +386,9 @@ random_thresholds, multi_output
         """Move every feature's entries of these (already routed) nodes: left child's first."""
         start, end = _int64(start), _int64(end)
         self._timed("partition", partition_sparse_segments, self.entry_x, self.entry_row,
-                    self.entry_y, self.feature_ptr, self.row_pos, start, end, _order(start),
+                    self.entry_y, self.row_pos, start, end, *self._entries(start, end),
                     _int64(feature), _int64(n_left), self._max_segment, self._n_chunks())
+        self._entries_of = None  # the nodes' entries moved: their children's are found anew
 
 
 def _int64(a):

@@ -16,6 +16,7 @@ from fasttree.kernels import (  # noqa: E402
     build_sparse_layout,
     decision_paths,
     decision_paths_csr,
+    segment_entries,
 )
 from fasttree.sparse_splitter import SparseSplitter, csc_arrays, csr_arrays  # noqa: E402
 from fasttree.splitter import ExactSplitter  # noqa: E402
@@ -230,6 +231,36 @@ def test_split_moves_rows_and_entries_like_the_naive_twin(kind, weighted):
     for child, rows in enumerate((left_rows, right_rows)):
         np.testing.assert_allclose(stats[child], np.bincount(y[rows], weights[rows], 3),
                                    rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_segment_entries_equal_a_naive_walk(kind):
+    """Each (feature, node) pair's entries, found by galloping from the previous node's, are
+    the entries whose row lies in the node (naive: a test of every entry); nodes given out of
+    position order, empty ones among them."""
+    X, dense = make_sparse(kind, seed=7)
+    y = make_target(dense, 2, seed=7)
+    splitter = sparse_splitter(X, y, None, grower_params("gini", X.shape[1], 1.0), 2)
+    feature = int(np.argmax(np.count_nonzero(dense, axis=0)))
+    values = np.unique(dense[:, feature])
+    threshold = float(values[values.size // 2 - 1] / 2 + values[values.size // 2] / 2)
+    left_rows, _ = split_root(splitter, dense, feature, threshold)
+    n, cut = X.shape[0], left_rows.size
+    # the right child, empty nodes between and around the children, the left child
+    start = np.array([cut, cut, n, 0, 0], dtype=np.int64)
+    end = np.array([n, cut, n, 0, cut], dtype=np.int64)
+    order = np.argsort(start, kind="stable").astype(np.int64)
+    entry_start, entry_end = segment_entries(splitter.entry_row, splitter.feature_ptr,
+                                             splitter.row_pos, start, end, order)
+    for f in range(X.shape[1]):
+        lo, hi = splitter.feature_ptr[f], splitter.feature_ptr[f + 1]
+        pos = splitter.row_pos[splitter.entry_row[lo:hi]]
+        for s in range(start.size):
+            inside = lo + np.flatnonzero((pos >= start[s]) & (pos < end[s]))
+            if inside.size:
+                assert (entry_start[f, s], entry_end[f, s]) == (inside[0], inside[-1] + 1)
+            else:
+                assert lo <= entry_start[f, s] == entry_end[f, s] <= hi
 
 
 @pytest.mark.parametrize("kind", KINDS)

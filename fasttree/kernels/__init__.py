@@ -139,9 +139,8 @@ from .sparse import (  # noqa: E402
     find_best_splits_sparse_regression,
     partition_sparse_segments,
     route_node_rows,
-    sparse_class_weights,
+    sparse_node_stats,
     sparse_non_constant,
-    sparse_target_sums,
 )
 
 __all__ += [
@@ -152,14 +151,13 @@ __all__ += [
     "find_best_splits_sparse_regression",
     "partition_sparse_segments",
     "route_node_rows",
-    "sparse_class_weights",
+    "sparse_node_stats",
     "sparse_non_constant",
-    "sparse_target_sums",
 ]
 
-from .sparse import find_segments  # noqa: E402
+from .sparse import find_segments, segment_entries  # noqa: E402
 
-__all__ += ["find_segments"]
+__all__ += ["find_segments", "segment_entries"]
 
 # The binned splitter's kernels (splitter="hist"): see fasttree.kernels.histogram and
 # fasttree.hist_splitter.HistSplitter.

@@ -56,7 +56,6 @@ from .._dtypes import (
 )
 from .criteria import (
     regression_proxy,
-    regression_target_term,
     split_information,
     two_children_class_impurity,
     weighted_node_impurities,
@@ -258,12 +257,13 @@ def find_segments(entry_row, feature_ptr, row_pos, seg_start, seg_end, seg_featu
 
 
 @njit(parallel=True, cache=True)
-def sparse_non_constant(entry_x, entry_row, feature_ptr, row_pos, seg_start, seg_end, seg_order):
-    """Which features are not constant in each node (the zeros count as values).
+def segment_entries(entry_row, feature_ptr, row_pos, seg_start, seg_end, seg_order):
+    """Every feature's entries of every node: the walk of the layout that the search, the
+    non-constant test and the partition share.
 
     Parameters
     ----------
-    entry_x, entry_row : ndarray of shape (nnz,), float32 / int32 (IN)
+    entry_row : ndarray of shape (nnz,), int32 (IN)
     feature_ptr : ndarray of shape (n_features + 1,), int64 (IN)
     row_pos : ndarray of shape (n_samples,), int32 (IN)
         The layout (see the module docstring).
@@ -274,13 +274,21 @@ def sparse_non_constant(entry_x, entry_row, feature_ptr, row_pos, seg_start, seg
 
     Returns
     -------
-    non_constant : ndarray of shape (n_features, n_segments), bool
-        What the dense splitter's mask is on ``X.toarray()``: the node's smallest and largest
-        values (zeros included) more than ``FEATURE_THRESHOLD`` apart.
+    entry_start, entry_end : ndarray of shape (n_features, n_segments), int64
+        Node ``s``'s nonzeros of feature ``f`` are the entries ``entry_start[f, s] <= k <
+        entry_end[f, s]``.
+
+    Notes
+    -----
+    Parallel over features; each feature's nodes are visited in position order, each segment
+    found by galloping from the end of the previous one (O(log) per short segment).  The bounds
+    stay valid while rows move inside their nodes (:func:`route_node_rows`), until the entries
+    move (:func:`partition_sparse_segments`).
     """
     n_features = feature_ptr.shape[0] - 1
     n_segments = seg_start.shape[0]
-    out = np.zeros((n_features, n_segments), dtype=np.bool_)
+    entry_start = np.empty((n_features, n_segments), dtype=np.int64)
+    entry_end = np.empty((n_features, n_segments), dtype=np.int64)
     for f in prange(n_features):
         cursor = feature_ptr[f]
         hi = feature_ptr[f + 1]
@@ -289,127 +297,87 @@ def sparse_non_constant(entry_x, entry_row, feature_ptr, row_pos, seg_start, seg
             a = _gallop(entry_row, row_pos, cursor, hi, seg_start[s])
             b = _gallop(entry_row, row_pos, a, hi, seg_end[s])
             cursor = b
-            out[f, s] = not _is_constant(entry_x[a:b], seg_end[s] - seg_start[s])
+            entry_start[f, s] = a
+            entry_end[f, s] = b
+    return entry_start, entry_end
+
+
+@njit(parallel=True, cache=True)
+def sparse_non_constant(entry_x, seg_start, seg_end, entry_start, entry_end):
+    """Which features are not constant in each node (the zeros count as values).
+
+    Parameters
+    ----------
+    entry_x : ndarray of shape (nnz,), float32 (IN)
+        The layout's values (see the module docstring).
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+        Nodes, as the grower's position ranges; they must not overlap.
+    entry_start, entry_end : ndarray of shape (n_features, n_segments), int64 (IN)
+        Their entries (:func:`segment_entries`).
+
+    Returns
+    -------
+    non_constant : ndarray of shape (n_features, n_segments), bool
+        What the dense splitter's mask is on ``X.toarray()``: the node's smallest and largest
+        values (zeros included) more than ``FEATURE_THRESHOLD`` apart.
+    """
+    n_features, n_segments = entry_start.shape
+    out = np.zeros((n_features, n_segments), dtype=np.bool_)
+    for f in prange(n_features):
+        for s in range(n_segments):
+            out[f, s] = not _is_constant(entry_x[entry_start[f, s]:entry_end[f, s]],
+                                         seg_end[s] - seg_start[s])
     return out
 
 
 # -- node statistics --------------------------------------------------------------------------
 @njit(parallel=True, cache=True)
-def sparse_class_weights(entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows, row_y,
-                         sample_weight, seg_start, seg_end, seg_feature, n_classes, marks):
-    """Weighted class counts of each node, summed in the dense splitter's order.
+def sparse_node_stats(entry_x, entry_row, node_rows, Y, sample_weight, seg_start, seg_end, seg_a,
+                      seg_b, offsets, criterion, marks):
+    """Statistics vector of each node, summed in the dense splitter's order: the rows of
+    one feature's sorted column (negatives, the zero rows by ascending id, positives).
 
     Parameters
     ----------
-    entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows : the layout (IN)
-        See the module docstring (``entry_y``: uint8 or uint16 labels).
-    row_y : ndarray of shape (n_samples,), same dtype as ``entry_y`` (IN)
-        Label of every row id.
+    entry_x, entry_row, node_rows : the layout (IN)
+        See the module docstring.
+    Y : ndarray of shape (n_samples, n_outputs), float64 (IN)
+        Targets by row id: class codes or regression values (one column for one output).
     sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
         Empty means every weight is 1.
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
-    seg_feature : ndarray of shape (n_segments,), int64 (IN)
-        The feature whose order the dense splitter would sum in (its
-        :func:`~fasttree.kernels.segment_class_weights` argument): its segment must hold exactly
-        the node's entries (any feature once the node is partitioned; the parent's split feature
-        before).
-    n_classes : int
-    marks : ndarray of shape (n_samples,), uint8 (scratch, all 0 on entry and on return)
+    seg_a, seg_b : ndarray of shape (n_segments,), int64 (IN)
+        Each node's entries ``[seg_a, seg_b)`` in the feature whose order the dense splitter
+        would sum in (:func:`find_segments` of its ``segment_class_weights`` /
+        ``segment_target_sums`` feature): that segment must hold exactly the node's entries
+        (any feature once the node is partitioned; the parent's split feature before).
+    offsets : ndarray of shape (n_outputs + 1,), int64 (IN)
+        Where each output's statistics start (:mod:`fasttree.kernels.multi_output`).
+    criterion : int
+        Classification criteria sum weighted class counts per output; squared error and
+        Poisson ``[sum w, sum w*y, c]`` (``c`` per
+        :func:`~fasttree.kernels.criteria.regression_target_term`).
+    marks : ndarray of shape (n_samples,), uint8, zeros (scratch; zeros again on return)
 
     Returns
     -------
-    class_weight : ndarray of shape (n_segments, n_classes), float64
-
-    Notes
-    -----
-    Float weights are added in the dense order (negatives, then the zero rows by row id, then
-    positives) so that the sums are bit-identical; integer counts need no order.
+    stats : ndarray of shape (n_segments, offsets[-1]), float64
+        Bit-identical to the dense splitter's statistics of ``X.toarray()``: float sums follow
+        its order, integer counts are exact in any order.
     """
     n_segments = seg_start.shape[0]
     unit_weight = sample_weight.shape[0] == 0
-    out = np.zeros((n_segments, n_classes))
+    out = np.zeros((n_segments, offsets[-1]))
     for s in prange(n_segments):
-        start = seg_start[s]
-        end = seg_end[s]
-        if unit_weight:
-            for q in range(start, end):
-                out[s, row_y[node_rows[q]]] += 1.0
-            continue
-        f = seg_feature[s]
-        a = _gallop(entry_row, row_pos, feature_ptr[f], feature_ptr[f + 1], start)
-        b = _gallop(entry_row, row_pos, a, feature_ptr[f + 1], end)
-        pos = a + _n_negative(entry_x[a:b])
-        for k in range(a, pos):
-            out[s, entry_y[k]] += sample_weight[entry_row[k]]
-        # the zero rows: the node's rows (ascending ids) not stored in the segment; nodes are
-        # disjoint, so every node marks only its own rows of the shared scratch
-        for k in range(a, b):
-            marks[entry_row[k]] = 1
-        for q in range(start, end):
-            r = node_rows[q]
-            if marks[r] == 0:
-                out[s, row_y[r]] += sample_weight[r]
-        for k in range(a, b):
-            marks[entry_row[k]] = 0
-        for k in range(pos, b):
-            out[s, entry_y[k]] += sample_weight[entry_row[k]]
-    return out
-
-
-@njit(parallel=True, cache=True)
-def sparse_target_sums(entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows, row_y,
-                       sample_weight, seg_start, seg_end, seg_feature, criterion, marks):
-    """``[sum w, sum w*y, c]`` of each node, summed in the dense splitter's order.
-
-    Same contract as :func:`sparse_class_weights` (``entry_y`` and ``row_y`` float64); the sums
-    are float, so they always follow the dense order (negatives, zero rows by id, positives).
-    ``criterion`` picks ``c``: ``sum w*y**2`` (``CRITERION_SQUARED_ERROR``) or ``sum w*y*log(y)``
-    (``CRITERION_POISSON``), per :func:`~fasttree.kernels.criteria.regression_target_term`.
-
-    Returns
-    -------
-    sums : ndarray of shape (n_segments, 3), float64
-    """
-    n_segments = seg_start.shape[0]
-    unit_weight = sample_weight.shape[0] == 0
-    out = np.zeros((n_segments, 3))
-    for s in prange(n_segments):
-        start = seg_start[s]
-        end = seg_end[s]
-        f = seg_feature[s]
-        a = _gallop(entry_row, row_pos, feature_ptr[f], feature_ptr[f + 1], start)
-        b = _gallop(entry_row, row_pos, a, feature_ptr[f + 1], end)
-        pos = a + _n_negative(entry_x[a:b])
-        w_sum = 0.0
-        wy_sum = 0.0
-        wyy_sum = 0.0
-        for k in range(a, pos):
-            w = 1.0 if unit_weight else sample_weight[entry_row[k]]
-            y = entry_y[k]
-            w_sum += w
-            wy_sum += w * y
-            wyy_sum += w * regression_target_term(y, criterion)
-        for k in range(a, b):
-            marks[entry_row[k]] = 1
-        for q in range(start, end):
-            r = node_rows[q]
-            if marks[r] == 0:
-                w = 1.0 if unit_weight else sample_weight[r]
-                y = row_y[r]
-                w_sum += w
-                wy_sum += w * y
-                wyy_sum += w * regression_target_term(y, criterion)
-        for k in range(a, b):
-            marks[entry_row[k]] = 0
-        for k in range(pos, b):
-            w = 1.0 if unit_weight else sample_weight[entry_row[k]]
-            y = entry_y[k]
-            w_sum += w
-            wy_sum += w * y
-            wyy_sum += w * regression_target_term(y, criterion)
-        out[s, 0] = w_sum
-        out[s, 1] = wy_sum
-        out[s, 2] = wyy_sum
+        rows = entry_row[seg_a[s]:seg_b[s]]
+        n_neg = _n_negative(entry_x[seg_a[s]:seg_b[s]])
+        n_node = seg_end[s] - seg_start[s]
+        # nodes are disjoint: every node marks only its own rows of the shared scratch
+        zero_rows = np.empty(n_node - rows.shape[0], dtype=np.int32)
+        _zero_block_rows(rows, node_rows[seg_start[s]:seg_end[s]], marks, zero_rows)
+        for p in range(n_node):
+            r = _virtual_row(rows, zero_rows, n_neg, zero_rows.shape[0], p)
+            _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets, criterion)
     return out
 
 
@@ -664,14 +632,13 @@ def find_best_splits_sparse_classification(
     entry_x,
     entry_row,
     entry_y,
-    feature_ptr,
-    row_pos,
     node_rows,
     row_y,
     sample_weight,
     seg_start,
     seg_end,
-    seg_order,
+    entry_start,
+    entry_end,
     seg_class_weight,
     feature_mask,
     criterion,
@@ -701,8 +668,7 @@ def find_best_splits_sparse_classification(
     entry_x : ndarray of shape (nnz,), float32 (IN)
     entry_row : ndarray of shape (nnz,), int32 (IN)
     entry_y : ndarray of shape (nnz,), uint8 or uint16 (IN)
-    feature_ptr : ndarray of shape (n_features + 1,), int64 (IN)
-    row_pos, node_rows : ndarray of shape (n_samples,), int32 (IN)
+    node_rows : ndarray of shape (n_samples,), int32 (IN)
         The layout (see the module docstring).
     row_y : ndarray of shape (n_samples,), same dtype as ``entry_y`` (IN)
         Label of every row id (read for the zero rows of a weighted scan).
@@ -711,10 +677,10 @@ def find_best_splits_sparse_classification(
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
         The nodes' position ranges; they must not overlap, and every node must have been
         partitioned (its parent's :func:`partition_sparse_segments`).
-    seg_order : ndarray of shape (n_segments,), int64 (IN)
-        The nodes sorted by ``seg_start``.
+    entry_start, entry_end : ndarray of shape (n_features, n_segments), int64 (IN)
+        Their entries in every feature (:func:`segment_entries`).
     seg_class_weight : ndarray of shape (n_segments, n_classes), float64 (IN)
-        From :func:`sparse_class_weights`.
+        From :func:`sparse_node_stats` (one output).
     feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
         0 skips the (feature, node) pair.
     criterion : int
@@ -734,9 +700,8 @@ def find_best_splits_sparse_classification(
 
     Notes
     -----
-    Parallel over features; each (feature, node) pair writes only its own record slot.  Nodes
-    are visited in position order so that each segment is found by galloping from the previous
-    one.  A Python function choosing a parallel kernel compiled for the call's kind only
+    Parallel over features; each (feature, node) pair writes only its own record slot.  A Python
+    function choosing a parallel kernel compiled for the call's kind only
     (weighted, two classes with unit weights, more classes with unit weights; see
     :func:`fasttree._jit.specialized`).
     """
@@ -745,8 +710,8 @@ def find_best_splits_sparse_classification(
                          unit_weight and seg_class_weight.shape[1] == 2)
     # per node, once: computed here so that the kernel's module does not optimize it again
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
-    kernel(entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows, row_y, sample_weight,
-           seg_start, seg_end, seg_order, seg_class_weight, seg_weight, seg_weighted_impurity,
+    kernel(entry_x, entry_row, entry_y, node_rows, row_y, sample_weight, seg_start, seg_end,
+           entry_start, entry_end, seg_class_weight, seg_weight, seg_weighted_impurity,
            feature_mask, criterion, min_samples_leaf, min_weight_leaf, xlog2x,
            exact_zero_block, n_chunks, children_impurity, gain, split_info, threshold, n_left,
            n_branches, missing_branch, n_missing, n_candidates)
@@ -758,14 +723,13 @@ def _sparse_classification_search(unit_weight, binary):
     it closes over, so numba compiles only the scan the kind uses."""
 
     @njit(parallel=True, cache=True)
-    def search(entry_x, entry_row, entry_y, feature_ptr, row_pos, node_rows, row_y,
-               sample_weight, seg_start, seg_end, seg_order, seg_class_weight, seg_weight,
+    def search(entry_x, entry_row, entry_y, node_rows, row_y, sample_weight, seg_start, seg_end,
+               entry_start, entry_end, seg_class_weight, seg_weight,
                seg_weighted_impurity, feature_mask, criterion, min_samples_leaf,
                min_weight_leaf, xlog2x, exact_zero_block, n_chunks, children_impurity, gain,
                split_info, threshold, n_left, n_branches, missing_branch, n_missing,
                n_candidates):
-        n_features = feature_ptr.shape[0] - 1
-        n_segments = seg_start.shape[0]
+        n_features, n_segments = entry_start.shape
         n_classes = seg_class_weight.shape[1]
         walk_zeros = exact_zero_block and not unit_weight
         min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
@@ -778,19 +742,15 @@ def _sparse_classification_search(unit_weight, binary):
             left_count = np.empty(n_classes, dtype=np.int64)
             total_count = np.empty(n_classes, dtype=np.int64)
             zero_count = np.empty(n_classes, dtype=np.int64)
-            marks = np.zeros(row_pos.shape[0] if walk_zeros else 0, dtype=np.uint8)
+            marks = np.zeros(row_y.shape[0] if walk_zeros else 0, dtype=np.uint8)
             for f in range(chunk, n_features, n_chunks):
-                cursor = feature_ptr[f]
-                hi = feature_ptr[f + 1]
-                for i in range(n_segments):
-                    s = seg_order[i]
+                for s in range(n_segments):
                     if feature_mask[f, s] == 0:
                         continue
                     start = seg_start[s]
                     end = seg_end[s]
-                    a = _gallop(entry_row, row_pos, cursor, hi, start)
-                    b = _gallop(entry_row, row_pos, a, hi, end)
-                    cursor = b
+                    a = entry_start[f, s]
+                    b = entry_end[f, s]
                     n_node = end - start
                     if n_node < 2 * min_samples_leaf or _is_constant(entry_x[a:b], n_node):
                         continue  # constant in the node (all zeros, or values within 1e-7)
@@ -962,14 +922,13 @@ def find_best_splits_sparse_regression(
     entry_x,
     entry_row,
     entry_y,
-    feature_ptr,
-    row_pos,
     node_rows,
     row_y,
     sample_weight,
     seg_start,
     seg_end,
-    seg_order,
+    entry_start,
+    entry_end,
     seg_sums,
     feature_mask,
     criterion,
@@ -999,7 +958,7 @@ def find_best_splits_sparse_regression(
     entry_y, row_y : float64 (IN)
         Regression targets of the entries and of every row id.
     seg_sums : ndarray of shape (n_segments, 3), float64 (IN)
-        ``[sum w, sum w*y, c]`` per node (:func:`sparse_target_sums`).
+        ``[sum w, sum w*y, c]`` per node (:func:`sparse_node_stats`, one output).
     criterion : int
         ``CRITERION_SQUARED_ERROR`` or ``CRITERION_POISSON``.
     reciprocal : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
@@ -1010,8 +969,7 @@ def find_best_splits_sparse_regression(
         trees, O(rows of the node) per feature with positive values in it), False as node sums
         minus the segment's (O(segment), equal up to float rounding).
     """
-    n_features = feature_ptr.shape[0] - 1
-    n_segments = seg_start.shape[0]
+    n_features, n_segments = entry_start.shape
     min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
     # Poisson refuses a child without a positive target: rows with y > 0 per node, counted once
     seg_positive = np.zeros(n_segments, dtype=np.int64)
@@ -1021,19 +979,15 @@ def find_best_splits_sparse_regression(
                 seg_positive[s] += row_y[node_rows[q]] > 0.0
     for chunk in prange(n_chunks):
         branch_w = np.empty(2)
-        marks = np.zeros(row_pos.shape[0] if exact_zero_block else 0, dtype=np.uint8)
+        marks = np.zeros(row_y.shape[0] if exact_zero_block else 0, dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
-            cursor = feature_ptr[f]
-            hi = feature_ptr[f + 1]
-            for i in range(n_segments):
-                s = seg_order[i]
+            for s in range(n_segments):
                 if feature_mask[f, s] == 0:
                     continue
                 start = seg_start[s]
                 end = seg_end[s]
-                a = _gallop(entry_row, row_pos, cursor, hi, start)
-                b = _gallop(entry_row, row_pos, a, hi, end)
-                cursor = b
+                a = entry_start[f, s]
+                b = entry_end[f, s]
                 n_node = end - start
                 if n_node < 2 * min_samples_leaf or _is_constant(entry_x[a:b], n_node):
                     continue
@@ -1127,8 +1081,8 @@ def route_node_rows(entry_x, entry_row, feature_ptr, row_pos, node_rows, seg_sta
 
 
 @njit(parallel=True, cache=True)
-def partition_sparse_segments(entry_x, entry_row, entry_y, feature_ptr, row_pos, seg_start,
-                              seg_end, seg_order, split_feature, split_n_left, max_segment,
+def partition_sparse_segments(entry_x, entry_row, entry_y, row_pos, seg_start, seg_end,
+                              entry_start, entry_end, split_feature, split_n_left, max_segment,
                               n_chunks):
     """Stable in-place partition of the split nodes' segments, every feature in parallel.
 
@@ -1145,11 +1099,10 @@ def partition_sparse_segments(entry_x, entry_row, entry_y, feature_ptr, row_pos,
     Parameters
     ----------
     entry_x, entry_row, entry_y : ndarray of shape (nnz,) (IN/OUT)
-    feature_ptr : ndarray of shape (n_features + 1,), int64 (IN)
     row_pos : ndarray of shape (n_samples,), int32 (IN)
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
-    seg_order : ndarray of shape (n_segments,), int64 (IN)
-        The nodes sorted by ``seg_start``.
+    entry_start, entry_end : ndarray of shape (n_features, n_segments), int64 (IN)
+        The nodes' entries (:func:`segment_entries`, before or after :func:`route_node_rows`).
     split_feature : ndarray of shape (n_segments,), int64 (IN)
         Its own segment is already in order and is skipped.
     split_n_left : ndarray of shape (n_segments,), int64 (IN)
@@ -1159,20 +1112,15 @@ def partition_sparse_segments(entry_x, entry_row, entry_y, feature_ptr, row_pos,
     n_chunks : int
         Parallel tasks (features dealt round-robin); results do not depend on it.
     """
-    n_features = feature_ptr.shape[0] - 1
-    n_segments = seg_start.shape[0]
+    n_features, n_segments = entry_start.shape
     for chunk in prange(n_chunks):
         buf_x = np.empty(max_segment, dtype=np.float32)
         buf_row = np.empty(max_segment, dtype=np.int32)
         buf_y = np.empty(max_segment, dtype=entry_y.dtype)
         for g in range(chunk, n_features, n_chunks):
-            cursor = feature_ptr[g]
-            hi = feature_ptr[g + 1]
-            for i in range(n_segments):
-                s = seg_order[i]
-                a = _gallop(entry_row, row_pos, cursor, hi, seg_start[s])
-                b = _gallop(entry_row, row_pos, a, hi, seg_end[s])
-                cursor = b
+            for s in range(n_segments):
+                a = entry_start[g, s]
+                b = entry_end[g, s]
                 if split_feature[s] == g or b - a == 0:
                     continue
                 middle = seg_start[s] + split_n_left[s]
@@ -1335,9 +1283,9 @@ __all__ = [
     "find_segments",
     "partition_sparse_segments",
     "route_node_rows",
-    "sparse_class_weights",
+    "segment_entries",
+    "sparse_node_stats",
     "sparse_non_constant",
-    "sparse_target_sums",
 ]
 
 
@@ -1372,8 +1320,8 @@ def _virtual_row(rows, zero_rows, n_neg, n_zero, p):
 
 @njit(parallel=True, cache=True)
 def find_splits_sparse_generic(
-    entry_x, entry_row, feature_ptr, row_pos, node_rows, Y, sample_weight, seg_start, seg_end,
-    seg_order, seg_stats, feature_mask, offsets, criterion, min_samples_leaf, min_weight_leaf,
+    entry_x, entry_row, node_rows, Y, sample_weight, seg_start, seg_end, entry_start,
+    entry_end, seg_stats, feature_mask, offsets, criterion, min_samples_leaf, min_weight_leaf,
     uniform, coin, monotonic_cst, node_bounds, n_chunks,
     children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
     n_missing, n_candidates, subset_class,
@@ -1388,12 +1336,13 @@ def find_splits_sparse_generic(
 
     Parameters
     ----------
-    entry_x, entry_row, feature_ptr, row_pos, node_rows : the layout (IN)
+    entry_x, entry_row, node_rows : the layout (IN)
         See the module docstring.
     Y : ndarray of shape (n_samples, n_outputs), float64 (IN)
         Class codes or regression values by row id.
     sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
-    seg_start, seg_end, seg_order : ndarray of shape (n_segments,), int64 (IN)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    entry_start, entry_end : ndarray of shape (n_features, n_segments), int64 (IN)
         As in :func:`find_best_splits_sparse_classification`.
     seg_stats : ndarray of shape (n_segments, offsets[-1]), float64 (IN)
         Each node's statistics vector.
@@ -1414,8 +1363,7 @@ def find_splits_sparse_generic(
         Features are dealt round-robin to this many parallel tasks.
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
     """
-    n_features = feature_ptr.shape[0] - 1
-    n_segments = seg_start.shape[0]
+    n_features, n_segments = entry_start.shape
     n_stats = seg_stats.shape[1]
     unit_weight = sample_weight.shape[0] == 0
     random = uniform.shape[0] > 0
@@ -1435,19 +1383,15 @@ def find_splits_sparse_generic(
     for chunk in prange(n_chunks):
         left = np.empty(n_stats)
         zero_rows = np.empty(max_n, dtype=np.int32)
-        marks = np.zeros(row_pos.shape[0], dtype=np.uint8)
+        marks = np.zeros(node_rows.shape[0], dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
-            cursor = feature_ptr[f]
-            hi = feature_ptr[f + 1]
-            for i in range(n_segments):
-                s = seg_order[i]
+            for s in range(n_segments):
                 if feature_mask[f, s] == 0:
                     continue
                 start = seg_start[s]
                 end = seg_end[s]
-                a = _gallop(entry_row, row_pos, cursor, hi, start)
-                b = _gallop(entry_row, row_pos, a, hi, end)
-                cursor = b
+                a = entry_start[f, s]
+                b = entry_end[f, s]
                 n_node = end - start
                 xs = entry_x[a:b]
                 if n_node < 2 * min_samples_leaf or _is_constant(xs, n_node):
@@ -1536,58 +1480,9 @@ def _store_binary_split_virtual(f, s, value, node_weighted_impurity, w_node, w_l
 
 
 @njit(parallel=True, cache=True)
-def sparse_multi_stats(entry_x, entry_row, feature_ptr, row_pos, node_rows, Y, sample_weight,
-                       seg_start, seg_end, seg_feature, offsets, criterion, marks):
-    """Statistics vector of each node for :func:`find_splits_sparse_generic`, summed in the
-    dense splitter's order (negatives, zero rows by id, positives of ``seg_feature``), as
-    :func:`sparse_target_sums` does.
-
-    Parameters
-    ----------
-    entry_x, entry_row, feature_ptr, row_pos, node_rows : the layout (IN)
-    Y : ndarray of shape (n_samples, n_outputs), float64 (IN)
-    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
-    seg_start, seg_end, seg_feature : ndarray of shape (n_segments,), int64 (IN)
-    offsets : ndarray of shape (n_outputs + 1,), int64 (IN)
-    criterion : int
-    marks : ndarray of shape (n_samples,), uint8, zeros (scratch; zeros again on return)
-
-    Returns
-    -------
-    stats : ndarray of shape (n_segments, offsets[-1]), float64
-    """
-    n_segments = seg_start.shape[0]
-    unit_weight = sample_weight.shape[0] == 0
-    out = np.zeros((n_segments, offsets[-1]))
-    for s in prange(n_segments):
-        start = seg_start[s]
-        end = seg_end[s]
-        f = seg_feature[s]
-        a = _gallop(entry_row, row_pos, feature_ptr[f], feature_ptr[f + 1], start)
-        b = _gallop(entry_row, row_pos, a, feature_ptr[f + 1], end)
-        pos = a + _n_negative(entry_x[a:b])
-        for k in range(a, pos):
-            r = entry_row[k]
-            _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets, criterion)
-        for k in range(a, b):
-            marks[entry_row[k]] = 1
-        for q in range(start, end):
-            r = node_rows[q]
-            if marks[r] == 0:
-                _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets,
-                         criterion)
-        for k in range(a, b):
-            marks[entry_row[k]] = 0
-        for k in range(pos, b):
-            r = entry_row[k]
-            _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets, criterion)
-    return out
-
-
-@njit(parallel=True, cache=True)
 def find_splits_sparse_absolute_error(
-    entry_x, entry_row, feature_ptr, row_pos, node_rows, sample_weight, seg_start, seg_end,
-    seg_order, seg_stats, feature_mask, rank_of_row, node_sorted_y, min_samples_leaf,
+    entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start, entry_end,
+    seg_stats, feature_mask, rank_of_row, node_sorted_y, min_samples_leaf,
     min_weight_leaf, uniform, coin, monotonic_cst, node_bounds, n_chunks,
     children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
     n_missing, n_candidates, subset_class,
@@ -1602,9 +1497,11 @@ def find_splits_sparse_absolute_error(
 
     Parameters
     ----------
-    entry_x, entry_row, feature_ptr, row_pos, node_rows : the layout (IN)
+    entry_x, entry_row, node_rows : the layout (IN)
     sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
-    seg_start, seg_end, seg_order : ndarray of shape (n_segments,), int64 (IN)
+    seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
+    entry_start, entry_end : ndarray of shape (n_features, n_segments), int64 (IN)
+        Their entries (:func:`segment_entries`).
     seg_stats : ndarray of shape (n_segments, 4 * n_outputs), float64 (IN)
         From :func:`~fasttree.kernels.node_target_ranks` (with ``rank_of_row`` and
         ``node_sorted_y``, OUT there, IN here), one block of 4 columns per output.
@@ -1619,8 +1516,7 @@ def find_splits_sparse_absolute_error(
     n_chunks : int
     children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
     """
-    n_features = feature_ptr.shape[0] - 1
-    n_segments = seg_start.shape[0]
+    n_features, n_segments = entry_start.shape
     unit_weight = sample_weight.shape[0] == 0
     max_n = 1
     for s in range(n_segments):
@@ -1631,19 +1527,15 @@ def find_splits_sparse_absolute_error(
             max_n, n_outputs)
         vx = np.empty(max_n, dtype=np.float32)
         zero_rows = np.empty(max_n, dtype=np.int32)
-        marks = np.zeros(row_pos.shape[0], dtype=np.uint8)
+        marks = np.zeros(node_rows.shape[0], dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
-            cursor = feature_ptr[f]
-            hi = feature_ptr[f + 1]
-            for i in range(n_segments):
-                s = seg_order[i]
+            for s in range(n_segments):
                 if feature_mask[f, s] == 0:
                     continue
                 start = seg_start[s]
                 end = seg_end[s]
-                a = _gallop(entry_row, row_pos, cursor, hi, start)
-                b = _gallop(entry_row, row_pos, a, hi, end)
-                cursor = b
+                a = entry_start[f, s]
+                b = entry_end[f, s]
                 n_node = end - start
                 xs = entry_x[a:b]
                 if n_node < 2 * min_samples_leaf or _is_constant(xs, n_node):
