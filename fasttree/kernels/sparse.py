@@ -15,8 +15,10 @@ written down per feature.  The layout (one *entry* per stored nonzero, ``nnz`` e
 A node is what the grower calls it: a ``[start, end)`` range of positions of ``node_rows``.  Its
 entries in feature ``f`` are one contiguous *segment* of ``f``'s entries: the entries whose row
 has ``start <= row_pos[row] < end``.  Segments are grouped by node in position order, so a
-segment is found by a galloping search on ``row_pos[entry_row[k]]`` (no per-node offset table:
-memory stays O(nnz + n_samples), whatever the number of nodes).
+segment is found by a galloping search on ``row_pos[entry_row[k]]``: the layout keeps no offset
+table (it stays O(nnz + n_samples) whatever the number of nodes); the kernels of a level read
+the bounds of its pairs from one walk, :func:`segment_entries` (``(n_features, n_nodes)``, like
+the split record).
 
 Inside a node, the dense exact splitter (:mod:`fasttree.kernels.split_search`) scans the rows of
 ``f`` in ``(value, row id)`` order.  The sparse scan walks the same virtual sequence::
