@@ -82,8 +82,9 @@ def partition_loops(n_features, seg_start, seg_end, split_feature, n_threads):
     loops = [ends[lane_first[1:]] - ends[lane_first[:-1]]]
     for g in np.unique(chunked_feature):
         rows = (seg_end - seg_start)[chunked_segment[chunked_feature == g]]
-        loops.append(partition_module.CHUNKED_MOVE_COST * np.concatenate(
-            [np.minimum(chunk, n - np.arange(0, n, chunk)) for n in rows]))
+        first, pair = work_items.row_chunks(rows, chunk)
+        chunk_rows = np.minimum(chunk, rows[pair] - (np.arange(pair.size) - first[pair]) * chunk)
+        loops.append(partition_module.CHUNKED_MOVE_COST * chunk_rows)
     return loops
 
 

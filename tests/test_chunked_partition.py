@@ -10,6 +10,7 @@ import fasttree
 from fasttree.kernels import partition as partition_module
 from fasttree.kernels import partition_segments_bits, partition_segments_kway
 from fasttree.kernels.partition import MoveScratch, _move_chunks, _move_plan
+from fasttree.kernels.work_items import row_chunks
 from test_kernels import gather_targets, segmented_layout
 
 
@@ -84,7 +85,8 @@ def test_chunked_moves_match_naive_stable_partition(chunk_rows, max_branches, la
     bits = np.packbits(case["row_branch"] == 0, bitorder="little")
     _move_chunks(max_branches > 1)(
         case["sorted_x"], case["sorted_idx"], case["sorted_y"], starts, ends,
-        case["branch_offset"], case["row_branch"], bits, feature, segment, np.int64(chunk_rows),
+        case["branch_offset"], case["row_branch"], bits, feature, segment,
+        *row_chunks(rows, chunk_rows), np.int64(chunk_rows),
         *scratch.arrays(capacity, case["sorted_y"]))
     assert_partitioned(case, before_idx)
 

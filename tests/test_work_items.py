@@ -42,6 +42,23 @@ def item_rows(rows):
         work_items.MIN_ITEM_ROWS, work_items.TARGET_ITEMS = saved
 
 
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.integers(0, 50), max_size=12), chunk_rows=st.integers(1, 20))
+def test_row_chunks_cut_every_range_in_order(rows, chunk_rows):
+    """row_chunks: each range's chunks are consecutive, every one but its last holds
+    chunk_rows rows and together they hold the range's rows; an empty range has one chunk."""
+    rows = np.array(rows, dtype=np.int64)
+    first, owner = work_items.row_chunks(rows, chunk_rows)
+    assert first[0] == 0 and first[-1] == owner.size
+    for i, n in enumerate(rows):
+        chunks = np.arange(first[i], first[i + 1])
+        assert chunks.size == max(1, -(-n // chunk_rows))
+        assert np.all(owner[chunks] == i)
+        starts = (chunks - first[i]) * chunk_rows
+        sizes = np.minimum(chunk_rows, n - starts)
+        assert np.all(starts < max(n, 1)) and sizes.sum() == n
+
+
 @settings(max_examples=40, deadline=None)
 @given(pair_rows=st.lists(st.integers(0, 50), max_size=12), rows=st.integers(1, 20),
        seed=st.integers(0, 2**31 - 1))

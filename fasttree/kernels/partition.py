@@ -6,6 +6,7 @@ from numba import prange
 
 from .._jit import njit, specialized, with_globals
 from .presort import check_row_ids
+from .work_items import row_chunks
 
 
 #: rows of a chunk when a large (feature, segment) pair is moved by every thread: at most
@@ -248,7 +249,8 @@ def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branc
         scratch = MoveScratch() if scratch is None else scratch
         _move_chunks(k_way)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                             row_branch, branch_0_bits, chunked_feature, chunked_segment,
-                            np.int64(chunk_rows), *scratch.arrays(capacity, sorted_y))
+                            *row_chunks(rows, chunk_rows), np.int64(chunk_rows),
+                            *scratch.arrays(capacity, sorted_y))
 
 
 class MoveScratch:
@@ -649,21 +651,14 @@ def _make_chunk_movers(k_way):
     """
 
     def move_chunks(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                    row_branch, branch_0_bits, pair_feature, pair_segment, chunk_rows,
-                    scratch_x, scratch_idx, scratch_y):
+                    row_branch, branch_0_bits, pair_feature, pair_segment, pair_chunk,
+                    chunk_pair, chunk_rows, scratch_x, scratch_idx, scratch_y):
         has_labels = sorted_y.shape[1] > 0
         n_pairs = pair_feature.shape[0]
-        pair_chunk = np.zeros(n_pairs + 1, dtype=np.int64)  # each pair's first chunk
         max_branches = 2
         for q in range(n_pairs):
             s = pair_segment[q]
-            rows = seg_end[s] - seg_start[s]
-            pair_chunk[q + 1] = pair_chunk[q] + (rows + chunk_rows - 1) // chunk_rows
             max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
-        chunk_pair = np.empty(pair_chunk[n_pairs], dtype=np.int64)
-        for q in range(n_pairs):
-            for c in range(pair_chunk[q], pair_chunk[q + 1]):
-                chunk_pair[c] = q
         # each chunk's rows per branch, then where its next row of each branch goes
         cursor = np.zeros((chunk_pair.shape[0], max_branches), dtype=np.int64)
         scratch_start = np.zeros(n_pairs, dtype=np.int64)

@@ -16,6 +16,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from .work_items import row_chunks
 
 from .._dtypes import SPLIT_MULTIWAY, SPLIT_SUBSET, SPLIT_THRESHOLD
 
@@ -144,7 +145,6 @@ def numeric_split_arrays(missing_branch):
 ROUTE_CHUNK_ROWS = 1 << 16
 
 
-@njit(parallel=True, cache=True)
 def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature,
                split_kind, split_threshold, split_missing_branch, category_offset,
                category_n_codes, category_branch, branch_offset, row_branch,
@@ -187,21 +187,26 @@ def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_fe
     seg_all_branches : ndarray of shape (n_segments,), int64
         Rows of each node sent down every branch.
     """
-    unit_weight = sample_weight.shape[0] == 0
-    n_segments = seg_start.shape[0]
     # every segment cut into chunks of chunk_rows rows (at least one), each with its own
     # counters: a node of most rows is routed by every thread
-    seg_chunk = np.zeros(n_segments + 1, dtype=np.int64)
-    for s in range(n_segments):
-        rows = seg_end[s] - seg_start[s]
-        seg_chunk[s + 1] = seg_chunk[s] + max(1, (rows + chunk_rows - 1) // chunk_rows)
-    chunk_segment = np.empty(seg_chunk[n_segments], dtype=np.int64)
-    chunk_branch = np.empty(seg_chunk[n_segments] + 1, dtype=np.int64)  # its first counter
-    chunk_branch[0] = 0
-    for s in range(n_segments):
-        for c in range(seg_chunk[s], seg_chunk[s + 1]):
-            chunk_segment[c] = s
-            chunk_branch[c + 1] = chunk_branch[c] + branch_offset[s + 1] - branch_offset[s]
+    seg_chunk, chunk_segment = row_chunks(seg_end - seg_start, chunk_rows)
+    chunk_branch = np.zeros(chunk_segment.shape[0] + 1, dtype=np.int64)  # its first counter
+    np.cumsum(np.diff(branch_offset)[chunk_segment], out=chunk_branch[1:])
+    return _route_chunks(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature,
+                         split_kind, split_threshold, split_missing_branch, category_offset,
+                         category_n_codes, category_branch, branch_offset, row_branch,
+                         seg_chunk, chunk_segment, chunk_branch, np.int64(chunk_rows))
+
+
+@njit(parallel=True, cache=True)
+def _route_chunks(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature,
+                  split_kind, split_threshold, split_missing_branch, category_offset,
+                  category_n_codes, category_branch, branch_offset, row_branch, seg_chunk,
+                  chunk_segment, chunk_branch, chunk_rows):
+    """:func:`route_rows` on its chunks (:func:`~fasttree.kernels.work_items.row_chunks`);
+    ``chunk_branch[c]`` is chunk ``c``'s first counter."""
+    unit_weight = sample_weight.shape[0] == 0
+    n_segments = seg_start.shape[0]
     chunk_counts = np.zeros(chunk_branch[-1], dtype=np.int64)
     chunk_weight = np.zeros(chunk_branch[-1])
     chunk_all_branches = np.zeros(chunk_segment.shape[0], dtype=np.int64)

@@ -27,6 +27,32 @@ MIN_ITEM_ROWS = 1 << 14
 TARGET_ITEMS = 128
 
 
+def row_chunks(rows, chunk_rows):
+    """Ranges of rows cut into chunks of ``chunk_rows`` rows, the last one of each range shorter
+    (an empty range: one empty chunk): the one cut of the chunked moves and the routing.
+
+    Parameters
+    ----------
+    rows : ndarray of shape (n_ranges,), int64
+        Rows of each range.
+    chunk_rows : int
+        Rows of a chunk (at least 1).
+
+    Returns
+    -------
+    first_chunk : ndarray of shape (n_ranges + 1,), int64
+        Range ``i``'s chunks are ``first_chunk[i] .. first_chunk[i + 1] - 1``; chunk ``c`` of
+        range ``i`` starts ``(c - first_chunk[i]) * chunk_rows`` rows into it.
+    chunk_range : ndarray of shape (first_chunk[-1],), int64
+        The range of every chunk.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    n_chunks = np.maximum(1, -(-rows // max(int(chunk_rows), 1)))
+    first_chunk = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(n_chunks, out=first_chunk[1:])
+    return first_chunk, np.repeat(np.arange(rows.shape[0], dtype=np.int64), n_chunks)
+
+
 def rows_per_item(total_rows):
     """Rows of one work item for a level of ``total_rows`` (feature, node) rows in all."""
     return max(MIN_ITEM_ROWS, -(-int(total_rows) // TARGET_ITEMS))
