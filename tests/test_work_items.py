@@ -59,6 +59,11 @@ def test_row_chunks_cut_every_range_in_order(rows, chunk_rows):
         assert np.all(starts < max(n, 1)) and sizes.sum() == n
 
 
+def test_row_chunks_refuse_chunks_of_no_rows():
+    with pytest.raises(ValueError, match="chunk_rows must be at least 1"):
+        work_items.row_chunks(np.array([5]), 0)
+
+
 @settings(max_examples=40, deadline=None)
 @given(pair_rows=st.lists(st.integers(0, 50), max_size=12), rows=st.integers(1, 20),
        seed=st.integers(0, 2**31 - 1))

@@ -174,9 +174,9 @@ def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_fe
     row_branch : ndarray of shape (n_samples,), int32 (OUT)
         Branch of every row of these segments (indexed by row id), ``-1`` for every branch.
     chunk_rows : int, default ROUTE_CHUNK_ROWS
-        Every node is routed in chunks of this many rows, in parallel; a node's weight per
-        branch is the sum of its chunks' sums in chunk order, so it depends on this size (not
-        on the thread count).
+        Every node is routed in chunks of this many rows (at least 1), in parallel; a node's
+        weight per branch is the sum of its chunks' sums in chunk order, so it depends on this
+        size (not on the thread count).
 
     Returns
     -------

@@ -46,8 +46,10 @@ def row_chunks(rows, chunk_rows):
     chunk_range : ndarray of shape (first_chunk[-1],), int64
         The range of every chunk.
     """
+    if int(chunk_rows) < 1:
+        raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     rows = np.asarray(rows, dtype=np.int64)
-    n_chunks = np.maximum(1, -(-rows // max(int(chunk_rows), 1)))
+    n_chunks = np.maximum(1, -(-rows // int(chunk_rows)))
     first_chunk = np.zeros(rows.shape[0] + 1, dtype=np.int64)
     np.cumsum(n_chunks, out=first_chunk[1:])
     return first_chunk, np.repeat(np.arange(rows.shape[0], dtype=np.int64), n_chunks)
