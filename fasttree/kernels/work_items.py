@@ -19,6 +19,9 @@ number of threads: the trees are the same for any thread count.
 import numpy as np
 from .._jit import njit
 
+from .._dtypes import CRITERION_GRADIENT, CRITERION_SQUARED_ERROR
+from .node_stats import segment_class_weights, segment_target_sums
+
 #: an item holds at least this many rows: below, a chunk's fixed costs (its prefix statistics,
 #: its slot in the reduction) would show next to its scan
 MIN_ITEM_ROWS = 1 << 14
@@ -136,16 +139,17 @@ def _plan(pair_rows, chunkable, item_rows):
             pair_chunk, pair_n_chunks)
 
 
-@njit(cache=True, inline="always")
-def _chunk_before_another(i, item_first, item_lo, item_hi, pair_segment, seg_start, pair_chunk,
-                          pair_n_chunks):
-    """Positions ``[first, stop)`` of item ``i`` if it is a chunk whose rows come before another
-    chunk of its pair (the rows a prefix adds up), else ``(0, 0)``."""
-    q = item_first[i]
-    if item_hi[i] == 0 or i + 1 == pair_chunk[q] + pair_n_chunks[q]:
-        return 0, 0
+def _rows_before_another(seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi,
+                         pair_chunk, pair_n_chunks):
+    """Each item's feature row and positions ``[first, stop)``: a chunk's own rows if another
+    chunk of its pair comes after it (the rows a prefix adds up), else an empty range."""
+    q = item_first
+    last_chunk = pair_chunk[q] + pair_n_chunks[q] - 1
+    needed = (item_hi > 0) & (np.arange(q.shape[0]) != last_chunk)
     start = seg_start[pair_segment[q]]
-    return start + item_lo[i], start + item_hi[i]
+    first = np.where(needed, start + item_lo, 0).astype(np.int64)
+    stop = np.where(needed, start + item_hi, 0).astype(np.int64)
+    return pair_feature[q].astype(np.int64), first, stop
 
 
 @njit(cache=True)
@@ -163,70 +167,35 @@ def _exclusive_prefix(own, pair_chunk, pair_n_chunks):
     return prefix
 
 
-@njit(cache=True)
 def chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start, pair_feature, pair_segment,
                        item_first, item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks,
                        n_classes):
     """Weighted class counts of the rows before each chunk of its node (zeros for the first
     chunk and for items scanning whole pairs), shape (n_items, n_classes).
 
-    Each chunk's own counts, then their exclusive prefix per pair in chunk order.  Serial: one
-    more parallel kernel costs seconds of compilation for every new environment, and for two
-    classes with unit weights (a vectorized sum of the labels) this pass is a small fraction of
-    the scan it feeds."""
-    n_items = item_first.shape[0]
-    unit_weight = sample_weight.shape[0] == 0
-    own = np.zeros((n_items, n_classes))
-    for i in range(n_items):
-        first, stop = _chunk_before_another(i, item_first, item_lo, item_hi, pair_segment,
-                                            seg_start, pair_chunk, pair_n_chunks)
-        if stop == first:
-            continue
-        q = item_first[i]
-        labels = sorted_y[pair_feature[q], first:stop]
-        ids = sorted_idx[pair_feature[q], first:stop]
-        if unit_weight and n_classes == 2:  # a sum the compiler vectorizes
-            n_1 = 0
-            for p in range(labels.shape[0]):
-                n_1 += np.int64(labels[p])
-            own[i, 0] = labels.shape[0] - n_1
-            own[i, 1] = n_1
-        elif unit_weight:  # integer counters: no float addition waiting on the previous one
-            counts = np.zeros(n_classes, dtype=np.int64)
-            for p in range(labels.shape[0]):
-                counts[labels[p]] += 1
-            for k in range(n_classes):
-                own[i, k] = counts[k]
-        else:
-            for p in range(labels.shape[0]):
-                own[i, labels[p]] += sample_weight[np.uint64(ids[p])]
+    Each chunk's own counts, by the node-statistics kernel
+    (:func:`~fasttree.kernels.segment_class_weights`, every chunk a segment of its feature
+    row, in parallel), then their exclusive prefix per pair in chunk order."""
+    feature, first, stop = _rows_before_another(seg_start, pair_feature, pair_segment,
+                                                item_first, item_lo, item_hi, pair_chunk,
+                                                pair_n_chunks)
+    own = segment_class_weights(sorted_idx, sorted_y, sample_weight, first, stop, feature,
+                                n_classes)
     return _exclusive_prefix(own, pair_chunk, pair_n_chunks)
 
 
-@njit(cache=True)
 def chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, pair_feature, pair_segment,
                      item_first, item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks,
                      presummed):
     """Weight and weighted target sums ``[sum w, sum w*y]`` of the rows before each chunk of
     its node (zeros for the first chunk and for items scanning whole pairs), shape
-    (n_items, 2); ``presummed``: the targets are gradients, summed as they are (``sum y``)."""
-    n_items = item_first.shape[0]
-    unit_weight = row_weight.shape[0] == 0
-    own = np.zeros((n_items, 2))
-    for i in range(n_items):
-        first, stop = _chunk_before_another(i, item_first, item_lo, item_hi, pair_segment,
-                                            seg_start, pair_chunk, pair_n_chunks)
-        if stop == first:
-            continue
-        q = item_first[i]
-        ys = sorted_y[pair_feature[q], first:stop]
-        ids = sorted_idx[pair_feature[q], first:stop]
-        w_sum = 0.0
-        y_sum = 0.0
-        for p in range(ys.shape[0]):
-            w = 1.0 if unit_weight else row_weight[np.uint64(ids[p])]
-            w_sum += w
-            y_sum += ys[p] if presummed else w * ys[p]
-        own[i, 0] = w_sum
-        own[i, 1] = y_sum
-    return _exclusive_prefix(own, pair_chunk, pair_n_chunks)
+    (n_items, 2); ``presummed``: the targets are gradients, summed as they are (``sum y``).
+
+    Each chunk's own sums by :func:`~fasttree.kernels.segment_target_sums` (in parallel, the
+    same additions in the same order as a scan), then their exclusive prefix per pair."""
+    feature, first, stop = _rows_before_another(seg_start, pair_feature, pair_segment,
+                                                item_first, item_lo, item_hi, pair_chunk,
+                                                pair_n_chunks)
+    criterion = CRITERION_GRADIENT if presummed else CRITERION_SQUARED_ERROR
+    own = segment_target_sums(sorted_idx, sorted_y, row_weight, first, stop, feature, criterion)
+    return _exclusive_prefix(np.ascontiguousarray(own[:, :2]), pair_chunk, pair_n_chunks)
