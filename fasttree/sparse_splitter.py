@@ -267,15 +267,16 @@ random_thresholds, multi_output
         # a few tasks per thread, features dealt round-robin: balanced, results unchanged
         return 4 * numba.get_num_threads()
 
-    def _entries(self, start, end):
-        """Every feature's entries of the nodes ``[start, end)`` (:func:`segment_entries`); a
-        level asks for the same nodes' twice (their non-constant features, then the search),
-        so the latest answer is kept until entries move."""
+    def _entries(self, start, end, phase="search"):
+        """Every feature's entries of the nodes ``[start, end)`` (:func:`segment_entries`, its
+        time counted in ``phase``); a level asks for the same nodes' three times (their
+        non-constant features, the search, the partition), so the latest answer is kept until
+        entries move."""
         kept = self._entries_of
         if (kept is None or not np.array_equal(kept[0], start)
                 or not np.array_equal(kept[1], end)):
-            bounds = segment_entries(self.entry_row, self.feature_ptr, self.row_pos, start, end,
-                                     _order(start))
+            bounds = self._timed(phase, segment_entries, self.entry_row, self.feature_ptr,
+                                 self.row_pos, start, end, _order(start))
             kept = self._entries_of = (start.copy(), end.copy()) + bounds
         return kept[2], kept[3]
 
@@ -299,8 +300,8 @@ random_thresholds, multi_output
                                targets, self.sample_weight, start, end, self._rank_of_row,
                                self._node_sorted_y)
         Y, offsets = self._targets
-        seg_a, seg_b = find_segments(self.entry_row, self.feature_ptr, self.row_pos, start, end,
-                                     feature)
+        seg_a, seg_b = self._timed("node_stats", find_segments, self.entry_row,
+                                   self.feature_ptr, self.row_pos, start, end, feature)
         return self._timed("node_stats", sparse_node_stats, self.entry_x, self.entry_row,
                            self.node_rows, Y, self.sample_weight, start, end, seg_a, seg_b,
                            offsets, self.criterion_code, self._marks)
@@ -386,7 +387,8 @@ random_thresholds, multi_output
         """Move every feature's entries of these (already routed) nodes: left child's first."""
         start, end = _int64(start), _int64(end)
         self._timed("partition", partition_sparse_segments, self.entry_x, self.entry_row,
-                    self.entry_y, self.row_pos, start, end, *self._entries(start, end),
+                    self.entry_y, self.row_pos, start, end,
+                    *self._entries(start, end, "partition"),
                     _int64(feature), _int64(n_left), self._max_segment, self._n_chunks())
         self._entries_of = None  # the nodes' entries moved: their children's are found anew
 
