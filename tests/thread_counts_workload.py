@@ -5,7 +5,8 @@ Run as ``python thread_counts_workload.py OUT.npz`` in a process started with
 per thread count and compares the files.  The data are small, so the one-thread rules for small
 work (:data:`fasttree.grower.SMALL_LEVEL_WORK` per level, :data:`fasttree._base.
 SMALL_PREDICTION_ROWS` per prediction) are set to 0 here: every level, presort and prediction
-runs on all of the process's threads, as a large fit's would.
+runs on all of the process's threads, as a large fit's would; and the sizes above which a search
+or a move cuts a node into row chunks are lowered, so that the chunked paths run too.
 
 Each case saves every array of its ``tree_`` (children, feature, threshold, value, impurity,
 node counts and weights, depth, split kinds, missing branches, category maps), and on a test set
@@ -21,6 +22,8 @@ import scipy.sparse as sp
 import fasttree
 import fasttree._base
 import fasttree.grower
+import fasttree.kernels.partition
+import fasttree.kernels.work_items
 from fasttree import pruning
 from fasttree.hist_splitter import HistSplitter
 from fasttree.preprocessing import EntropyDiscretizer
@@ -209,6 +212,13 @@ def workload():
     """Fit every case; return ``{key: ndarray}``.  The keys ``threads.search`` and
     ``threads.predict`` hold the thread counts that split searches and tree walks ran on."""
     fasttree.grower.SMALL_LEVEL_WORK = 0  # every level on all threads
+    # large nodes' paths on small data: searches cut into row chunks (their prefix statistics
+    # and reduction), and on several threads pairs moved in row chunks (on one thread the plan
+    # moves every pair whole: a stable partition has one result either way)
+    fasttree.kernels.work_items.MIN_ITEM_ROWS = 16
+    fasttree.kernels.partition.MOVE_CHUNK_ROWS = 8
+    fasttree.kernels.partition.MIN_MOVE_CHUNK_ROWS = 8
+    fasttree.kernels.partition.CHUNKED_MOVE_COST = 0.0
     fasttree._base.SMALL_PREDICTION_ROWS = 0  # every prediction on all threads
     search_threads, predict_threads = set(), set()
     for cls in (ExactSplitter, HistSplitter, SparseSplitter):
