@@ -1,4 +1,4 @@
-"""Grow a tree level by level (or best-first under ``max_leaf_nodes``) through a splitter.
+"""Grow trees level by level (or best-first under ``max_leaf_nodes``) through a splitter.
 
 The grower never loops over features or rows in Python: for a batch of nodes it asks the splitter
 (:mod:`fasttree.splitter`) for node statistics and split records, selects one split per node,
@@ -6,6 +6,11 @@ applies the stopping rules, and asks the splitter to move the rows.
 Level-wise growth makes the batch a whole level; best-first growth (scikit-learn's rule when
 ``max_leaf_nodes`` is set) expands one node at a time, always the one with the largest impurity
 improvement.
+
+The open nodes are a frontier of one tree or of several: a splitter whose layout holds several
+trees' rows (:meth:`fasttree.splitter.ExactSplitter.from_samples`) gives each tree a root, and
+every batch then holds the nodes of every tree at that level, each node knowing its tree: one
+kernel call per phase and level for the whole forest, each tree the same as grown alone.
 """
 
 import contextvars
@@ -113,14 +118,14 @@ def report_progress(callback):
 class _Batch:
     """Nodes created together: statistics first, then (for candidates) their best split."""
 
-    __slots__ = ("ids", "start", "end", "depth", "stats", "weight", "impurity", "banned", "bounds",
+    __slots__ = ("ids", "tree", "start", "end", "depth", "stats", "weight", "impurity", "banned", "bounds",
                  "feature", "kind", "threshold", "missing_branch", "n_branches", "n_left",
                  "n_missing", "subset_class", "category_offset", "category_n_codes",
                  "improvement", "splittable")
 
 
 class TreeGrower:
-    """Grow one tree from validated arrays, or from a prebuilt splitter.
+    """Grow one tree from validated arrays, or one or several from a prebuilt splitter.
 
     Parameters
     ----------
@@ -136,8 +141,10 @@ class TreeGrower:
     params : GrowerParams
     n_classes : int or None
         None for regression.
-    rng : numpy.random.Generator or None
-        Draws the per-node feature subsets when ``params.max_features < n_features``.
+    rng : numpy.random.Generator, sequence of them, or None
+        Draws the per-node feature subsets when ``params.max_features < n_features``; a
+        splitter holding several trees takes one generator per tree (each draws for its own
+        tree's nodes, in node order, as the tree grown alone would).
     n_categories : ndarray of shape (n_features,), int64, or None
         Categories of each categorical feature, 0 for numeric ones; None: all numeric.
     multi_output : tuple (Y, offsets) or None
@@ -147,12 +154,18 @@ class TreeGrower:
         class counts, for regression ``3 * k``).
     splitter : Splitter or None
         A splitter over a prebuilt layout (any object implementing
-        :class:`~fasttree.splitter_contract.Splitter`); None builds the exact presorted one from
-        ``X``.
+        :class:`~fasttree.splitter_contract.Splitter`), of one tree or several (its
+        ``tree_offsets``); None builds the exact presorted one from ``X``.
     monotonic_cst : ndarray of shape (n_features,), int8, or None
         Monotonicity constraints (:mod:`fasttree.kernels.monotonic`): -1, 0 or 1 per feature,
         on the mean, the median (absolute error) or the fraction of class 0 (two classes); one
         output, numeric features only.  A prebuilt ``splitter`` must hold the same ones.
+    counts : ndarray of shape (n_trees, n_samples), integer, or None
+        Grow ``n_trees`` trees at once, tree ``k`` on the rows ``counts[k] > 0`` weighted by
+        their counts (a forest's bootstrap samples): the exact splitter's layout of several
+        trees (:meth:`~fasttree.splitter.ExactSplitter.from_samples`); ``rng`` then gives one
+        generator per tree, and :meth:`grow_trees` returns the trees.  Dense ``X`` and
+        ``splitter="best"`` or ``"random"`` only.
 
     Attributes
     ----------
@@ -172,13 +185,14 @@ class TreeGrower:
     """
 
     def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None, n_categories=None,
-                 splitter=None, multi_output=None, monotonic_cst=None):
+                 splitter=None, multi_output=None, monotonic_cst=None, counts=None):
         self.X = X
         self.y = y
         self.sample_weight = sample_weight
         self.params = params
         self.n_classes = n_classes
         self.rng = rng
+        self._rngs = [rng] if rng is None or isinstance(rng, np.random.Generator) else list(rng)
         self.n_features = X.shape[1] if splitter is None else splitter.n_features
         self.n_categories = (np.zeros(self.n_features, dtype=np.int64) if n_categories is None
                              else np.asarray(n_categories, dtype=np.int64))
@@ -188,6 +202,11 @@ class TreeGrower:
         self.multi_output = multi_output
         self.monotonic_cst = (None if monotonic_cst is None or not np.any(monotonic_cst)
                               else np.asarray(monotonic_cst, dtype=np.int8))
+        self.counts = counts
+        if counts is not None and (splitter is not None or is_sparse(X)
+                                   or params.splitter == "hist"):
+            raise ValueError("counts (several trees) need dense X and splitter 'best' or "
+                             "'random'")
         self.timings = {}
 
     def _make_splitter(self):
@@ -208,15 +227,19 @@ class TreeGrower:
                 min_weight_leaf=p.min_weight_leaf,
                 categorical_kind=CATEGORICAL_SPLITS[p.categorical_split],
                 level_wise=p.max_leaf_nodes is None)
-        return ExactSplitter.from_data(
-            self.X, self.y, self.sample_weight, n_classes=self.n_classes,
-            n_categories=self.n_categories, criterion_code=p.criterion_code,
-            min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf,
+        exact = dict(
+            n_classes=self.n_classes, n_categories=self.n_categories,
+            criterion_code=p.criterion_code, min_samples_leaf=p.min_samples_leaf,
+            min_weight_leaf=p.min_weight_leaf,
             categorical_kind=CATEGORICAL_SPLITS[p.categorical_split],
             missing_fractional=p.missing == "fractional",
             min_branch_fraction=p.min_branch_fraction,
             random_thresholds=self.rng if p.splitter == "random" else None,
             multi_output=self.multi_output, monotonic_cst=self.monotonic_cst)
+        if self.counts is not None:
+            return ExactSplitter.from_samples(self.X, self.y, self.counts, self.sample_weight,
+                                              **exact)
+        return ExactSplitter.from_data(self.X, self.y, self.sample_weight, **exact)
 
     def _entropy_bins(self):
         """``binning="entropy"``: bins cut where the class entropy drops most (MDL stop)."""
@@ -230,7 +253,7 @@ class TreeGrower:
         return bounds_from_cut_points(cut_points, p.max_bins)
 
     # -- phases ------------------------------------------------------------------------------
-    def _feature_mask(self, start, end, banned):
+    def _feature_mask(self, start, end, tree, banned):
         n_features = self.n_features
         mask = np.ones((n_features, start.shape[0]), dtype=np.uint8)
         if banned is not None:
@@ -240,7 +263,13 @@ class TreeGrower:
             return mask
         # Like scikit-learn: draw features in random order until k non-constant ones are found.
         non_constant = self._splitter.non_constant(start, end) & (mask == 1)
-        keys = self.rng.random((n_features, start.shape[0]))
+        if len(self._rngs) == 1:
+            keys = self._rngs[0].random((n_features, start.shape[0]))
+        else:  # each tree's nodes from its own generator, as that tree alone draws them
+            keys = np.empty((n_features, start.shape[0]))
+            for t in np.unique(tree):
+                nodes = np.flatnonzero(tree == t)
+                keys[:, nodes] = self._rngs[t].random((n_features, nodes.size))
         keys[~non_constant] = 2.0
         rank = np.argsort(np.argsort(keys, axis=0, kind="stable"), axis=0, kind="stable")
         mask[:] = (rank < k) & non_constant
@@ -270,8 +299,8 @@ class TreeGrower:
             stats = np.ascontiguousarray(batch.stats[cand])
             banned = None if batch.banned is None else batch.banned[cand]
             bounds = None if batch.bounds is None else np.ascontiguousarray(batch.bounds[cand])
-            record = self._splitter.find_splits(start, end, stats,
-                                                self._feature_mask(start, end, banned), bounds)
+            mask = self._feature_mask(start, end, batch.tree[cand], banned)
+            record = self._splitter.find_splits(start, end, stats, mask, bounds)
             gain, n_branches = record.gain, record.n_branches
             if p.select_rule == SELECT_GAIN_RATIO:
                 # C4.5 charges a numeric split log2(candidate thresholds) / node weight; a split
@@ -288,7 +317,10 @@ class TreeGrower:
             best, cand, size, record.children_impurity, record.threshold, record.n_left,
             record.n_branches, record.missing_branch, record.n_missing, record.subset_class,
             self.is_categorical, CATEGORICAL_SPLITS[p.categorical_split], batch.weight,
-            batch.impurity, self._root_weight)
+            batch.impurity, 1.0)
+        # improvements are relative to each node's root: divided here (x / 1.0 is x exactly, so
+        # the result is the kernel's division by that root's weight)
+        batch.improvement /= self._tree_weights[batch.tree]
         batch.category_offset = np.full(size, -1, dtype=np.int64)
         batch.category_n_codes = np.zeros(size, dtype=np.int64)
         if self.any_categorical:
@@ -308,13 +340,13 @@ class TreeGrower:
         batch.category_n_codes[rows] = n_codes
         batch.threshold[rows] = float(TREE_UNDEFINED)
 
-    def _new_batch(self, start, end, depth, stats_feature, banned):
-        """Register new nodes and compute their statistics (not yet their splits, nor under
-        monotonicity constraints their value ranges)."""
+    def _new_batch(self, tree, start, end, depth, stats_feature, banned):
+        """Register new nodes (of the trees ``tree``) and compute their statistics (not yet their
+        splits, nor under monotonicity constraints their value ranges)."""
         batch = _Batch()
         batch.ids = np.arange(self._n_nodes, self._n_nodes + start.shape[0])
         self._n_nodes += start.shape[0]
-        batch.start, batch.end, batch.depth = start, end, depth
+        batch.tree, batch.start, batch.end, batch.depth = tree, start, end, depth
         batch.banned = banned
         batch.bounds = None
         batch.stats = self._splitter.node_stats(start, end, stats_feature)
@@ -356,8 +388,8 @@ class TreeGrower:
         # splits: already partitioned), so the children's statistics, and with them the stopping
         # rules, are known before partitioning prefix splits; a parent none of whose children
         # will be searched (pure, too small, at max_depth) is not partitioned at all.
-        children = self._new_batch(child_start, child_end, child_depth,
-                                   feature[parent_of_child], banned)
+        children = self._new_batch(batch.tree[rows][parent_of_child], child_start, child_end,
+                                   child_depth, feature[parent_of_child], banned)
         if batch.bounds is not None:
             children.bounds = self._child_bounds(batch.bounds[rows], feature, n_branches,
                                                  parent_of_child, children)
@@ -407,11 +439,22 @@ class TreeGrower:
 
     # -- growth ------------------------------------------------------------------------------
     def grow(self):
-        """Grow the tree and return it as a :class:`~fasttree.tree.Tree`."""
+        """Grow the tree and return it as a :class:`~fasttree.tree.Tree` (one tree only: see
+        :meth:`grow_trees`)."""
+        trees = self.grow_trees()
+        if len(trees) != 1:
+            raise ValueError(f"the splitter holds {len(trees)} trees: use grow_trees()")
+        return trees[0]
+
+    def grow_trees(self):
+        """Grow every tree of the splitter's layout at once; a list of
+        :class:`~fasttree.tree.Tree`, in the order of its ``tree_offsets``."""
         t_total = time.perf_counter()
         self._n_threads = numba.get_num_threads()  # the fit's (numba_threads), restored after
         self._level_threads = self._n_threads
-        n_samples = self.X.shape[0] if self.splitter is None else self.splitter.n_samples
+        n_samples = (self.splitter.n_samples if self.splitter is not None
+                     else self.X.shape[0] if self.counts is None
+                     else int(np.count_nonzero(self.counts)))
         # C4.5's fractional rows add copies: their levels are measured each time
         self._all_levels_small = (n_samples * self.n_features < SMALL_LEVEL_WORK
                                   and self.params.missing != "fractional")
@@ -421,25 +464,29 @@ class TreeGrower:
         self._batches = []
         self._n_nodes = 0
         self._links = []  # (parent ids, first child ids, number of children) per split call
-        self._root_weight = self._splitter.root_weight
-        root = self._new_batch(np.array([0], dtype=np.int64),
-                               np.array([self._splitter.n_samples], dtype=np.int64),
-                               np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), None)
+        self._tree_weights = np.asarray(self._splitter.tree_weights, dtype=np.float64)
+        offsets = np.asarray(self._splitter.tree_offsets, dtype=np.int64)
+        n_trees = offsets.shape[0] - 1
+        if len(self._rngs) != n_trees and self.params.max_features < self.n_features:
+            raise ValueError(f"rng needs one generator per tree ({n_trees})")
+        roots = self._new_batch(np.arange(n_trees), offsets[:-1].copy(), offsets[1:].copy(),
+                                np.zeros(n_trees, dtype=np.int64),
+                                np.zeros(n_trees, dtype=np.int64), None)
         if self.monotonic_cst is not None:
-            root.bounds = np.array([[-np.inf, np.inf]])
-        self._search(root, self._candidates(root))
+            roots.bounds = np.tile([-np.inf, np.inf], (n_trees, 1))
+        self._search(roots, self._candidates(roots))
         if self.params.max_leaf_nodes is None:
-            self._grow_level_wise(root)
+            self._grow_level_wise(roots)
         else:
-            self._grow_best_first(root)
-        tree = self._build_tree()
+            self._grow_best_first(roots)
+        trees = [self._build_tree(t) for t in range(n_trees)]
         self.timings = dict(self._splitter.timings)
         self.missing_features = self._splitter.missing_features
         self.timings["total"] = time.perf_counter() - t_total
         # release the working layout (several times the size of X) as soon as the tree exists
         del self._splitter, self._batches, self._links
         numba.set_num_threads(self._n_threads)
-        return tree
+        return trees
 
     def _set_level_threads(self, n_rows):
         """One thread for a level of fewer than SMALL_LEVEL_WORK rows x features, else the
@@ -463,30 +510,40 @@ class TreeGrower:
                          int(np.sum(parents.end[rows] - parents.start[rows])),
                          time.perf_counter() - start)
 
-    def _grow_best_first(self, root):
-        # Heap of (-improvement, node id, batch, row); node ids break ties deterministically.
-        heap = []
+    def _grow_best_first(self, roots):
+        """Each tree in turn (its nodes are numbered in the order it creates them, as alone)."""
+        for t in range(roots.ids.size):
+            # Heap of (-improvement, node id, batch, row); node ids break ties deterministically.
+            heap = []
 
-        def push(batch):
-            for row in np.flatnonzero(batch.splittable):
-                heapq.heappush(heap, (-batch.improvement[row], int(batch.ids[row]), batch, row))
+            def push(batch, rows):
+                for row in rows[batch.splittable[rows]]:
+                    heapq.heappush(heap, (-batch.improvement[row], int(batch.ids[row]), batch,
+                                          row))
 
-        push(root)
-        n_leaves = 1
-        while heap and n_leaves < self.params.max_leaf_nodes:
-            _, _, batch, row = heapq.heappop(heap)
-            children = self._split(batch, np.array([row]))
-            push(children)
-            n_leaves += children.ids.size - 1
+            push(roots, np.array([t]))
+            n_leaves = 1
+            while heap and n_leaves < self.params.max_leaf_nodes:
+                _, _, batch, row = heapq.heappop(heap)
+                children = self._split(batch, np.array([row]))
+                push(children, np.arange(children.ids.size))
+                n_leaves += children.ids.size - 1
 
-    def _build_tree(self):
-        node_count = self._n_nodes
-        cat = lambda name: np.concatenate([getattr(b, name) for b in self._batches])  # noqa: E731
+    def _build_tree(self, t):
+        """Tree ``t`` from its nodes, numbered in the order they were created."""
+        in_tree = np.concatenate([b.tree for b in self._batches]) == t
+        node_count = int(np.count_nonzero(in_tree))
+        local = np.cumsum(in_tree) - 1  # a node's number in its own tree
+
+        def cat(name):
+            return np.concatenate([getattr(b, name) for b in self._batches])[in_tree]
+
         left = np.full(node_count, TREE_LEAF, dtype=np.int64)
         right = np.full(node_count, TREE_LEAF, dtype=np.int64)
         for parents, first_child, n_children in self._links:
-            left[parents] = first_child
-            right[parents] = first_child + n_children - 1
+            own = in_tree[parents]
+            left[local[parents[own]]] = local[first_child[own]]
+            right[local[parents[own]]] = local[first_child[own]] + n_children[own] - 1
         is_split = left != TREE_LEAF
         feature = np.where(is_split, cat("feature"), TREE_UNDEFINED)
         threshold = np.where(is_split, cat("threshold"), float(TREE_UNDEFINED))
@@ -503,6 +560,10 @@ class TreeGrower:
             value = (stats / safe[:, None])[:, None, :]
         if self.monotonic_cst is not None:
             _clip_values(value, cat("bounds"), classification=self.n_classes is not None)
+        category_offset, category_branch = cat("category_offset"), self._splitter.category_map
+        if self._tree_weights.shape[0] > 1:
+            category_offset, category_branch = _own_maps(
+                category_offset, cat("category_n_codes"), category_branch)
         return Tree(
             children_left=left, children_right=right, feature=feature, threshold=threshold,
             value=value, impurity=cat("impurity"),
@@ -510,13 +571,25 @@ class TreeGrower:
             depth=cat("depth"), n_features=self.n_features,
             split_kind=np.where(is_split, cat("kind"), SPLIT_THRESHOLD),
             missing_branch=np.where(is_split, cat("missing_branch"), 0),
-            category_offset=np.where(is_split, cat("category_offset"), -1),
+            category_offset=np.where(is_split, category_offset, -1),
             category_n_codes=np.where(is_split, cat("category_n_codes"), 0),
-            category_branch=self._splitter.category_map,
+            category_branch=category_branch,
             fractional_missing=self.params.missing == "fractional",
             n_classes=(np.diff(self.multi_output[1]) if self.multi_output is not None
                        and self.n_classes is not None else None),
         )
+
+
+def _own_maps(offset, n_codes, category_map):
+    """One tree's category maps out of several trees' (``offset`` -1: a node without one),
+    in the order they were described, and their offsets into them: what that tree grown alone
+    holds."""
+    described = np.flatnonzero(offset >= 0)
+    own_offset = np.full(offset.shape, -1, dtype=np.int64)
+    own_offset[described] = np.cumsum(n_codes[described]) - n_codes[described]
+    parts = [category_map[offset[i]:offset[i] + n_codes[i]] for i in described]
+    maps = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    return own_offset, maps.astype(np.int32, copy=False)
 
 
 def _multi_output_values(stats, weight, offsets, n_classes):

@@ -42,6 +42,7 @@ from .kernels.histogram import (
     sample_columns,
 )
 from .splitter import CategoryMaps, weight_tables
+from .splitter_contract import one_tree
 
 #: Rows sampled to choose the bins of a column (LightGBM samples as many).
 BIN_SAMPLE_ROWS = 200_000
@@ -186,8 +187,9 @@ class HistSplitter:
         self.labels = np.array(y, dtype=np.float64 if self.regression
                                else label_dtype(n_classes)).reshape(1, -1)
         self.rows = np.arange(self.n_samples, dtype=np.int32).reshape(1, -1)
-        self.sample_weight, self.root_weight, self._table = weight_tables(
+        self.sample_weight, root_weight, self._table = weight_tables(
             sample_weight, self.n_samples, n_classes, criterion_code)
+        self.tree_offsets, self.tree_weights = one_tree(self.n_samples, root_weight)
         self._unit_weight = self.sample_weight.shape[0] == 0
         self.n_stats = 3 if self.regression else n_classes
         self.n_channels = self.n_stats + (0 if self._unit_weight else 1)

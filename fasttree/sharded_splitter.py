@@ -43,6 +43,7 @@ from .kernels import (
     select_best_splits,
 )
 from .splitter import ExactSplitter, weight_tables
+from .splitter_contract import one_tree
 
 #: One shard's best split of one node, as sent to the driver: 24 bytes.  ``code`` packs the
 #: global feature (``code >> 2``), the missing branch (bit 1) and whether the node has rows
@@ -317,8 +318,9 @@ class ShardedSplitter:
         self.n_samples = int(n_samples)
         self.criterion_code = criterion_code
         self.timeout = float(timeout)
-        _, self.root_weight, _ = weight_tables(sample_weight, self.n_samples, n_classes,
-                                               criterion_code)
+        _, root_weight, _ = weight_tables(sample_weight, self.n_samples, n_classes,
+                                          criterion_code)
+        self.tree_offsets, self.tree_weights = one_tree(self.n_samples, root_weight)
         self.timings = {}
         self.levels = []
         self._new_level()

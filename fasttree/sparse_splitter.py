@@ -44,6 +44,7 @@ from .splitter import (
     random_draws,
     weight_tables,
 )
+from .splitter_contract import one_tree
 from .kernels.sparse import (
     build_sparse_layout,
     find_best_splits_sparse_classification,
@@ -121,7 +122,8 @@ class SparseSplitter:
     Attributes
     ----------
     n_features, n_samples : int
-    root_weight : float
+    tree_offsets, tree_weights : ndarray
+        One tree (:class:`~fasttree.splitter_contract.Splitter`).
     missing_features : ndarray of shape (n_features,), bool
         All False: sparse input has no missing values.
     timings : dict of str to float
@@ -176,8 +178,9 @@ class SparseSplitter:
         self.timings = {} if timings is None else timings
         self.missing_features = np.zeros(self.n_features, dtype=bool)
         self.category_map = np.zeros(0, dtype=np.int32)
-        self.sample_weight, self.root_weight, self._count_table = weight_tables(
+        self.sample_weight, root_weight, self._count_table = weight_tables(
             sample_weight, self.n_samples, n_classes, criterion_code)
+        self.tree_offsets, self.tree_weights = one_tree(self.n_samples, root_weight)
         # every node a range of positions of node_rows, its rows by ascending id (the dense
         # order of a zero block); row_pos is the inverse
         self.node_rows = np.arange(self.n_samples, dtype=np.int32)

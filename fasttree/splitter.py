@@ -34,6 +34,7 @@ from .kernels import (
     segment_class_weights,
     segment_multi_stats,
     segment_target_sums,
+    tree_layouts,
     xlog2x_table,
 )
 from .kernels.partition import MoveScratch, _partition_kway, _partition_prefix
@@ -155,20 +156,28 @@ class ExactSplitter:
         C4.5's fractional rows: missing rows go down every branch, the layout grows.
     min_branch_fraction : float
         C4.5's minimum branch weight for thresholds (0 disables it).
-    random_thresholds : numpy.random.Generator or None
+    random_thresholds : numpy.random.Generator, sequence of them, or None
         Draw one random threshold per numeric (feature, node) pair from this generator
-        (scikit-learn's ``splitter="random"``) instead of searching every midpoint.
+        (scikit-learn's ``splitter="random"``) instead of searching every midpoint; with several
+        trees, one generator per tree, each drawing for its own nodes in node order.
     multi_output : tuple (Y, offsets) or None
         Several outputs: ``Y`` (n_samples, n_outputs) float64 targets by row id and the
         statistics offsets of :mod:`fasttree.kernels.multi_output`; ``sorted_y`` is then unused.
     monotonic_cst : ndarray of shape (n_features,), int8, or None
         Monotonicity constraints (:mod:`fasttree.kernels.monotonic`; one output, numeric
         features, not with ``missing_fractional``).
+    tree_offsets : ndarray of shape (n_trees + 1,), int64, or None
+        The layout holds several trees' rows, tree ``k``'s in the block
+        ``[tree_offsets[k], tree_offsets[k + 1])`` under ids of its own (:meth:`from_samples`);
+        None: one tree.
 
     Attributes
     ----------
     missing_features : ndarray of shape (n_features,), bool
         Features with missing values in the training data.
+    tree_offsets, tree_weights : ndarray
+        Each tree's block of the layout and its root's weight
+        (:class:`~fasttree.splitter_contract.Splitter`).
     timings : dict of str to float
         Seconds spent per phase (``presort`` when built from ``X``, ``search``, ``partition``,
         ``node_stats``).
@@ -186,7 +195,7 @@ class ExactSplitter:
     def __init__(self, sorted_x, sorted_idx, sorted_y, sample_weight, *, n_classes, n_categories,
                  criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
                  missing_fractional=False, min_branch_fraction=0.0, random_thresholds=None,
-                 multi_output=None, monotonic_cst=None, timings=None):
+                 multi_output=None, monotonic_cst=None, timings=None, tree_offsets=None):
         self.sorted_x, self.sorted_idx, self.sorted_y = sorted_x, sorted_idx, sorted_y
         self.n_features, self.n_samples = sorted_x.shape
         self.n_classes = n_classes
@@ -198,29 +207,45 @@ class ExactSplitter:
         self.categorical_kind = categorical_kind
         self.missing_fractional = missing_fractional
         self.min_branch_fraction = min_branch_fraction
+        self.tree_offsets = (np.array([0, sorted_x.shape[1]], dtype=np.int64)
+                             if tree_offsets is None else tree_offsets)
+        n_trees = self.tree_offsets.shape[0] - 1
         self.random_thresholds = random_thresholds
+        self._generators = (None if random_thresholds is None
+                            else [random_thresholds] if n_trees == 1 and isinstance(
+                                random_thresholds, np.random.Generator)
+                            else list(random_thresholds))
+        if self._generators is not None and len(self._generators) != n_trees:
+            raise ValueError(f"random_thresholds needs one generator per tree ({n_trees})")
+        if n_trees > 1 and missing_fractional:
+            raise ValueError("C4.5's fractional rows grow one tree's layout: one tree only")
         self.multi_output = multi_output
         self.monotonic_cst = _constraints(monotonic_cst, self.n_features)
         if self.monotonic_cst.size and (multi_output is not None or missing_fractional):
             raise ValueError("monotonicity constraints need one output and no fractional rows")
         self.timings = {} if timings is None else timings
         self._move_scratch = MoveScratch()  # the chunked moves', mapped once per fit
-        # NaN sorts last: a feature misses values iff its last sorted value is NaN
-        self.missing_features = np.isnan(sorted_x[:, -1]) if self.n_samples else np.zeros(0, bool)
+        # NaN sorts last: a feature misses values iff the last sorted value of a tree is NaN
+        tree_ends = self.tree_offsets[1:][self.tree_offsets[1:] > self.tree_offsets[:-1]]
+        self.missing_features = np.isnan(sorted_x[:, tree_ends - 1]).any(axis=1)
         self._any_missing = bool(self.missing_features.any())
         self._any_categorical = bool(self.is_categorical.any())
         if missing_fractional and sample_weight is None:
             # rows sent down several branches carry fractional weights: no unit-weight path
             sample_weight = np.ones(self.n_samples)
-        self.sample_weight, self.root_weight, self._count_table = weight_tables(
+        self.sample_weight, root_weight, self._count_table = weight_tables(
             sample_weight, self.n_samples, n_classes, criterion_code)
+        # each tree's root weight summed as a layout of that tree alone would sum it
+        self.tree_weights = (np.array([root_weight]) if n_trees == 1 else np.array([
+            float(b - a) if self.sample_weight.shape[0] == 0 else self.sample_weight[a:b].sum()
+            for a, b in zip(self.tree_offsets[:-1], self.tree_offsets[1:])]))
         if criterion_code == CRITERION_ABSOLUTE_ERROR:  # per-node ranks of each output's targets
             n_outputs = 1 if multi_output is None else multi_output[0].shape[1]
             self._rank_of_row = np.zeros((n_outputs, self.n_samples), dtype=np.int64)
             self._node_sorted_y = np.zeros((n_outputs, self.n_samples))
         self._row_branch = np.empty(self.n_samples, dtype=np.int32)
         self._category_maps = CategoryMaps()
-        self._id_span = self.n_samples  # the most ids a node's rows spread over
+        self._id_span = int(np.max(np.diff(self.tree_offsets)))  # most ids a node spreads over
 
     @classmethod
     def from_data(cls, X, y, sample_weight, **kwargs):
@@ -238,6 +263,65 @@ class ExactSplitter:
             sorted_y = gather_targets(sorted_idx, targets)
         timings["presort"] = time.perf_counter() - t0
         return cls(sorted_x, sorted_idx, sorted_y, sample_weight, timings=timings, **kwargs)
+
+    @classmethod
+    def from_samples(cls, X, y, counts, sample_weight=None, **kwargs):
+        """The layout of several trees, each on its own sample of the rows of ``X`` (a forest's
+        bootstrap samples, say), built from one presort; the grower grows them all at once.
+
+        Tree ``k`` sees each row as often as ``counts[k]`` says: rows drawn several times weigh
+        that many times as much (scikit-learn's bootstrap), rows drawn none are not in its
+        block at all.  Grown by :class:`~fasttree.grower.TreeGrower` (one generator per tree in
+        ``rng`` and in ``random_thresholds``), tree ``k`` is the tree grown alone on the rows
+        ``counts[k] > 0`` in order with weights ``counts[k]`` (times ``sample_weight``).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float32, C-contiguous
+        y : ndarray of shape (n_samples,)
+            int32 encoded classes, or float64 targets when ``n_classes`` is None.
+        counts : ndarray of shape (n_trees, n_samples), integer
+            How many times each tree drew each row; every tree at least one row.
+        sample_weight : ndarray of shape (n_samples,), float64, or None
+        **kwargs
+            As for the constructor (``tree_offsets`` excepted); ``multi_output``'s targets are
+            by row of ``X``.
+
+        Returns
+        -------
+        ExactSplitter
+            Its :attr:`tree_offsets` give each tree's block.  Weights are counts (times
+            ``sample_weight``): with every count 1 and no ``sample_weight`` the kernels keep
+            their unit-weight paths.
+        """
+        counts = np.asarray(counts)
+        if (counts.ndim != 2 or counts.shape[1] != X.shape[0]
+                or not np.issubdtype(counts.dtype, np.integer)):
+            raise ValueError("counts must be an integer array of shape (n_trees, n_samples)")
+        if counts.size and counts.min() < 0:
+            raise ValueError("counts must not be negative")
+        in_sample = counts > 0
+        if not in_sample.any(axis=1).all():
+            raise ValueError("every tree needs at least one row (a count above 0)")
+        timings = {}
+        t0 = time.perf_counter()
+        tree_x, tree_idx, origin, tree_offsets = tree_layouts(*presort_features(X), in_sample)
+        weight = counts[in_sample].astype(np.float64)  # tree-major, rows in order: by new id
+        if sample_weight is not None:
+            weight *= sample_weight[origin]
+        elif np.all(weight == 1.0):
+            weight = None
+        n_classes = kwargs["n_classes"]
+        if kwargs.get("multi_output") is not None:
+            Y, offsets = kwargs.pop("multi_output")
+            kwargs["multi_output"] = (np.ascontiguousarray(Y[origin]), offsets)
+            sorted_y = np.zeros(tree_idx.shape, dtype=np.uint8)
+        else:
+            targets = y[origin] if n_classes is None else y[origin].astype(label_dtype(n_classes))
+            sorted_y = gather_targets(tree_idx, targets)
+        timings["presort"] = time.perf_counter() - t0
+        return cls(tree_x, tree_idx, sorted_y, weight, timings=timings,
+                   tree_offsets=tree_offsets, **kwargs)
 
     def _timed(self, phase, func, *args):
         t0 = time.perf_counter()
@@ -293,15 +377,13 @@ class ExactSplitter:
         numeric_mask = mask * ~self.is_categorical[:, None] if self._any_categorical else mask
         constraints = self.monotonic_cst, _node_bounds(self.monotonic_cst, bounds)
         if self.criterion_code == CRITERION_ABSOLUTE_ERROR:  # one output or several
-            random = self.random_thresholds is not None
-            uniform, coin = self._draws((self.n_features, start.shape[0]) if random else (0, 0))
+            uniform, coin = self._draws(start)
             self._timed("search", find_splits_absolute_error, self.sorted_x, self.sorted_idx,
                         self.sample_weight, start, end, stats, numeric_mask, self._rank_of_row,
                         self._node_sorted_y, self.min_samples_leaf, self.min_weight_leaf,
                         uniform, coin, *constraints, *record)
         elif self.multi_output is not None:
-            random = self.random_thresholds is not None
-            uniform, coin = self._draws((self.n_features, start.shape[0]) if random else (0, 0))
+            uniform, coin = self._draws(start)
             Y, offsets = self.multi_output
             self._timed("search", find_splits_multioutput, self.sorted_x, self.sorted_idx, Y,
                         self.sample_weight, start, end, stats, numeric_mask, offsets,
@@ -331,7 +413,7 @@ class ExactSplitter:
     def _random_splits(self, start, end, stats, mask, constraints, record):
         """One random threshold per (feature, node), drawn here so that the tree depends on the
         generator's state only, not on the threads."""
-        uniform, coin = self._draws((self.n_features, start.shape[0]))
+        uniform, coin = self._draws(start)
         kernel = (find_random_splits_regression if self.n_classes is None
                   else find_random_splits_classification)
         self._timed("search", kernel, self.sorted_x, self.sorted_idx, self.sorted_y,
@@ -339,8 +421,22 @@ class ExactSplitter:
                     self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
                     *constraints, *record)
 
-    def _draws(self, shape):
-        return random_draws(self.random_thresholds, shape)
+    def _draws(self, start):
+        """The random splitter's draws for the nodes starting at ``start`` (empty arrays when
+        thresholds are not random): each tree's nodes from its own generator, in node order, as
+        the tree grown alone would draw them."""
+        if self._generators is None or self.n_features == 0:
+            return random_draws(None, (0, 0))
+        if len(self._generators) == 1:
+            return random_draws(self._generators[0], (self.n_features, start.shape[0]))
+        tree = np.searchsorted(self.tree_offsets, start, side="right") - 1
+        uniform = np.empty((self.n_features, start.shape[0]))
+        coin = np.empty((self.n_features, start.shape[0]), dtype=np.uint8)
+        for k in np.unique(tree):
+            nodes = np.flatnonzero(tree == k)
+            uniform[:, nodes], coin[:, nodes] = random_draws(
+                self._generators[k], (self.n_features, nodes.size))
+        return uniform, coin
 
     def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
                              subset_class):

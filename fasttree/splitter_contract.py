@@ -52,8 +52,13 @@ class Splitter(Protocol):
     remedy : str
         What to do instead when it refuses a need, for the error message (a class attribute).
     n_features, n_samples : int
-    root_weight : float
-        The root's weight (``n_samples`` with unit weights).
+        ``n_samples``: the layout's rows, of every tree.
+    tree_offsets : ndarray of shape (n_trees + 1,), int64
+        The layout holds one tree's rows or several trees' (a forest's samples, each its own
+        block): tree ``k``'s root is the range ``[tree_offsets[k], tree_offsets[k + 1])``.  One
+        tree: ``[0, n_samples]`` (:func:`one_tree`).
+    tree_weights : ndarray of shape (n_trees,), float64
+        Each root's weight (its rows with unit weights).
     missing_features : ndarray of shape (n_features,), bool
         Features with missing values in the training data.
     timings : dict of str to float
@@ -70,7 +75,8 @@ class Splitter(Protocol):
     remedy: ClassVar[str]
     n_features: int
     n_samples: int
-    root_weight: float
+    tree_offsets: np.ndarray
+    tree_weights: np.ndarray
     missing_features: np.ndarray
     timings: dict
     category_map: np.ndarray
@@ -104,6 +110,12 @@ class Splitter(Protocol):
 
     def partition_prefix(self, start, end, feature, n_left):
         """Move the rows of prefix splits: each node's left child first, in every feature."""
+
+
+def one_tree(n_samples, root_weight):
+    """``tree_offsets`` and ``tree_weights`` of a layout holding one tree's rows."""
+    return (np.array([0, n_samples], dtype=np.int64),
+            np.array([root_weight], dtype=np.float64))
 
 
 def refused_needs(splitter_class, needs, *, several_outputs=False):

@@ -253,3 +253,83 @@ def check_row_ids(sorted_idx, n_ids, what="n_ids"):
     first = sorted_idx[0]
     if n_ids <= 0 or first.min() < 0 or first.max() >= n_ids:
         raise ValueError(f"sorted_idx holds a row id outside [0, {int(n_ids)}) ({what})")
+
+
+def tree_layouts(sorted_x, sorted_idx, in_sample):
+    """The layouts of several trees, each on its own sample of the rows, from one presort.
+
+    Every tree's rows become a block of the layout, ``[tree_offsets[k], tree_offsets[k + 1])``
+    in every feature row, still sorted (a stable filter of each sorted feature row), under ids
+    of their own: tree ``k``'s rows get the ids ``tree_offsets[k] ...`` in row order, so a row
+    drawn by several trees appears once per tree, and ties keep the rows' order as in a presort
+    of the sample alone.  The grower then grows all the trees in one frontier
+    (:meth:`fasttree.splitter.ExactSplitter.from_samples`).
+
+    Parameters
+    ----------
+    sorted_x : ndarray of shape (n_features, n_samples), float32, C-contiguous (IN)
+    sorted_idx : ndarray of shape (n_features, n_samples), int32, C-contiguous (IN)
+        One presort of every row (:func:`presort_features`).
+    in_sample : ndarray of shape (n_trees, n_samples), bool (IN)
+        Whether tree ``k``'s sample holds row ``i`` (drawn at least once).
+
+    Returns
+    -------
+    tree_x : ndarray of shape (n_features, n_ids), float32, C-contiguous
+    tree_idx : ndarray of shape (n_features, n_ids), int32, C-contiguous
+        The trees' blocks one after another; ``tree_idx`` holds the new ids.
+    origin : ndarray of shape (n_ids,), int64
+        The row of every new id (to read targets and weights by id: ``y[origin]``).
+    tree_offsets : ndarray of shape (n_trees + 1,), int64
+        Where each tree's block starts; ``tree_offsets[-1] == n_ids``.
+
+    Raises
+    ------
+    ValueError
+        Shapes or dtypes other than above, or more ids than int32 holds.
+
+    Notes
+    -----
+    One work item per (tree, feature), each a pass over ``n_samples`` rows: the items are
+    equal, so the cores share them evenly whenever there are at least as many as threads.
+    """
+    check_row_ids(sorted_idx, sorted_idx.shape[1], "n_samples")
+    if (not isinstance(sorted_x, np.ndarray) or sorted_x.dtype != np.float32
+            or sorted_x.shape != sorted_idx.shape or not sorted_x.flags.c_contiguous):
+        raise ValueError("sorted_x must be a C-contiguous float32 array shaped like sorted_idx")
+    in_sample = np.asarray(in_sample)
+    if in_sample.dtype != np.bool_ or in_sample.ndim != 2 or \
+            in_sample.shape[1] != sorted_idx.shape[1]:
+        raise ValueError("in_sample must be a boolean array of shape (n_trees, n_samples)")
+    tree_offsets = np.zeros(in_sample.shape[0] + 1, dtype=np.int64)
+    np.cumsum(in_sample.sum(axis=1), out=tree_offsets[1:])
+    n_ids = int(tree_offsets[-1])
+    if n_ids > np.iinfo(np.int32).max:
+        raise ValueError(f"the trees' samples hold {n_ids} rows in all, more than int32 ids")
+    new_id = np.full(in_sample.shape, -1, dtype=np.int32)
+    new_id[in_sample] = np.arange(n_ids, dtype=np.int32)  # tree-major, rows in order
+    origin = np.nonzero(in_sample)[1].astype(np.int64)
+    n_features = sorted_idx.shape[0]
+    tree_x = np.empty((n_features, n_ids), dtype=np.float32)
+    tree_idx = np.empty((n_features, n_ids), dtype=np.int32)
+    if n_ids and n_features:
+        _tree_layouts(sorted_x, sorted_idx, new_id, tree_offsets, tree_x, tree_idx)
+    return tree_x, tree_idx, origin, tree_offsets
+
+
+@njit(parallel=True, cache=True)
+def _tree_layouts(sorted_x, sorted_idx, new_id, tree_offsets, tree_x, tree_idx):
+    n_features, n_samples = sorted_x.shape
+    for item in prange(new_id.shape[0] * n_features):
+        k, f = item // n_features, item % n_features
+        ids = new_id[k]
+        p = tree_offsets[k]
+        for q in range(n_samples):
+            row = sorted_idx[f, q]
+            # a row id out of range (a feature row not holding the first one's ids) is dropped:
+            # a wrong layout, never a read out of bounds
+            new = ids[row] if 0 <= row < n_samples else -1
+            if new >= 0:
+                tree_x[f, p] = sorted_x[f, q]
+                tree_idx[f, p] = new
+                p += 1
