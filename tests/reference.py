@@ -450,22 +450,3 @@ def non_constant_naive(X, rows):
     X = np.asarray(X, dtype=np.float32)[np.asarray(rows)]
     return ~(X.max(axis=0) <= X.min(axis=0) + np.float32(1e-7))
 
-
-# --- several trees in one layout -------------------------------------------------------------
-def tree_layouts_naive(X, in_sample):
-    """Each tree's sample presorted on its own (a stable argsort, NaN last), its rows renamed
-    ``0, 1, ...`` in row order after the ids of the trees before it: the four arrays of
-    ``fasttree.kernels.tree_layouts`` (values, new ids, origin of every id, tree offsets)."""
-    X = np.asarray(X, dtype=np.float32)
-    blocks_x, blocks_id, origin, offsets = [], [], [], [0]
-    for sample in np.asarray(in_sample, dtype=bool):
-        rows = np.flatnonzero(sample)
-        order = np.argsort(X[rows], axis=0, kind="stable")  # per feature; NaN sorts last
-        blocks_x.append(np.take_along_axis(X[rows], order, axis=0).T)
-        blocks_id.append(order.T + offsets[-1])
-        origin.append(rows)
-        offsets.append(offsets[-1] + rows.size)
-    n_features = X.shape[1]
-    return (np.hstack(blocks_x) if blocks_x else np.zeros((n_features, 0), np.float32),
-            np.hstack(blocks_id) if blocks_id else np.zeros((n_features, 0), np.int64),
-            np.concatenate(origin) if origin else np.zeros(0, np.int64), np.array(offsets))

@@ -67,7 +67,7 @@ from .partition import (
     partition_segments_kway,
     relabel_rows,
 )
-from .presort import presort_features, tree_layouts
+from .presort import presort_features
 from .random_split import find_random_splits_classification, find_random_splits_regression
 from .routing import branch_of, check_tree, numeric_split_arrays, route_rows
 from .split_record import SplitRecord, new_split_record, select_best_splits
@@ -125,7 +125,6 @@ __all__ = [
     "segment_target_sums",
     "select_best_splits",
     "split_information",
-    "tree_layouts",
     "unconstrained",
     "xlog2x_table",
 ]
