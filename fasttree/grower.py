@@ -118,9 +118,9 @@ def report_progress(callback):
 class _Batch:
     """Nodes created together: statistics first, then (for candidates) their best split."""
 
-    __slots__ = ("ids", "tree", "start", "end", "depth", "stats", "weight", "impurity", "banned", "bounds",
-                 "feature", "kind", "threshold", "missing_branch", "n_branches", "n_left",
-                 "n_missing", "subset_class", "category_offset", "category_n_codes",
+    __slots__ = ("ids", "tree", "start", "end", "depth", "stats", "weight", "impurity", "banned",
+                 "bounds", "feature", "kind", "threshold", "missing_branch", "n_branches",
+                 "n_left", "n_missing", "subset_class", "category_offset", "category_n_codes",
                  "improvement", "splittable")
 
 

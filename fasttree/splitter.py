@@ -266,7 +266,8 @@ class ExactSplitter:
     @classmethod
     def from_samples(cls, X, y, counts, sample_weight=None, **kwargs):
         """The layout of several trees, each on its own sample of the rows of ``X`` (a forest's
-        bootstrap samples, say), built from one presort; the grower grows them all at once.
+        bootstrap samples, say), each presorted into a block of its own; the grower grows them all
+        at once.
 
         Tree ``k`` sees each row as often as ``counts[k]`` says: rows drawn several times weigh
         that many times as much (scikit-learn's bootstrap), rows drawn none are not in its

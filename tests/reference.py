@@ -449,4 +449,3 @@ def non_constant_naive(X, rows):
     FEATURE_THRESHOLD, 1e-7 in float32 arithmetic."""
     X = np.asarray(X, dtype=np.float32)[np.asarray(rows)]
     return ~(X.max(axis=0) <= X.min(axis=0) + np.float32(1e-7))
-

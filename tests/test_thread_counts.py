@@ -7,10 +7,10 @@ sample and class weights, ``max_features`` draws, the random and hist splitters 
 binary and multiway categorical splits, learned and fractional missing values, monotonic
 constraints, best-first growth, several outputs, sparse X, ID3 and C4.5, each pruning rule in
 ``fit`` and in :mod:`fasttree.pruning`, the entropy discretizer, the gradient kind's search
-(boosting) -- on data too small to be worth threads, with fasttree's one-thread rules for small
-levels and predictions switched off, so that every level and prediction runs on all the process's
-threads.  Every array of every tree and
-every prediction on held-out rows must then be bit-for-bit the same as on one thread.
+(boosting), several trees grown in one frontier -- on data too small to be worth threads, with
+fasttree's one-thread rules for small levels and predictions switched off, so that every level
+and prediction runs on all the process's threads.  Every array of every tree and every
+prediction on held-out rows must then be bit-for-bit the same as on one thread.
 """
 
 import os

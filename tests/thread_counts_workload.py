@@ -208,6 +208,27 @@ def _save_gradient_search(out, d):
         out[f"gradient_search.{field}"] = values
 
 
+def _save_frontier(out, d):
+    """Several trees grown in one frontier (the grower's ``counts``: bootstrap samples), with
+    per-node feature draws and random thresholds: every array of every tree."""
+    from fasttree.grower import GrowerParams, TreeGrower
+
+    X = np.ascontiguousarray(d["X_nan"][:N_TRAIN], np.float32)
+    counts = np.random.default_rng(26).poisson(1.0, size=(4, N_TRAIN))
+    for splitter, y, n_classes, criterion in [("best", d["y3"], 3, "gini"),
+                                              ("random", d["yr"], None, "squared_error")]:
+        params = GrowerParams(criterion=criterion, max_depth=9, min_samples_split=2,
+                              min_samples_leaf=1, min_weight_leaf=0.0, min_impurity_decrease=0.0,
+                              max_leaf_nodes=None, max_features=3, splitter=splitter)
+        y = y[:N_TRAIN].astype(np.int32 if n_classes else np.float64)
+        trees = TreeGrower(X, y, None, params, n_classes=n_classes, counts=counts,
+                           rng=[np.random.default_rng(k) for k in range(4)]).grow_trees()
+        for k, tree in enumerate(trees):
+            for attr, value in vars(tree).items():
+                if isinstance(value, np.ndarray):
+                    out[f"frontier_{splitter}{k}.tree.{attr}"] = value
+
+
 def workload():
     """Fit every case; return ``{key: ndarray}``.  The keys ``threads.search`` and
     ``threads.predict`` hold the thread counts that split searches and tree walks ran on."""
@@ -259,6 +280,7 @@ def workload():
     for f, c in enumerate(cuts):
         out[f"entropy_discretizer.cuts{f}"] = np.asarray(c)
     _save_gradient_search(out, d)
+    _save_frontier(out, d)
     out["threads.search"] = np.array(sorted(search_threads))
     out["threads.predict"] = np.array(sorted(predict_threads))
     return out
