@@ -58,6 +58,17 @@ def random_draws(rng, shape):
     return uniform, coin
 
 
+def small_counts(sample_weight):
+    """``sample_weight`` as uint8 counts when every weight is a whole number from 0 to 255 (a
+    bootstrap's counts, say): the classification search then counts in integers; else None
+    (and None for unit weights, an empty array, which have their own path)."""
+    w = sample_weight
+    if w.shape[0] == 0 or not (np.all(w >= 0.0) and np.all(w <= 255.0)
+                               and np.all(w == np.floor(w))):
+        return None
+    return w.astype(np.uint8)
+
+
 def _renumbered(table, new_id):
     """A copy of ``table`` (indexed by row id along its first axis) under the new ids."""
     out = np.empty_like(table)
@@ -242,6 +253,13 @@ class ExactSplitter:
             n_outputs = 1 if multi_output is None else multi_output[0].shape[1]
             self._rank_of_row = np.zeros((n_outputs, self.n_samples), dtype=np.int64)
             self._node_sorted_y = np.zeros((n_outputs, self.n_samples))
+        # whole weights up to 255 (a bootstrap's counts): the numeric classification search
+        # counts in integers, as with unit weights (exact; 4-5 times faster than float weights)
+        self._counts = (small_counts(self.sample_weight)
+                        if n_classes is not None and multi_output is None
+                        and not missing_fractional else None)
+        self._counts_table = (np.empty(0) if self._counts is None
+                              else xlog2x_table(int(self.tree_weights.max())))
         self._row_branch = np.empty(self.n_samples, dtype=np.int32)
         self._category_maps = CategoryMaps()
         self._id_span = int(np.max(np.diff(self.tree_offsets)))  # most ids a node spreads over
@@ -412,6 +430,12 @@ class ExactSplitter:
                         self.sorted_y, self.sample_weight, start, end, stats, numeric_mask,
                         self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
                         self._count_table, self.missing_fractional, *constraints, *record)
+        elif self._counts is not None:
+            self._timed("search", find_best_splits_classification, self.sorted_x,
+                        self.sorted_idx, self.sorted_y, self._counts, start, end, stats,
+                        numeric_mask, self.criterion_code, self.min_samples_leaf,
+                        self.min_weight_leaf, self._counts_table, self.min_branch_fraction,
+                        False, *constraints, *record)
         else:
             self._timed("search", find_best_splits_classification, self.sorted_x,
                         self.sorted_idx, self.sorted_y, self.sample_weight, start, end, stats,
@@ -556,6 +580,8 @@ class ExactSplitter:
         new_id = relabel_rows(self.sorted_idx, self.n_samples)
         if self.sample_weight.shape[0]:
             self.sample_weight = _renumbered(self.sample_weight, new_id)
+        if self._counts is not None:
+            self._counts = _renumbered(self._counts, new_id)
         if self.multi_output is not None:
             self.multi_output = (_renumbered(self.multi_output[0], new_id), self.multi_output[1])
         if self.criterion_code == CRITERION_ABSOLUTE_ERROR:

@@ -27,7 +27,7 @@ from fasttree.kernels import sparse, split_search
 FLAGS = (True, False)
 #: every kernel factory with every key it can be called with
 FACTORIES = [
-    (split_search._classification_search, list(itertools.product(*[FLAGS] * 5))),
+    (split_search._classification_search, list(itertools.product(*[FLAGS] * 6))),
     (split_search._regression_search, [
         (unit, criterion, *flags)
         for unit in FLAGS
@@ -127,10 +127,10 @@ def test_kernels_are_cached_in_keyed_files():
 
 def test_a_factorys_kernels_are_named_after_what_they_close_over():
     names = {flags: split_search._class_scan(*flags).py_func.__qualname__
-             for flags in itertools.product(*[FLAGS] * 4)}
+             for flags in itertools.product(*[FLAGS] * 5)}
     assert len(set(names.values())) == len(names)
-    again = split_search._make_class_scan(True, False, True, False)
-    assert again.py_func.__qualname__ == names[True, False, True, False]
+    again = split_search._make_class_scan(True, False, True, False, True)
+    assert again.py_func.__qualname__ == names[True, False, True, False, True]
 
 
 #: a callee made per variant by a factory, too large for LLVM to inline, called by two kernels

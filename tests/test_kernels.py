@@ -33,7 +33,7 @@ from fasttree.kernels import (
     unconstrained,
 )
 from fasttree.tree import Tree
-from reference import apply_naive, brute_force_split
+from reference import apply_naive, brute_force_split, missing_aware_numeric_split
 
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY}
 
@@ -192,6 +192,84 @@ def test_classification_split_random_continuous(seed, criterion):
     w = rng.uniform(0.0, 1.0, n)  # includes near-zero weights
     check_classification(rng, X, y, w, k, criterion, 4, 3, 0.5)
 
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 40),
+    n_classes=st.integers(1, 4),
+    criterion=st.sampled_from(["gini", "entropy"]),
+    missing=st.booleans(),
+    constrained=st.booleans(),
+    msl=st.integers(1, 3),
+    mwl=st.sampled_from([0.0, 2.5]),
+    n_segments=st.integers(1, 3),
+)
+def test_classification_split_with_uint8_counts_matches_brute_force(
+        seed, n, n_classes, criterion, missing, constrained, msl, mwl, n_segments):
+    """uint8 weights are counts (a bootstrap's): every pair's best split, candidates and the
+    weight sent left as a direct search with those counts as float weights finds them (rows
+    of count 0 included; missing values; a monotonicity constraint with two classes)."""
+    rng = np.random.default_rng(seed)
+    m = 2
+    X = rng.integers(0, 5, size=(n, m)).astype(np.float32) * 0.5
+    if missing:
+        X[rng.random((n, m)) < 0.2] = np.nan
+    y = rng.integers(0, n_classes, size=n).astype(np.int32)
+    counts = rng.integers(0, 4, size=n).astype(np.uint8)
+    w = counts.astype(np.float64)
+    n_segments = n_segments if n >= 2 * n_segments else 1
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
+    sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
+    stats = segment_class_weights(sorted_idx, sorted_y, counts, starts, ends, starts * 0,
+                                  n_classes)
+    constrain = constrained and n_classes == 2
+    cst = np.array([1, -1], np.int8) if constrain else unconstrained()[0]
+    bounds = np.tile([0.2, 0.9], (starts.size, 1)) if constrain else unconstrained()[1]
+    record = search_record(
+        find_best_splits_classification, sorted_x, sorted_idx, sorted_y, counts, starts, ends,
+        stats, np.ones((m, starts.size), np.uint8), CRITERIA[criterion], msl, mwl,
+        xlog2x_table(int(w.sum())), monotonic_cst=cst, node_bounds=bounds)
+    for s, (a, b) in enumerate(zip(starts, ends)):
+        rows = sorted_idx[0, a:b]
+        np.testing.assert_array_equal(stats[s], np.bincount(y[rows], w[rows], n_classes))
+        for f in range(m):
+            monotonic = (cst[f], 0.2, 0.9) if constrain else None
+            expected, _, n_valid = missing_aware_numeric_split(
+                X[rows, f], y[rows], w[rows], criterion=criterion, n_classes=n_classes,
+                min_samples_leaf=msl, min_weight_leaf=mwl, monotonic=monotonic)
+            got = record.children_impurity[f, s]
+            if not np.isfinite(expected):
+                assert got == np.inf
+                continue
+            assert got == pytest.approx(expected, rel=1e-9, abs=1e-9)
+            assert record.n_candidates[f, s] == n_valid
+            x = X[rows, f]
+            left = np.where(np.isnan(x), record.missing_branch[f, s] == 0,
+                            x <= record.threshold[f, s])
+            assert record.n_left[f, s] == left.sum()
+
+
+def test_uint8_counts_need_a_long_enough_table_and_no_fractional_rows():
+    X = np.arange(6, dtype=np.float32)[:, None]
+    sorted_x, sorted_idx = layout(X)
+    sorted_y = gather_targets(sorted_idx, np.array([0, 0, 1, 1, 0, 1], np.uint8))
+    counts = np.full(6, 3, np.uint8)
+    start, end = np.array([0]), np.array([6])
+    stats = segment_class_weights(sorted_idx, sorted_y, counts, start, end, start * 0, 2)
+    args = (sorted_x, sorted_idx, sorted_y, counts, start, end, stats,
+            np.ones((1, 1), np.uint8), CRITERION_GINI, 1, 0.0)
+    with pytest.raises(ValueError, match="longer than each node's count"):
+        search_record(find_best_splits_classification, *args, xlog2x_table(6))
+    with pytest.raises(ValueError, match="missing_fractional"):
+        search_record(find_best_splits_classification, *args, xlog2x_table(18),
+                      missing_fractional=True)
+    with pytest.raises(TypeError, match="float64 or uint8"):
+        search_record(find_best_splits_classification, *args[:3], counts.astype(np.int32),
+                      *args[4:], xlog2x_table(18))
+    record = search_record(find_best_splits_classification, *args, xlog2x_table(18))
+    assert record.n_left[0, 0] == 2 and record.children_impurity[0, 0] < np.inf
 
 @settings(max_examples=60, deadline=None)
 @given(

@@ -176,7 +176,7 @@ def _classes_constraint_ok(cst, lower, upper, left_0, w_left, right_0, w_right):
     return monotonic_ok(cst, lower, upper, left_0 / w_left, right_0 / w_right)
 
 
-def _make_class_scan(unit_weight, binary, two_sided, constrained):
+def _make_class_scan(unit_weight, binary, two_sided, constrained, counted):
     """Scan one (feature, node) pair with class statistics: any weights, two or more classes,
     missing rows, a monotonicity constraint; the one such scan of sorted rows.
 
@@ -199,22 +199,27 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
     of the layout (positions from 0, so that no index can be negative and numba emits no
     wrap-around checks).
 
-    The factory's four flags are constants of the scan it makes, one compiled function per kind
+    The factory's five flags are constants of the scan it makes, one compiled function per kind
     (numba prunes the branches a flag rules out as it reads the scan, so a kind compiles its own
     code only; flags passed as arguments to an inlined scan cost every copy the translation of
     the whole scan, 2-3 s each, measured).  A call, not inlined into the parallel kernels: one
     call per (feature, node) pair, and the kernel and the scan compile faster apart (measured
-    with ``asv_bench/compile_times.py``).  The flags: every weight 1; two classes with unit
+    with ``asv_bench/compile_times.py``).  The flags: every weight 1; two classes with integer
     weights (one integer counter per row; the values of :func:`_binary_counts_impurity`);
     missing rows possible (``n_missing`` may be > 0); a constraint possible (``cst`` may be
-    != 0).  With unit weights and more classes, Gini keeps the sums of squared counts up to date in
-    O(1) per row and entropy reads ``c log2 c`` from ``table``.
+    != 0); ``counted``: the weights are small integer counts (uint8, a bootstrap's), so that the
+    class counts are integers as with unit weights (exact, the same formulas and tables, a
+    side's weight its count, not its rows).  With integer weights and more classes, Gini keeps
+    the sums of squared counts up to date in O(1) per row and entropy reads ``c log2 c`` from
+    ``table``.
 
     The scan made takes ``(xs, idx, labels, sample_weight, total, left, n_missing, scratch,
     criterion, min_rows_leaf, min_weight_leaf, table, cst, lower, upper, p0, p1)`` and returns
     (best value, best position ``i``: known rows ``0..i`` go left, or -1 if there is no
     valid split, missing go left, weight going left, candidates).
     """
+
+    integer = unit_weight or counted  # integer class counts: exact, read from tables
 
     @njit(cache=True, no_cpython_wrapper=True)
     def scan(xs, idx, labels, sample_weight, total, left, n_missing, scratch, criterion,
@@ -229,6 +234,9 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
         for k in range(n_classes):
             w_total += total[k]
             w_left += left[k]
+        # integer weights: the node's and the left side's (rows with unit weights, else counts)
+        iw_total = np.int64(w_total)
+        iw_left = np.int64(w_left)
         total_1 = 0
         left_1 = 0
         if binary:
@@ -236,23 +244,30 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
             left_1 = left[1]
         sq_left = 0
         sq_right = 0
-        if unit_weight and not binary:
+        if integer and not binary:
             for k in range(n_classes):
                 sq_left += left[k] * left[k]
                 sq_right += (total[k] - left[k]) * (total[k] - left[k])
         w_missing = 0.0
+        iw_missing = 0
         missing_1 = 0
         if two_sided:
             missing[:] = 0
             for p in range(n_known, n_node):
                 if unit_weight:
                     missing[labels[p]] += 1
+                elif counted:
+                    m = np.int64(sample_weight[np.uint64(idx[p])])
+                    missing[labels[p]] += m
+                    iw_missing += m
                 else:
                     w = sample_weight[np.uint64(idx[p])]
                     missing[labels[p]] += w
                     w_missing += w
             if unit_weight:
-                w_missing = np.float64(n_missing)
+                iw_missing = n_missing
+            if integer:
+                w_missing = np.float64(iw_missing)
             if binary:
                 missing_1 = missing[1]
         best_a = np.inf
@@ -269,8 +284,18 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
         labels_from = labels[p0:]
         for j in range(min(p1, stop) - p0):
             c = labels_from[j]
+            m = 1
+            if counted:
+                m = np.int64(sample_weight[np.uint64(idx_from[j])])
+                iw_left += m
             if binary:
-                left_1 += c
+                left_1 += c * m if counted else c
+            elif counted:
+                c_left = left[c]
+                c_right = total[c] - c_left
+                sq_left += (2 * c_left + m) * m
+                sq_right -= (2 * c_right - m) * m
+                left[c] = c_left + m
             elif unit_weight:
                 c_left = left[c]
                 c_right = total[c] - c_left
@@ -287,7 +312,9 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
                 continue
             n_left = p + 1
             if unit_weight:
-                w_left = np.float64(n_left)
+                iw_left = n_left
+            if integer:
+                w_left = np.float64(iw_left)
             valid = False
             # A: missing rows right (the right child's rows are enough when none are missing)
             w_right = w_total - w_left
@@ -296,19 +323,19 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
                 ok = (ok and w_left >= min_weight_leaf and w_right >= min_weight_leaf
                       and w_left > 0.0 and w_right > 0.0)  # a zero-weight child has no impurity
             if constrained and ok and cst != 0:
-                left_0 = n_left - left_1 if binary else left[0]
+                left_0 = iw_left - left_1 if binary else left[0]
                 ok = _classes_constraint_ok(cst, lower, upper, left_0, w_left, total[0] - left_0,
                                             w_right)
             if ok:
                 valid = True
                 if binary:
-                    value = _binary_counts_impurity(n_left, left_1, n_node - n_left,
+                    value = _binary_counts_impurity(iw_left, left_1, iw_total - iw_left,
                                                     total_1 - left_1, criterion, table)
                 elif two_sided and n_missing > 0:
                     value = _children_by_side(left, total, w_left, w_right, criterion, table)
-                elif unit_weight:
-                    value = _unit_counts_impurity(n_left, n_node - n_left, left, total, sq_left,
-                                                  sq_right, criterion, table)
+                elif integer:
+                    value = _unit_counts_impurity(iw_left, iw_total - iw_left, left, total,
+                                                  sq_left, sq_right, criterion, table)
                 else:
                     value = two_children_class_impurity(left, total, w_left, w_right, criterion)
                 if value < best_a:
@@ -320,6 +347,7 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
                 continue  # missing-left with every known row left is no split
             if two_sided and n_missing > 0:  # B: missing rows left
                 n_left_b = n_left + n_missing
+                iw_left_b = iw_left + iw_missing
                 w_left_b = w_left + w_missing
                 w_right_b = w_total - w_left_b
                 ok = n_left_b >= min_rows_leaf and n_known - n_left >= min_rows_leaf
@@ -330,14 +358,14 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
                     for k in range(n_classes):
                         left_b[k] = left[k] + missing[k]
                 if constrained and ok and cst != 0:
-                    left_0 = n_left_b - left_1 - missing_1 if binary else left_b[0]
+                    left_0 = iw_left_b - left_1 - missing_1 if binary else left_b[0]
                     ok = _classes_constraint_ok(cst, lower, upper, left_0, w_left_b,
                                                 total[0] - left_0, w_right_b)
                 if ok:
                     valid = True
                     if binary:
-                        value = _binary_counts_impurity(n_left_b, left_1 + missing_1,
-                                                        n_known - n_left,
+                        value = _binary_counts_impurity(iw_left_b, left_1 + missing_1,
+                                                        iw_total - iw_left_b,
                                                         total_1 - missing_1 - left_1, criterion,
                                                         table)
                     else:
@@ -356,10 +384,10 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained):
 
 
 #: The scan of weighted rows without missing ones or constraint (C4.5's known rows, MDL cuts).
-def _class_scan(unit_weight, binary, two_sided, constrained):
+def _class_scan(unit_weight, binary, two_sided, constrained, counted=False):
     """The scan :func:`_make_class_scan` makes for these flags, made once per process
     (:func:`fasttree._jit.specialized`)."""
-    return specialized(_make_class_scan, unit_weight, binary, two_sided, constrained)
+    return specialized(_make_class_scan, unit_weight, binary, two_sided, constrained, counted)
 
 
 _scan_weighted_classes = _class_scan(False, False, False, False)
@@ -405,14 +433,18 @@ def find_best_splits_classification(
     sorted_y : ndarray of shape (n_features, n_samples), uint8 or uint16, C-contiguous (IN)
         Encoded classes ``0 .. n_classes - 1`` of the rows at the same positions (from
         :func:`gather_targets`); uint8 up to 256 classes.
-    sample_weight : ndarray of shape (n_samples,) or (0,), float64 (IN)
+    sample_weight : ndarray of shape (n_samples,) or (0,), float64 or uint8 (IN)
         Non-negative weights indexed by row id; an empty array means every weight is 1, and the
         kernel then counts in integers and reads neither weights nor ``sorted_idx``: the scan
-        touches contiguous memory only.
+        touches contiguous memory only.  uint8 weights are counts (a bootstrap's, each row
+        drawn 1 to 255 times): the class counts are integers as with unit weights, exact and
+        scored by the same formulas and tables, and ``min_samples_leaf`` counts rows, not
+        draws (scikit-learn's rule).
     seg_start, seg_end : ndarray of shape (n_segments,), int64 (IN)
         Position range ``[seg_start[s], seg_end[s])`` of each node; ranges must not overlap.
     seg_class_weight : ndarray of shape (n_segments, n_classes), float64 (IN)
-        Weighted class counts of each node (from :func:`segment_class_weights`).
+        Weighted class counts of each node (from :func:`segment_class_weights`, which takes the
+        same weights).
     feature_mask : ndarray of shape (n_features, n_segments), uint8 (IN)
         0 skips the (feature, node) pair (other kinds of features, ``max_features``).
     criterion : int
@@ -424,7 +456,8 @@ def find_best_splits_classification(
     xlog2x : ndarray of shape (n_samples + 1,) or (0,), float64 (IN)
         ``c log2 c`` for integer counts (:func:`xlog2x_table`): required for entropy with unit
         weights, which then reads it instead of computing logarithms (with unit weights and any
-        criterion it also gives the split information); ignored with weights.
+        criterion it also gives the split information); with uint8 counts required for any
+        criterion, longer than each node's count; ignored with float weights.
     min_branch_fraction : float
         C4.5's minimum branch weight for a threshold: each side must weigh at least
         ``min(25, min_branch_fraction * w_known / n_classes)`` (``w_known``: the node's weight
@@ -457,15 +490,23 @@ def find_best_splits_classification(
     :func:`fasttree._jit.specialized`): the first call of a kind compiles just the scans it uses.
     """
     unit_weight = sample_weight.shape[0] == 0
+    counted = sample_weight.dtype == np.uint8
+    if sample_weight.dtype not in (np.float64, np.uint8):
+        raise TypeError(f"sample_weight must be float64 or uint8 counts, got {sample_weight.dtype}")
     if unit_weight and criterion == CRITERION_ENTROPY and xlog2x.shape[0] <= sorted_x.shape[1]:
         raise ValueError("entropy with unit weights needs xlog2x of length n_samples + 1 "
                          f"(xlog2x_table(n_samples)), got {xlog2x.shape[0]}")
-    if unit_weight and missing_fractional:
-        raise ValueError("missing_fractional needs explicit sample_weight (fractional rows carry "
-                         "fractional weights)")
+    if counted and xlog2x.shape[0] <= seg_class_weight.sum(axis=1).max(initial=0.0):
+        raise ValueError("uint8 counts need xlog2x longer than each node's count "
+                         f"(xlog2x_table(total count)), got {xlog2x.shape[0]}")
+    if (unit_weight or counted) and missing_fractional:
+        raise ValueError("missing_fractional needs explicit float64 sample_weight (fractional "
+                         "rows carry fractional weights)")
+    integer = unit_weight or counted
     kernel = specialized(
-        _classification_search, unit_weight, unit_weight and seg_class_weight.shape[1] == 2,
-        may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
+        _classification_search, unit_weight, integer and seg_class_weight.shape[1] == 2,
+        may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0,
+        counted and not unit_weight)
     # per node, once (not once per feature): weight and weighted impurity; computed here, not in
     # the kernel, so that its module does not optimize this function's code once more
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
@@ -577,18 +618,20 @@ def _numeric_pairs(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
             chunkable[:n_pairs])
 
 
-def _classification_search(unit_weight, binary, may_miss, fractional, constrained):
+def _classification_search(unit_weight, binary, may_miss, fractional, constrained, counted):
     """The parallel kernel of :func:`find_best_splits_classification` for one kind of call.
 
     Every argument is a flag the kernel closes over, so numba prunes the branches it rules out
     and each scan of :func:`_class_scan` inlined for one kind: ``unit_weight`` (no
-    weights: integer counts), ``binary`` (unit weights and two classes), ``may_miss`` (missing
-    values in some segment), ``fractional`` (C4.5's missing rows), ``constrained`` (monotonicity
-    constraints).  A pair without missing rows or constraint takes the one-sided copy of the scan
-    even in a kernel that has the others.
+    weights: integer counts), ``binary`` (integer weights and two classes), ``may_miss``
+    (missing values in some segment), ``fractional`` (C4.5's missing rows), ``constrained``
+    (monotonicity constraints), ``counted`` (uint8 counts as weights: integer counts).  A pair
+    without missing rows or constraint takes the one-sided copy of the scan even in a kernel
+    that has the others.
     """
     fractional = may_miss and fractional
-    count = np.int64 if unit_weight else np.float64  # class counts: integers with unit weights
+    integer = unit_weight or counted
+    count = np.int64 if integer else np.float64  # class counts: integers with integer weights
 
     def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
                seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
@@ -602,8 +645,8 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
         n_classes = seg_class_weight.shape[1]
         # with unit weights a child of n rows weighs n, so both minimums are one row count
         min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-        table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
-        count_table = xlog2x if unit_weight else np.empty(0)  # split information of counts
+        table = xlog2x if integer and criterion == CRITERION_ENTROPY else np.empty(0)
+        count_table = xlog2x if integer else np.empty(0)  # split information of counts
 
         for i in prange(n_items):
             total = np.empty(n_classes, dtype=count)
@@ -669,9 +712,9 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
 
     # the kind's scans as the kernel's globals (see with_globals), named by the calls above
     return njit(parallel=True, cache=True)(with_globals(
-        search, scan_constrained=_class_scan(unit_weight, binary, may_miss, True),
-        scan_two_sided=_class_scan(unit_weight, binary, True, False),
-        scan_one_sided=_class_scan(unit_weight, binary, False, False)))
+        search, scan_constrained=_class_scan(unit_weight, binary, may_miss, True, counted),
+        scan_two_sided=_class_scan(unit_weight, binary, True, False, counted),
+        scan_one_sided=_class_scan(unit_weight, binary, False, False, counted)))
 
 
 @njit(cache=True, no_cpython_wrapper=True)
