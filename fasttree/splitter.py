@@ -380,8 +380,10 @@ class ExactSplitter:
             return self._timed("node_stats", segment_target_sums, self.sorted_idx,
                                self.sorted_y, self.sample_weight, start, end, feature,
                                self.criterion_code)
+        # counts as the search reads them (one compiled variant of the kernel, 1 byte a row)
+        weight = self.sample_weight if self._counts is None else self._counts
         return self._timed("node_stats", segment_class_weights, self.sorted_idx, self.sorted_y,
-                           self.sample_weight, start, end, feature, self.n_classes)
+                           weight, start, end, feature, self.n_classes)
 
     def _absolute_error_stats(self, start, end, feature):
         """[w, sum w*y, absolute error, median] of every node, one block per output."""
