@@ -1,11 +1,11 @@
 """Side-by-side comparison of fasttree with scikit-learn, XGBoost exact and LightGBM.
 
-Runs the performance cases of the project (B1-B19, E1, H1-H4, LB), each library on the same data in
-this one process (peak memory and first-call time in fresh processes), best of ``--repeats`` runs
-after a warm-up.  The libraries of a case are fitted in turn, round after round, so that a shared
-machine's changes of speed during the run affect them alike; each ratio is given best against
-best and as the median of the rounds' paired ratios.  Prints a markdown table of times and
-ratios and writes a PNG chart.
+Runs the performance cases of the project (B1-B19, E1, H1-H4, LB, F1-F2), each library on the
+same data in this one process (peak memory and first-call time in fresh processes), best of
+``--repeats`` runs after a warm-up.  The libraries of a case are fitted in turn, round after
+round, so that a shared machine's changes of speed during the run affect them alike; each ratio
+is given best against best and as the median of the rounds' paired ratios.  Prints a markdown
+table of times and ratios and writes a PNG chart.
 
     pip install ".[bench]"
     python asv_bench/compare.py --repeats 3 --chart docs/_static/performance.png
@@ -448,6 +448,7 @@ def run(args):
             ", ".join(f"{k} {v:.2f} s" for k, v in t.items()), "report", True)
 
     hist_cases(args, want, add, phases, n_big, repeats)
+    frontier_cases(want, add, n_big, repeats)
 
     if want("B6"):
         # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
@@ -549,6 +550,59 @@ def hist_cases(args, want, add, phases, n_big, repeats):
             f"{ratio:.1f}x faster than {list(t)[1]}", ">= 10x", ratio >= 10)
 
 
+def frontier_cases(want, add, n_big, repeats):
+    """F1, F2 (issues 25 and 26): bootstrap trees grown in one frontier (the grower's
+    ``counts``) against the same trees grown one by one and against scikit-learn's forest
+    (``max_features="sqrt"``, two threads each; seconds per tree).  F1: B1's data, 80 % to train,
+    four trees of depth 10; F2: 25,000 rows, sixteen full-depth trees (where a level's fixed
+    costs are what a forest of small trees pays)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from fasttree._base import numba_threads
+    from fasttree.grower import GrowerParams, TreeGrower
+
+    for case, n_rows, n_trees, depth in (("F1", n_big, 4, 10), ("F2", 25_000, 16, None)):
+        if not want(case):
+            continue
+        X, y = classification_data(n_rows, 20)
+        n_train = int(0.8 * n_rows)
+        X_train, y_train = np.ascontiguousarray(X[:n_train], np.float32), y[:n_train]
+        draws = np.random.default_rng(0).integers(0, n_train, size=(n_trees, n_train))
+        counts = np.stack([np.bincount(d, minlength=n_train) for d in draws])
+        params = GrowerParams(criterion="gini", max_depth=depth or 2**31 - 1,
+                              min_samples_split=2, min_samples_leaf=1, min_weight_leaf=0.0,
+                              min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=4)
+        labels = y_train.astype(np.int32)
+
+        def frontier():
+            TreeGrower(X_train, labels, None, params, n_classes=2, counts=counts,
+                       rng=[np.random.default_rng(k) for k in range(n_trees)]).grow_trees()
+
+        def one_by_one():
+            for k in range(n_trees):
+                rows = np.flatnonzero(counts[k])
+                TreeGrower(np.ascontiguousarray(X_train[rows]), labels[rows],
+                           counts[k, rows].astype(np.float64), params, n_classes=2,
+                           rng=np.random.default_rng(k)).grow()
+
+        forest = RandomForestClassifier(n_trees, max_depth=depth, max_features="sqrt",
+                                        n_jobs=2, random_state=0)
+        calls = {"fasttree frontier": frontier, "fasttree one by one": one_by_one,
+                 "sklearn forest": lambda: forest.fit(X_train, y_train)}
+        with numba_threads(2):
+            frontier()  # warm-up: compile, load caches
+            one_by_one()
+            rounds = timed_rounds(calls, repeats)
+        t = {label: min(times) / n_trees for label, times in rounds.items()}
+        ratio = t["fasttree frontier"] / t["fasttree one by one"]
+        add(case, f"{n_trees} bootstrap trees of {n_train:,} x 20, gini, "
+            f"{'depth ' + str(depth) if depth else 'full depth'}, max_features 4: seconds per "
+            "tree", t, f"frontier {ratio:.2f}x one by one, "
+            f"{t['sklearn forest'] / t['fasttree frontier']:.1f}x faster than scikit-learn",
+            "frontier <= one by one", ratio <= 1.0)
+        del X, y
+
+
 def categorical_case(n_samples, repeats, phases):
     """Seconds of each library on :func:`mixed_data` (B11)."""
     import fasttree
@@ -591,7 +645,7 @@ def markdown(rows, phases):
     ]
     for case, description, times, ratio, target, met in rows:
         cells = [f"{times[k]:.3f} s" if k in times else "" for k in libraries]
-        if case in ("B7", "B8", "B11", "B17", "H1", "H2", "H3", "H4"):
+        if case in ("B7", "B8", "B11", "B17", "H1", "H2", "H3", "H4", "F1", "F2"):
             cells = [" / ".join(f"{k}: {v:.3f} s" for k, v in times.items()), "", "", ""]
         lines.append(f"| {case} | {description} | " + " | ".join(cells)
                      + f" | {ratio} | {target} | {'yes' if met else '**no**'} |")

@@ -449,3 +449,21 @@ def non_constant_naive(X, rows):
     FEATURE_THRESHOLD, 1e-7 in float32 arithmetic."""
     X = np.asarray(X, dtype=np.float32)[np.asarray(rows)]
     return ~(X.max(axis=0) <= X.min(axis=0) + np.float32(1e-7))
+
+
+# --- several trees in one layout -------------------------------------------------------------
+def presort_samples_naive(X, in_sample):
+    """Each sample presorted on its own (a stable argsort, NaN last), its rows renamed ``0, 1,
+    ...`` in row order after the ids of the samples before it: the four arrays of
+    ``fasttree.kernels.presort_samples`` (values, new ids, origin of every id, offsets)."""
+    X = np.asarray(X, dtype=np.float32)
+    blocks_x, blocks_id, origin, offsets = [], [], [], [0]
+    for sample in np.asarray(in_sample, dtype=bool):
+        rows = np.flatnonzero(sample)
+        order = np.argsort(X[rows], axis=0, kind="stable")  # per feature; NaN sorts last
+        blocks_x.append(np.take_along_axis(X[rows], order, axis=0).T)
+        blocks_id.append(order.T + offsets[-1])
+        origin.append(rows)
+        offsets.append(offsets[-1] + rows.size)
+    return (np.hstack(blocks_x), np.hstack(blocks_id), np.concatenate(origin),
+            np.array(offsets))

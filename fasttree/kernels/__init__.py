@@ -67,7 +67,7 @@ from .partition import (
     partition_segments_kway,
     relabel_rows,
 )
-from .presort import presort_features
+from .presort import presort_features, presort_samples
 from .random_split import find_random_splits_classification, find_random_splits_regression
 from .routing import branch_of, check_tree, numeric_split_arrays, route_rows
 from .split_record import SplitRecord, new_split_record, select_best_splits
@@ -117,6 +117,7 @@ __all__ = [
     "partition_segments_kway",
     "predict_fractional",
     "presort_features",
+    "presort_samples",
     "reciprocal_table",
     "relabel_rows",
     "route_rows",

@@ -253,3 +253,90 @@ def check_row_ids(sorted_idx, n_ids, what="n_ids"):
     first = sorted_idx[0]
     if n_ids <= 0 or first.min() < 0 or first.max() >= n_ids:
         raise ValueError(f"sorted_idx holds a row id outside [0, {int(n_ids)}) ({what})")
+
+
+def presort_samples(X, in_sample):
+    """Presort several samples of the rows of ``X`` (a forest's), each into a block of its own.
+
+    Tree ``k``'s sample (the rows ``in_sample[k]``, in row order) becomes the block
+    ``[tree_offsets[k], tree_offsets[k + 1])`` of every feature row, sorted as
+    :func:`presort_features` sorts it alone (stable: tied values keep the rows' order), under
+    ids of its own: the sample's rows get the ids ``tree_offsets[k], tree_offsets[k] + 1, ...``
+    in row order, so a row drawn by several trees is in each of their blocks.  Several trees can
+    then be grown in one layout (:meth:`fasttree.splitter.ExactSplitter.from_samples`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32, C-contiguous (IN)
+    in_sample : ndarray of shape (n_trees, n_samples), bool (IN)
+        Whether tree ``k``'s sample holds row ``i``; every tree at least one row.
+
+    Returns
+    -------
+    sorted_x : ndarray of shape (n_features, n_ids), float32, C-contiguous
+    sorted_idx : ndarray of shape (n_features, n_ids), int32, C-contiguous
+        The trees' blocks one after another, ``sorted_idx`` holding the new ids.
+    origin : ndarray of shape (n_ids,), int64
+        The row of ``X`` of every new id (targets and weights by id: ``y[origin]``).
+    tree_offsets : ndarray of shape (n_trees + 1,), int64
+        Where each tree's block starts; ``tree_offsets[-1] == n_ids``.
+
+    Raises
+    ------
+    ValueError
+        ``X`` or ``in_sample`` not as above, a tree with no row, or more ids than int32 holds.
+
+    Notes
+    -----
+    One gather of the samples' rows into the feature rows, then one radix sort per (tree,
+    feature) block, the blocks shared out to the threads in equal runs, each thread with its
+    own scratch: no copy of a sorted block, where presorting each sample on its own and copying
+    it into place took about twice as long (four bootstrap samples of 800,000 x 20).
+    """
+    if (not isinstance(X, np.ndarray) or X.dtype != np.float32 or X.ndim != 2
+            or not X.flags.c_contiguous):
+        raise ValueError("X must be a C-contiguous 2-D float32 array")
+    in_sample = np.asarray(in_sample)
+    if in_sample.dtype != np.bool_ or in_sample.ndim != 2 or in_sample.shape[1] != X.shape[0]:
+        raise ValueError("in_sample must be a boolean array of shape (n_trees, n_samples)")
+    tree_rows = in_sample.sum(axis=1)
+    if tree_rows.size == 0 or not tree_rows.all():
+        raise ValueError("every tree needs at least one row of its sample")
+    tree_offsets = np.zeros(tree_rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(tree_rows, out=tree_offsets[1:])
+    n_ids = int(tree_offsets[-1])
+    if n_ids > np.iinfo(np.int32).max:
+        raise ValueError(f"the samples hold {n_ids} rows in all, more than int32 ids")
+    origin = np.nonzero(in_sample)[1].astype(np.int64)  # tree-major, rows in order: by new id
+    n_features = X.shape[1]
+    n_blocks = max(1, min(numba.get_num_threads(), tree_rows.shape[0] * n_features))
+    sorted_x = np.empty((n_features, n_ids), dtype=np.float32)
+    sorted_idx = np.empty((n_features, n_ids), dtype=np.int32)
+    keys_tmp = np.empty((n_blocks, int(tree_rows.max())), dtype=np.uint32)
+    idx_tmp = np.empty((n_blocks, int(tree_rows.max())), dtype=np.int32)
+    if n_features:
+        _presort_samples(X, origin, tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp)
+    return sorted_x, sorted_idx, origin, tree_offsets
+
+
+@njit(parallel=True, cache=True)
+def _presort_samples(X, origin, tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp):
+    n_features = X.shape[1]
+    n_ids = origin.shape[0]
+    n_row_blocks = (n_ids + _TRANSPOSE_BLOCK - 1) // _TRANSPOSE_BLOCK
+    for b in prange(n_row_blocks):  # the samples' rows into the feature rows, blocks of rows
+        for i in range(b * _TRANSPOSE_BLOCK, min(n_ids, (b + 1) * _TRANSPOSE_BLOCK)):
+            row = origin[i]
+            for f in range(n_features):
+                sorted_x[f, i] = X[row, f]
+    n_items = (tree_offsets.shape[0] - 1) * n_features
+    n_blocks = keys_tmp.shape[0]
+    for c in prange(n_blocks):
+        for item in range(c * n_items // n_blocks, (c + 1) * n_items // n_blocks):
+            start = tree_offsets[item // n_features]
+            end = tree_offsets[item // n_features + 1]
+            f = item % n_features
+            _sort_row(sorted_x[f, start:end], sorted_idx[f, start:end], keys_tmp[c],
+                      idx_tmp[c])
+            for p in range(start, end):  # the block's ids after the trees before it
+                sorted_idx[f, p] += start
