@@ -448,7 +448,7 @@ def run(args):
             ", ".join(f"{k} {v:.2f} s" for k, v in t.items()), "report", True)
 
     hist_cases(args, want, add, phases, n_big, repeats)
-    frontier_cases(want, add, n_big, repeats)
+    frontier_cases(want, add, phases, n_big, repeats)
 
     if want("B6"):
         # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
@@ -550,7 +550,7 @@ def hist_cases(args, want, add, phases, n_big, repeats):
             f"{ratio:.1f}x faster than {list(t)[1]}", ">= 10x", ratio >= 10)
 
 
-def frontier_cases(want, add, n_big, repeats):
+def frontier_cases(want, add, phases, n_big, repeats):
     """F1, F2 (issues 25 and 26): bootstrap trees grown in one frontier (the grower's
     ``counts``) against the same trees grown one by one and against scikit-learn's forest
     (``max_features="sqrt"``, two threads each; seconds per tree).  F1: B1's data, 80 % to train,
@@ -574,9 +574,13 @@ def frontier_cases(want, add, n_big, repeats):
                               min_impurity_decrease=0.0, max_leaf_nodes=None, max_features=4)
         labels = y_train.astype(np.int32)
 
+        log = []
+
         def frontier():
-            TreeGrower(X_train, labels, None, params, n_classes=2, counts=counts,
-                       rng=[np.random.default_rng(k) for k in range(n_trees)]).grow_trees()
+            grower = TreeGrower(X_train, labels, None, params, n_classes=2, counts=counts,
+                                rng=[np.random.default_rng(k) for k in range(n_trees)])
+            grower.grow_trees()
+            log.append(dict(grower.timings))
 
         def one_by_one():
             for k in range(n_trees):
@@ -592,7 +596,10 @@ def frontier_cases(want, add, n_big, repeats):
         with numba_threads(2):
             frontier()  # warm-up: compile, load caches
             one_by_one()
+            del log[:]
             rounds = timed_rounds(calls, repeats)
+        phases[f"{case} ({n_trees} trees in one frontier)"] = log[int(np.argmin(
+            rounds["fasttree frontier"]))]
         t = {label: min(times) / n_trees for label, times in rounds.items()}
         ratio = t["fasttree frontier"] / t["fasttree one by one"]
         add(case, f"{n_trees} bootstrap trees of {n_train:,} x 20, gini, "

@@ -280,7 +280,7 @@ def _large_node_paths():
 _COST = {"classifier": 19.3, "regressor": 9.8, "table": 42.1, "sparse": 47.6, "hist": 26.1,
          "c45": 15.4, "monotonic": 15.4, "absolute_error": 9.8, "several_outputs": 19.4,
          "class_weight": 4.7, "multiclass": 3.2, "poisson": 7.5, "extra_tree": 3.6,
-         "ccp_alpha": 1.7, "bootstrap": 6.0}
+         "ccp_alpha": 1.7, "bootstrap": 8.5}
 
 
 def default_jobs():
