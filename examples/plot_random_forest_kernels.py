@@ -6,10 +6,9 @@ A random forest from the public kernels
 example builds another, a random forest, in a few dozen lines.  Each tree is grown level by
 level, as :class:`fasttree.DecisionTreeClassifier` grows its own:
 
-* the features are sorted **once** for the whole forest
-  (:func:`~fasttree.kernels.presort_features`); each tree takes its bootstrap rows out of that
-  layout, which keeps every feature sorted, and weighs each row by the number of times it was
-  drawn (``sample_weight`` as integer counts);
+* every tree's bootstrap sample is presorted into a block of one layout
+  (:func:`~fasttree.kernels.presort_samples`), each row weighing the number of times it was
+  drawn (``sample_weight`` as uint8 counts, which the search counts in integers);
 * per level, one call of :func:`~fasttree.kernels.find_best_splits_classification` searches
   every open node of every tree, each node on its own random subset of ``sqrt(n_features)``
   features (the kernel's per-(feature, node) ``feature_mask``);
@@ -40,33 +39,23 @@ from fasttree.kernels import (
     new_split_record,
     numeric_split_arrays,
     partition_segments,
-    presort_features,
+    presort_samples,
     segment_class_weights,
     select_best_splits,
     unconstrained,
+    xlog2x_table,
 )
 
 # %%
 # Every tree of the forest in one layout
 # --------------------------------------
 #
-# Bootstrap: ``counts[t, i]`` is how often tree ``t`` drew row ``i``.  Tree ``t``'s copy of row
-# ``i`` gets the id ``t * n_rows + i`` and the weight ``counts[t, i]``.  Keeping, in every
-# feature's sorted row, the positions of the drawn rows (a stable filter) gives each tree its
-# own sorted segment without sorting again; the trees' segments sit side by side, so a node is
-# a range ``[start, end)`` of positions, whatever its tree, and **one kernel call per level
-# grows every tree of the forest at once**.
-
-
-def bootstrap_layout(sorted_x, sorted_idx, counts):
-    """The forest's layout: tree ``t``'s drawn rows, sorted, in the ``t``-th block of columns."""
-    n_features, n_rows = sorted_x.shape
-    blocks_x, blocks_idx = [], []
-    for t, tree_counts in enumerate(counts):
-        drawn = tree_counts[sorted_idx] > 0  # the same rows, so as many, in every feature
-        blocks_x.append(sorted_x[drawn].reshape(n_features, -1))
-        blocks_idx.append(sorted_idx[drawn].reshape(n_features, -1) + t * n_rows)
-    return np.concatenate(blocks_x, axis=1), np.concatenate(blocks_idx, axis=1)
+# Bootstrap: ``counts[t, i]`` is how often tree ``t`` drew row ``i``.
+# :func:`~fasttree.kernels.presort_samples` sorts every tree's drawn rows into a block of its
+# own, under new ids (``origin`` gives each id's row, so the labels and counts by id are
+# ``y[origin]`` and ``counts[drawn]``); the trees' blocks sit side by side, so a node is a range
+# ``[start, end)`` of positions, whatever its tree, and **one kernel call per level grows every
+# tree of the forest at once**.  Rows a tree did not draw are not in its block at all.
 
 
 # %%
@@ -87,15 +76,16 @@ def fit_forest(X, y, n_estimators, max_features="sqrt", random_state=0):
     """
     rng = np.random.default_rng(random_state)
     n_rows, n_features = X.shape
-    y = np.tile(y.astype(np.uint8), n_estimators)  # classes 0 .. K-1 of every tree's row ids
     n_classes = int(y.max()) + 1
     if max_features == "sqrt":
         max_features = max(1, int(np.sqrt(n_features)))
     counts = rng.multinomial(n_rows, np.full(n_rows, 1 / n_rows), size=n_estimators)
-    weight = counts.ravel().astype(np.float64)
-    sorted_x, sorted_idx = presort_features(np.ascontiguousarray(X, np.float32))
-    sorted_x, sorted_idx = bootstrap_layout(sorted_x, sorted_idx, counts)
-    sorted_y = gather_targets(sorted_idx, y)
+    drawn = counts > 0
+    sorted_x, sorted_idx, origin, offsets = presort_samples(
+        np.ascontiguousarray(X, np.float32), drawn)
+    sorted_y = gather_targets(sorted_idx, y[origin].astype(np.uint8))  # classes 0 .. K-1
+    weight = counts[drawn].astype(np.uint8)  # by new id: the integer search's counts
+    xlog2x = xlog2x_table(n_rows)  # c log2 c for the counts of a node (at most n_rows)
 
     max_nodes = 2 * n_rows  # every split adds two nodes, and a leaf holds a row at least
     shape = (n_estimators, max_nodes)
@@ -105,9 +95,7 @@ def fit_forest(X, y, n_estimators, max_features="sqrt", random_state=0):
     value = np.zeros(shape + (n_classes,))  # weighted class counts
     node_count = np.ones(n_estimators, np.int64)
 
-    n_drawn = (counts > 0).sum(axis=1)
-    end = np.cumsum(n_drawn)  # the roots: one segment per tree
-    start = end - n_drawn
+    start, end = offsets[:-1], offsets[1:]  # the roots: one block per tree
     tree, node = np.arange(n_estimators), np.zeros(n_estimators, np.int64)
     value[tree, node] = segment_class_weights(sorted_idx, sorted_y, weight, start, end, node,
                                               n_classes)
@@ -120,7 +108,7 @@ def fit_forest(X, y, n_estimators, max_features="sqrt", random_state=0):
         record = new_split_record(n_features, len(node))
         find_best_splits_classification(
             sorted_x, sorted_idx, sorted_y, weight, start, end, value[tree, node], mask,
-            CRITERION_GINI, 1, 0.0, np.empty(0), 0.0, False, *unconstrained(), *record)
+            CRITERION_GINI, 1, 0.0, xlog2x, 0.0, False, *unconstrained(), *record)
         best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                                   record.n_branches, SELECT_IMPURITY)
         split = best >= 0  # -1: none of the node's features splits it, a leaf
@@ -128,7 +116,7 @@ def fit_forest(X, y, n_estimators, max_features="sqrt", random_state=0):
         tree, node, start, end = tree[split], node[split], start[split], end[split]
         best = best[split]
         n_left = record.n_left[best, slot]
-        partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left, len(y))
+        partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best, n_left, len(origin))
         # children ids: after the ones their tree already has, two per split node in order
         rank_in_tree = np.arange(len(tree)) - np.searchsorted(tree, tree)
         first_child = node_count[tree] + 2 * rank_in_tree
@@ -211,23 +199,22 @@ fig.tight_layout()
 # Where the time goes
 # -------------------
 #
-# The accuracy is scikit-learn's, as it should be: the same algorithm.  The fit time is not a
-# win.  The times above are wall-clock times on the machine that built this page; on the shared
-# 2-core development machine they varied several-fold from run to run whenever other processes
-# competed for the cores (every level of the forest waits for both threads).  Measured instead
-# as CPU time on one thread (``NUMBA_NUM_THREADS=1`` against ``n_jobs=1``) on that machine, the
-# forest took 1.0 s on digits and 4.5 s on the synthetic data, scikit-learn 0.6 s and 3.3 s.
-# Where the 4.5 s went:
+# The accuracy is scikit-learn's, as it should be: the same algorithm.  The times above are
+# wall-clock times on the machine that built this page; on the shared 2-core development
+# machine they varied several-fold from run to run whenever other processes competed for the
+# cores (every level of the forest waits for both threads).  Measured instead as CPU time on one
+# thread (``NUMBA_NUM_THREADS=1`` against ``n_jobs=1``, best of 3) on that machine, the forest
+# took 0.49 s on digits and 1.35 s on the synthetic data, scikit-learn 0.30 s and 2.23 s (with
+# float weights and a NumPy filter of one presort instead of uint8 counts and
+# :func:`~fasttree.kernels.presort_samples`: 0.52 s and 1.58 s).  Where the synthetic data's
+# time went (each kernel's CPU time in one fit):
 #
-# * 59% in the split search.  The bootstrap counts are weights, and the weighted scan reads each
-#   row's weight through its id and computes the children's impurity in floating point at every
-#   candidate; with unit weights the kernel counts in integers, about three times faster per row
-#   on the same data.  A scan for small integer weights is the kernel this learner would want
-#   next;
-# * 19% in the partition, which moves the rows of **every** feature at each split, while
-#   scikit-learn sorts, at each node, only the ``sqrt(n_features)`` features it draws there;
-# * 8% building the bootstrap layouts with NumPy (a quarter of the time on digits, whose 64
-#   features make the layout large next to the work of growing).
+# * 43% in the partition, which moves the rows of **every** feature at each split, while
+#   scikit-learn sorts, at each node, only the ``sqrt(n_features)`` features it draws there
+#   (46% on digits, whose 64 features make the layout large next to the work of growing);
+# * 23% in the split search, which counts the drawn rows in integers (uint8 weights);
+# * 9% presorting the samples (15% on digits);
+# * most of the rest in this example's Python, once per level.
 #
 # Growing all the trees together keeps the kernel calls few (one search, one partition and one
 # statistics call per level for the whole forest) and large enough for both cores.  One
