@@ -441,10 +441,12 @@ class TreeGrower:
     def grow(self):
         """Grow the tree and return it as a :class:`~fasttree.tree.Tree` (one tree only: see
         :meth:`grow_trees`)."""
-        trees = self.grow_trees()
-        if len(trees) != 1:
-            raise ValueError(f"the splitter holds {len(trees)} trees: use grow_trees()")
-        return trees[0]
+        counts = None if self.counts is None else np.asarray(self.counts)
+        n_trees = (self.splitter.tree_offsets.shape[0] - 1 if self.splitter is not None
+                   else counts.shape[0] if counts is not None and counts.ndim == 2 else 1)
+        if n_trees != 1:  # said before growing them
+            raise ValueError(f"the layout holds {n_trees} trees: use grow_trees()")
+        return self.grow_trees()[0]
 
     def grow_trees(self):
         """Grow every tree of the splitter's layout at once; a list of

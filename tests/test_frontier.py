@@ -160,6 +160,13 @@ def test_one_layout_of_several_trees_refuses_what_it_cannot_grow():
         TreeGrower(X, y, None, params, n_classes=3, counts=empty).grow_trees()
     with pytest.raises(ValueError, match="grow_trees"):
         TreeGrower(X, y, None, params, n_classes=3, counts=counts).grow()
+    splitter = ExactSplitter.from_samples(X, y, counts, n_classes=3,
+                                          n_categories=np.zeros(5, np.int64),
+                                          criterion_code=params.criterion_code,
+                                          min_samples_leaf=1, min_weight_leaf=0.0,
+                                          categorical_kind=0)
+    with pytest.raises(ValueError, match="holds 3 trees"):
+        TreeGrower(None, None, None, params, n_classes=3, splitter=splitter).grow()
     sqrt = _params("gini", max_features=2)
     with pytest.raises(ValueError, match="one generator per tree"):
         TreeGrower(X, y, None, sqrt, n_classes=3, counts=counts,
