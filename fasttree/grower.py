@@ -124,6 +124,11 @@ class _Batch:
                  "improvement", "splittable")
 
 
+#: the node arrays of every batch a tree is built from (and ``bounds`` under constraints)
+_TREE_FIELDS = ("tree", "start", "end", "depth", "stats", "weight", "impurity", "feature", "kind",
+                "threshold", "missing_branch", "category_offset", "category_n_codes")
+
+
 class TreeGrower:
     """Grow one tree from validated arrays, or one or several from a prebuilt splitter.
 
@@ -481,7 +486,12 @@ class TreeGrower:
             self._grow_level_wise(roots)
         else:
             self._grow_best_first(roots)
-        trees = [self._build_tree(t) for t in range(n_trees)]
+        # every batch's node arrays concatenated once, then each tree takes its own nodes
+        names = _TREE_FIELDS + (("bounds",) if self.monotonic_cst is not None else ())
+        nodes = {name: np.concatenate([getattr(batch, name) for batch in self._batches])
+                 for name in names}
+        trees = [self._build_tree(nodes, t) for t in range(n_trees)]
+        del nodes
         self.timings = dict(self._splitter.timings)
         self.missing_features = self._splitter.missing_features
         self.timings["total"] = time.perf_counter() - t_total
@@ -531,14 +541,15 @@ class TreeGrower:
                 push(children, np.arange(children.ids.size))
                 n_leaves += children.ids.size - 1
 
-    def _build_tree(self, t):
-        """Tree ``t`` from its nodes, numbered in the order they were created."""
-        in_tree = np.concatenate([b.tree for b in self._batches]) == t
+    def _build_tree(self, nodes, t):
+        """Tree ``t`` from every batch's node arrays concatenated once (``nodes``, by name): its
+        own nodes, numbered in the order they were created."""
+        in_tree = nodes["tree"] == t
         node_count = int(np.count_nonzero(in_tree))
         local = np.cumsum(in_tree) - 1  # a node's number in its own tree
 
         def cat(name):
-            return np.concatenate([getattr(b, name) for b in self._batches])[in_tree]
+            return nodes[name][in_tree]
 
         left = np.full(node_count, TREE_LEAF, dtype=np.int64)
         right = np.full(node_count, TREE_LEAF, dtype=np.int64)
