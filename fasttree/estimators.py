@@ -113,13 +113,112 @@ def _power_of_two_scale(weight):
     return float(np.ldexp(1.0, int(np.frexp(largest)[1]) - 1))
 
 
+def accuracy(y, y_pred, sample_weight=None):
+    """Mean (weighted) accuracy of ``y_pred``; with several outputs a row counts as correct when
+    every output is (subset accuracy)."""
+    if y_pred.ndim == 2:
+        correct = np.all(y.reshape(y_pred.shape) == y_pred, axis=1).astype(np.float64)
+    else:
+        correct = (y.ravel() == y_pred).astype(np.float64)
+    return float(np.average(correct, weights=sample_weight))
+
+
+def r2(y, y_pred, sample_weight=None):
+    """Coefficient of determination R² of ``y_pred`` averaged over outputs (1 for a perfect
+    prediction of a constant target, else 0 there, as scikit-learn's ``r2_score``)."""
+    y_pred = y_pred.reshape(y_pred.shape[0], -1)
+    y = y.reshape(y_pred.shape)
+    w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    scores = []
+    for k in range(y.shape[1]):
+        residual = np.sum(w * (y[:, k] - y_pred[:, k]) ** 2)
+        total = np.sum(w * (y[:, k] - np.average(y[:, k], weights=w)) ** 2)
+        if total == 0.0:
+            scores.append(1.0 if residual == 0.0 else 0.0)
+        else:
+            scores.append(1.0 - residual / total)
+    return float(np.mean(scores))
+
+
 def _as_table(X):
     """A DataFrame or anything with a shape as it is (its dtypes decide what is categorical);
     other array-likes (lists, objects with ``__array__``) as a NumPy array."""
     return X if is_dataframe(X) or hasattr(X, "shape") else np.asarray(X)
 
 
-class _BaseDecisionTree(BaseEstimator):
+class _TableInput:
+    """Input handling shared by the trees and the forests: ``fit``'s encoding of a table
+    (categorical features learned from it) and prediction's validation against it.  Reads the
+    ``categorical_features`` parameter; sets ``is_categorical_``, ``categories_``."""
+
+    def _encode_fit(self, X):
+        """Validate ``X`` for fit, learn its categorical features and return the kernels' matrix
+        (a float32 CSC matrix for sparse input)."""
+        if is_sparse(X):
+            if self.categorical_features not in (None, "from_dtype"):
+                raise ValueError("Sparse X has no categorical features; pass "
+                                 "categorical_features=None (or 'from_dtype').")
+            X = check_sparse_X(X, fmt="csc")
+            self.is_categorical_ = np.zeros(X.shape[1], dtype=bool)
+            self.categories_ = [None] * X.shape[1]
+            return X
+        X = _as_table(as_frame(X))  # a polars or pyarrow table: converted once, here
+        shape = X.shape
+        if len(shape) != 2 or self.categorical_features is None:
+            self.is_categorical_ = np.zeros(shape[1] if len(shape) == 2 else 0, dtype=bool)
+            self.categories_ = [None] * self.is_categorical_.shape[0]
+            return check_X(X, order="C")
+        self.is_categorical_ = resolve_categorical(X, self.categorical_features, shape[1])
+        if not self.is_categorical_.any():
+            self.categories_ = [None] * shape[1]
+            return check_X(X, order="C")
+        if shape[0] == 0:
+            return check_X(X, order="C")  # the usual message for empty input
+        self.categories_ = fit_categories(X, self.is_categorical_)
+        return encode(X, self.is_categorical_, self.categories_,
+                      lambda part: check_X(part, order="C"))
+
+    def _n_categories(self):
+        return np.array([0 if c is None else max(len(c), 1) for c in self.categories_],
+                        dtype=np.int64)
+
+    def _set_feature_names(self, X):
+        check_feature_names(self, X, reset=True)
+
+    def _validate_X_predict(self, X):
+        self._check_is_fitted()
+        if is_sparse(X):  # the tree's CSR kernels take it as it is
+            X = check_sparse_X(X, fmt="csr")
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input.")
+            return X
+        check_feature_names(self, X, reset=False)
+        X = _as_table(as_frame(X))
+        shape = X.shape
+        if len(shape) == 2 and shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input.")
+        is_categorical = getattr(self, "is_categorical_", None)
+        if len(shape) == 2 and shape[0] > 0 and is_categorical is not None and \
+                is_categorical.any():
+            return encode(X, self.is_categorical_, self.categories_,
+                          lambda part: self._check_X_predict(part))
+        X = self._check_X_predict(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input.")
+        return X
+
+    def _check_X_predict(self, X):
+        """``check_X`` of the features that were numeric in fit (its messages say so)."""
+        return check_X(X, order="C", fitted=True, categorical_features=self.categorical_features)
+
+
+class _BaseDecisionTree(_TableInput, BaseEstimator):
     """Shared fit/validation logic of the classifier and the regressor."""
 
     _criteria = ()
@@ -515,74 +614,7 @@ class _BaseDecisionTree(BaseEstimator):
         unpruned.fit(X, y, sample_weight)
         return cost_complexity_path(unpruned.tree_)
 
-    # -- input encoding ------------------------------------------------------------------------
-    def _encode_fit(self, X):
-        """Validate ``X`` for fit, learn its categorical features and return the kernels' matrix
-        (a float32 CSC matrix for sparse input)."""
-        if is_sparse(X):
-            if self.categorical_features not in (None, "from_dtype"):
-                raise ValueError("Sparse X has no categorical features; pass "
-                                 "categorical_features=None (or 'from_dtype').")
-            X = check_sparse_X(X, fmt="csc")
-            self.is_categorical_ = np.zeros(X.shape[1], dtype=bool)
-            self.categories_ = [None] * X.shape[1]
-            return X
-        X = _as_table(as_frame(X))  # a polars or pyarrow table: converted once, here
-        shape = X.shape
-        if len(shape) != 2 or self.categorical_features is None:
-            self.is_categorical_ = np.zeros(shape[1] if len(shape) == 2 else 0, dtype=bool)
-            self.categories_ = [None] * self.is_categorical_.shape[0]
-            return check_X(X, order="C")
-        self.is_categorical_ = resolve_categorical(X, self.categorical_features, shape[1])
-        if not self.is_categorical_.any():
-            self.categories_ = [None] * shape[1]
-            return check_X(X, order="C")
-        if shape[0] == 0:
-            return check_X(X, order="C")  # the usual message for empty input
-        self.categories_ = fit_categories(X, self.is_categorical_)
-        return encode(X, self.is_categorical_, self.categories_,
-                      lambda part: check_X(part, order="C"))
-
-    def _n_categories(self):
-        return np.array([0 if c is None else max(len(c), 1) for c in self.categories_],
-                        dtype=np.int64)
-
-    def _set_feature_names(self, X):
-        check_feature_names(self, X, reset=True)
-
     # -- prediction ----------------------------------------------------------------------------
-    def _validate_X_predict(self, X):
-        self._check_is_fitted()
-        if is_sparse(X):  # the tree's CSR kernels take it as it is
-            X = check_sparse_X(X, fmt="csr")
-            if X.shape[1] != self.n_features_in_:
-                raise ValueError(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input.")
-            return X
-        check_feature_names(self, X, reset=False)
-        X = _as_table(as_frame(X))
-        shape = X.shape
-        if len(shape) == 2 and shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input.")
-        is_categorical = getattr(self, "is_categorical_", None)
-        if len(shape) == 2 and shape[0] > 0 and is_categorical is not None and \
-                is_categorical.any():
-            return encode(X, self.is_categorical_, self.categories_,
-                          lambda part: self._check_X_predict(part))
-        X = self._check_X_predict(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input.")
-        return X
-
-    def _check_X_predict(self, X):
-        """``check_X`` of the features that were numeric in fit (its messages say so)."""
-        return check_X(X, order="C", fitted=True, categorical_features=self.categorical_features)
-
     def apply(self, X):
         """Index of the leaf each sample ends in.
 
@@ -869,49 +901,77 @@ default="from_dtype"
         self
         """
         X_checked = self._encode_fit(X)
-        y = self._check_y(y, X_checked.shape[0], regression=False)
+        targets, n_classes, offsets, codes = self._encode_targets(y, X_checked.shape[0])
+        weights = self._class_weight_rows(self.class_weight, codes)
+        self._set_feature_names(X)
+        return self._fit(X_checked, targets, sample_weight, n_classes=n_classes,
+                         class_weights=weights, offsets=offsets)
+
+    def _encode_targets(self, y, n_samples):
+        """Check ``y`` and encode its labels; sets ``classes_`` and ``n_classes_``.
+
+        Returns
+        -------
+        targets : ndarray
+            int32 codes (one output), or (n_samples, n_outputs) float64 codes.
+        n_classes : int
+            The kernels' number of classes (the largest of the outputs').
+        offsets : ndarray of int64 or None
+            Each output's first column in the node statistics (several outputs).
+        codes : list of ndarray
+            Each output's int32 codes.
+        """
+        y = self._check_y(y, n_samples, regression=False)
         columns = [y] if y.ndim == 1 else [y[:, k] for k in range(y.shape[1])]
         class_weight = self.class_weight
-        if y.ndim == 2 and class_weight is not None and class_weight != "balanced" and (
+        if y.ndim == 2 and class_weight not in (None, "balanced", "balanced_subsample") and (
                 not isinstance(class_weight, list) or len(class_weight) != y.shape[1]):
             raise ValueError("number of elements in class_weight should match number of outputs.")
-        classes, codes, weights = [], [], None
-        for k, column in enumerate(columns):
+        classes, codes = [], []
+        for column in columns:
             if column.dtype.kind == "f" and not np.all(np.mod(column, 1) == 0):
                 raise ValueError(
-                    "Unknown label type: continuous values in y. Use DecisionTreeRegressor for a "
+                    "Unknown label type: continuous values in y. Use a regressor for a "
                     "continuous target.")
             classes_k, codes_k = _encode_labels(column)
             if classes_k.shape[0] > MAX_CLASSES:
                 raise ValueError(f"y has {classes_k.shape[0]} classes; fasttree supports at most "
                                  f"{MAX_CLASSES}.")
-            cw = class_weight[k] if isinstance(class_weight, list) else class_weight
-            w_k = self._expand_class_weight(cw, classes_k, codes_k)
-            if w_k is not None:
-                weights = w_k if weights is None else weights * w_k
             classes.append(classes_k)
             codes.append(codes_k)
-        self._set_feature_names(X)
         n_classes = np.array([c.shape[0] for c in classes], dtype=np.intp)
         if y.ndim == 1:
             self.classes_ = classes[0]
             self.n_classes_ = int(n_classes[0])
-            return self._fit(X_checked, codes[0], sample_weight, n_classes=self.n_classes_,
-                             class_weights=weights)
+            return codes[0], self.n_classes_, None, codes
         self.classes_ = classes
         self.n_classes_ = n_classes
         offsets = np.concatenate([[0], np.cumsum(n_classes)]).astype(np.int64)
-        return self._fit(X_checked, np.stack(codes, axis=1).astype(np.float64), sample_weight,
-                         n_classes=int(n_classes.max()), class_weights=weights, offsets=offsets)
+        return (np.stack(codes, axis=1).astype(np.float64), int(n_classes.max()), offsets,
+                codes)
+
+    def _class_weight_rows(self, class_weight, codes, sample_weight=None):
+        """Each row's weight from ``class_weight`` (the product over outputs), or None.
+
+        ``sample_weight`` weighs the class frequencies behind ``"balanced"`` (the forests').
+        """
+        classes = self.classes_ if isinstance(self.classes_, list) else [self.classes_]
+        weights = None
+        for k, codes_k in enumerate(codes):
+            cw = class_weight[k] if isinstance(class_weight, list) else class_weight
+            w_k = self._expand_class_weight(cw, classes[k], codes_k, sample_weight)
+            if w_k is not None:
+                weights = w_k if weights is None else weights * w_k
+        return weights
 
     @staticmethod
-    def _expand_class_weight(cw, classes, y_encoded):
+    def _expand_class_weight(cw, classes, y_encoded, sample_weight=None):
         """Per-row weights of one output's ``class_weight`` (None: no weighting)."""
         if cw is None:
             return None
         if cw == "balanced":
-            counts = np.bincount(y_encoded, minlength=classes.shape[0])
-            per_class = y_encoded.shape[0] / (classes.shape[0] * counts)
+            counts = np.bincount(y_encoded, weights=sample_weight, minlength=classes.shape[0])
+            per_class = counts.sum() / (classes.shape[0] * counts)
             return per_class[y_encoded]
         if isinstance(cw, dict):
             unknown = [c for c in cw if c not in set(classes.tolist())]
@@ -933,9 +993,13 @@ default="from_dtype"
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs, n_rows=X.shape[0]):
-            if self.n_outputs_ == 1:
-                return self.tree_.predict_value(X)
-            proba = self.tree_.value[self.tree_.apply(X)]
+            return self._proba(X)
+
+    def _proba(self, X):
+        """:meth:`predict_proba` of validated ``X``, on the threads already set."""
+        if self.n_outputs_ == 1:
+            return self.tree_.predict_value(X)
+        proba = self.tree_.value[self.tree_.apply(X)]
         return [proba[:, k, :n] for k, n in enumerate(self.n_classes_)]
 
     def predict_log_proba(self, X):
@@ -972,12 +1036,8 @@ default="from_dtype"
         """Mean accuracy on the given data (weighted if ``sample_weight`` is given); with several
         outputs a row counts as correct when every output is (subset accuracy)."""
         y_pred = self.predict(X)
-        y = check_y(y, y_pred.shape[0], regression=False, multi_output=True)
-        if y_pred.ndim == 2:
-            correct = np.all(y.reshape(y_pred.shape) == y_pred, axis=1).astype(np.float64)
-        else:
-            correct = (y.ravel() == y_pred).astype(np.float64)
-        return float(np.average(correct, weights=sample_weight))
+        return accuracy(check_y(y, y_pred.shape[0], regression=False, multi_output=True), y_pred,
+                        sample_weight)
 
 
 class DecisionTreeRegressor(_BaseDecisionTree):
@@ -1089,8 +1149,14 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         self
         """
         X_checked = self._encode_fit(X)
-        y = self._check_y(y, X_checked.shape[0], regression=True,
-                          check_length=self.criterion != "poisson")
+        y, _, offsets, _ = self._encode_targets(y, X_checked.shape[0])
+        self._set_feature_names(X)
+        return self._fit(X_checked, y, sample_weight, n_classes=None, offsets=offsets)
+
+    def _encode_targets(self, y, n_samples):
+        """Check ``y``; returns it (float64) with the kernels' ``n_classes`` (None), the
+        statistics offsets of several outputs (or None) and no codes."""
+        y = self._check_y(y, n_samples, regression=True, check_length=self.criterion != "poisson")
         if self.criterion == "poisson":  # before the length check, as scikit-learn does
             if np.any(y < 0):
                 raise ValueError("Some value(s) of y are negative which is not allowed for "
@@ -1098,12 +1164,11 @@ class DecisionTreeRegressor(_BaseDecisionTree):
             if np.sum(y) <= 0:
                 raise ValueError("Sum of y is not positive which is necessary for Poisson "
                                  "regression.")
-            y = self._check_y(y, X_checked.shape[0], regression=True)
-        self._set_feature_names(X)
+            y = self._check_y(y, n_samples, regression=True)
         # statistics per output: [w, sum w*y, c], or 4 columns for absolute error
         width = 4 if self.criterion == "absolute_error" else 3
         offsets = None if y.ndim == 1 else width * np.arange(y.shape[1] + 1, dtype=np.int64)
-        return self._fit(X_checked, y, sample_weight, n_classes=None, offsets=offsets)
+        return y, None, offsets, None
 
     def predict(self, X):
         """Weighted mean target of each sample's leaf.
@@ -1114,25 +1179,19 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs, n_rows=X.shape[0]):
-            if self.n_outputs_ == 1:
-                return self.tree_.predict_value(X)[:, 0]
-            return self.tree_.value[self.tree_.apply(X), :, 0]
+            return self._predict_values(X)
+
+    def _predict_values(self, X):
+        """:meth:`predict` of validated ``X``, on the threads already set."""
+        if self.n_outputs_ == 1:
+            return self.tree_.predict_value(X)[:, 0]
+        return self.tree_.value[self.tree_.apply(X), :, 0]
 
     def score(self, X, y, sample_weight=None):
         """Coefficient of determination R² of the prediction (averaged over outputs)."""
         y_pred = self.predict(X).reshape(len(X) if not hasattr(X, "shape") else X.shape[0], -1)
-        y = check_y(y, y_pred.shape[0], regression=True, multi_output=True).reshape(y_pred.shape)
-        w = np.ones(y.shape[0]) if sample_weight is None else np.asarray(sample_weight,
-                                                                         np.float64)
-        scores = []
-        for k in range(y.shape[1]):
-            residual = np.sum(w * (y[:, k] - y_pred[:, k]) ** 2)
-            total = np.sum(w * (y[:, k] - np.average(y[:, k], weights=w)) ** 2)
-            if total == 0.0:
-                scores.append(1.0 if residual == 0.0 else 0.0)
-            else:
-                scores.append(1.0 - residual / total)
-        return float(np.mean(scores))
+        return r2(check_y(y, y_pred.shape[0], regression=True, multi_output=True), y_pred,
+                  sample_weight)
 
 
 class ID3Classifier(DecisionTreeClassifier):
