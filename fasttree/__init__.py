@@ -13,6 +13,12 @@ from .estimators import (
     ID3Classifier,
 )
 from .exceptions import NotFittedError
+from .forest import (
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from .export import export_graphviz, export_text
 from .plot import plot_tree
 from .model_io import load
@@ -25,8 +31,12 @@ __all__ = [
     "DecisionTreeRegressor",
     "ExtraTreeClassifier",
     "ExtraTreeRegressor",
+    "ExtraTreesClassifier",
+    "ExtraTreesRegressor",
     "ID3Classifier",
     "NotFittedError",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
     "export_graphviz",
     "export_text",
     "plot_tree",

@@ -447,10 +447,6 @@ class _BaseDecisionTree(_TableInput, BaseEstimator):
             del positive  # a byte per row, not held through the fit
         if weight is not None and np.all(weight == 1.0):
             weight = None  # the grower's unit-weight fast path: integer counts, no weight reads
-        if self.criterion == "absolute_error" and (self.is_categorical_.any()
-                                                   or self.missing == "fractional"):
-            raise ValueError("criterion='absolute_error' takes numeric features and "
-                             "missing='learn'.")
         multi_output = None if n_outputs == 1 else (np.ascontiguousarray(y, np.float64), offsets)
         monotonic_cst = self._check_monotonic_cst(n_features, n_classes)
         grower = TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rng,
@@ -500,6 +496,10 @@ class _BaseDecisionTree(_TableInput, BaseEstimator):
         for need in refused_needs(splitter, needs, several_outputs=several_outputs):
             raise ValueError(f"{splitter.choice} does not take {NEEDS[need]}; "
                              f"{splitter.remedy}.")
+        if self.criterion == "absolute_error" and (self.is_categorical_.any()
+                                                   or self.missing == "fractional"):
+            raise ValueError("criterion='absolute_error' takes numeric features and "
+                             "missing='learn'.")
 
     def _check_monotonic_cst(self, n_features, n_classes):
         """The kernels' constraints (int8, on the fraction of class 0 for a classifier) from

@@ -143,6 +143,7 @@ class TreeGrower:
         int32 encoded classes (classification) or float64 target (regression).
     sample_weight : ndarray of shape (n_samples,), float64, or None
         None when every weight is 1: the kernels then count in integers and skip weight reads.
+        With ``counts``, also of shape (n_trees, n_samples): each tree's own weights.
     params : GrowerParams
     n_classes : int or None
         None for regression.

@@ -301,7 +301,8 @@ class ExactSplitter:
             int32 encoded classes, or float64 targets when ``n_classes`` is None.
         counts : ndarray of shape (n_trees, n_samples), integer
             How many times each tree drew each row; every tree at least one row.
-        sample_weight : ndarray of shape (n_samples,), float64, or None
+        sample_weight : ndarray of shape (n_samples,) or (n_trees, n_samples), float64, or None
+            Every tree's row weights, or each tree's own (a forest's ``"balanced_subsample"``).
         **kwargs
             As for the constructor (``tree_offsets`` excepted); ``multi_output``'s targets are
             by row of ``X``.
@@ -319,6 +320,9 @@ class ExactSplitter:
             raise ValueError("counts must be an integer array of shape (n_trees, n_samples)")
         if counts.size and counts.min() < 0:
             raise ValueError("counts must not be negative")
+        if sample_weight is not None and sample_weight.shape not in (counts.shape[1:],
+                                                                     counts.shape):
+            raise ValueError("sample_weight must have shape (n_samples,) or that of counts")
         in_sample = counts > 0
         if not in_sample.any(axis=1).all():
             raise ValueError("every tree needs at least one row (a count above 0)")
@@ -326,7 +330,9 @@ class ExactSplitter:
         t0 = time.perf_counter()
         tree_x, tree_idx, origin, tree_offsets = presort_samples(X, in_sample)
         weight = counts[in_sample].astype(np.float64)  # tree-major, rows in order: by new id
-        if sample_weight is not None:
+        if sample_weight is not None and sample_weight.shape == counts.shape:
+            weight *= sample_weight[in_sample]
+        elif sample_weight is not None:
             weight *= sample_weight[origin]
         elif np.all(weight == 1.0):
             weight = None

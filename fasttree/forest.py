@@ -1,0 +1,723 @@
+"""Random forests and extra-trees ensembles with scikit-learn's API.
+
+The trees of a forest grow together: each draws its bootstrap sample as small integer counts,
+the samples are presorted into one layout (:meth:`fasttree.splitter.ExactSplitter.from_samples`)
+and one :class:`~fasttree.grower.TreeGrower` grows every tree of that layout level by level, each
+kernel call serving the open nodes of all of them.  A large table's trees grow a few at a time
+(the layout of each tree is about as large as its sample), a small table's all at once.
+
+Draws follow scikit-learn's: the same ``random_state`` gives each tree the same seed, the same
+bootstrap rows (``estimators_samples_``) and out-of-bag rows as scikit-learn's forest.  Tree
+``k`` is the :class:`~fasttree.DecisionTreeClassifier` (or regressor) with
+``random_state=estimators_[k].random_state`` fitted on all rows with the bootstrap counts as
+sample weights.
+"""
+
+import warnings
+
+import numpy as np
+
+from ._base import BaseEstimator, numba_threads
+from ._validation import check_sample_weight, check_y, is_sparse
+from .estimators import (
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
+    _is_int,
+    _is_real,
+    _power_of_two_scale,
+    _TableInput,
+    accuracy,
+    r2,
+)
+from .grower import TreeGrower
+
+__all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
+           "ExtraTreesRegressor"]
+
+MAX_INT = np.iinfo(np.int32).max  # the range of the trees' seeds (scikit-learn's)
+# Bytes of presorted layout (values, row ids and labels, twice for the partition) the trees
+# growing together may hold: a table of 1M x 20 grows one tree at a time, 20k x 20 fifty.
+LAYOUT_BUDGET = 256 * 2**20
+# what every tree shares with the forest's fit (encodings, classes, shapes)
+_SHARED_FITTED = ("classes_", "n_classes_", "n_outputs_", "n_features_in_", "feature_names_in_",
+                  "is_categorical_", "categories_", "max_features_", "missing_in_fit_")
+# the forest's parameters each tree takes as they are
+_TREE_PARAMS = ("criterion", "max_depth", "min_samples_split", "min_samples_leaf",
+                "min_weight_fraction_leaf", "max_features", "max_leaf_nodes",
+                "min_impurity_decrease", "ccp_alpha", "monotonic_cst", "categorical_features",
+                "categorical_split", "missing", "n_jobs")
+
+
+def _seed_source(random_state):
+    """scikit-learn's ``check_random_state`` (the global RandomState for None), also taking a
+    numpy Generator (one draw seeds a RandomState)."""
+    if random_state is None:
+        return np.random.mtrand._rand
+    if _is_int(random_state):
+        return np.random.RandomState(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        return np.random.RandomState(random_state.integers(MAX_INT))
+    raise ValueError(f"random_state must be None, an int, a numpy RandomState or Generator; "
+                     f"got {random_state!r}.")
+
+
+def sample_indices(seed, n_samples, n_draws, weight=None):
+    """The rows a tree of seed ``seed`` draws with replacement: scikit-learn's bootstrap draws
+    (``weight``, if given, makes a row's chance proportional to it).
+
+    Returns
+    -------
+    ndarray of shape (n_draws,), int32
+    """
+    draws = np.random.RandomState(seed)
+    if weight is None:
+        return draws.randint(0, n_samples, n_draws).astype(np.int32)
+    return draws.choice(n_samples, n_draws, replace=True, p=weight / weight.sum()).astype(
+        np.int32)
+
+
+def _balanced_subsample(codes, drawn):
+    """``class_weight="balanced_subsample"``: each row's class weight from its classes'
+    frequencies among the ``drawn`` rows (repeats counted; 0 for a class not drawn), the product
+    over outputs."""
+    weight = None
+    for codes_k in codes:
+        n_drawn = np.bincount(codes_k[drawn], minlength=int(codes_k.max()) + 1)
+        present = n_drawn > 0
+        per_class = np.zeros(n_drawn.shape[0])
+        per_class[present] = drawn.shape[0] / (present.sum() * n_drawn[present])
+        weight = per_class[codes_k] if weight is None else weight * per_class[codes_k]
+    return weight
+
+
+class _BaseForest(_TableInput, BaseEstimator):
+    """Parameter checks, growth and prediction shared by the four forests."""
+
+    _fitted_attribute = "estimators_"
+    _multi_output = True
+    _tree_class = None  # the trees' estimator class
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.single_output = True
+        return tags
+
+    def _param_error(self, name, constraint):
+        return ValueError(f"The '{name}' parameter of {type(self).__name__} must be "
+                          f"{constraint}. Got {getattr(self, name)!r} instead.")
+
+    def _make_tree(self, random_state=None):
+        params = {name: getattr(self, name) for name in _TREE_PARAMS if hasattr(self, name)}
+        return self._tree_class(**params, random_state=random_state)
+
+    def _check_forest_params(self):
+        if not (_is_int(self.n_estimators) and self.n_estimators >= 1):
+            raise self._param_error("n_estimators", "an int in the range [1, inf)")
+        if not isinstance(self.bootstrap, (bool, np.bool_)):
+            raise self._param_error("bootstrap", "an instance of 'bool'")
+        if not (isinstance(self.oob_score, (bool, np.bool_)) or callable(self.oob_score)):
+            raise self._param_error("oob_score", "an instance of 'bool' or a callable")
+        if not isinstance(self.warm_start, (bool, np.bool_)):
+            raise self._param_error("warm_start", "an instance of 'bool'")
+        if not (_is_int(self.verbose) or isinstance(self.verbose, (bool, np.bool_))) or \
+                self.verbose < 0:
+            raise self._param_error("verbose", "an int in the range [0, inf)")
+        ms = self.max_samples
+        if not (ms is None or (_is_int(ms) and ms >= 1)
+                or (_is_real(ms) and not _is_int(ms) and ms > 0.0)):
+            raise self._param_error("max_samples", "None, a float in the range (0.0, inf) or an "
+                                    "int in the range [1, inf)")
+        if not self.bootstrap and ms is not None:
+            raise ValueError("`max_sample` cannot be set if `bootstrap=False`. Either switch to "
+                             "`bootstrap=True` or set `max_sample=None`.")
+        if not self.bootstrap and self.oob_score:
+            raise ValueError("Out of bag estimation only available if bootstrap=True")
+
+    def _n_draws(self, n_samples, weight):
+        """Rows each tree draws (scikit-learn's ``max_samples``: a fraction of the total weight)."""
+        ms = self.max_samples
+        if ms is None:
+            return n_samples
+        if _is_int(ms):
+            return int(ms)
+        total = n_samples if weight is None else float(weight.sum())
+        n_draws = max(int(ms * total), 1)
+        if n_draws < max(10, n_samples ** (1 / 3)):
+            warnings.warn(f"Using the fractional value max_samples={ms} when the total weight is "
+                          f"{total} results in a low number ({n_draws}) of bootstrap samples. "
+                          "We recommend passing `max_samples` as an integer instead.",
+                          UserWarning, stacklevel=3)
+        return n_draws
+
+    # -- fit ---------------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest from training data.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Numeric features (NaN for a missing value) and categorical ones; dense.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (classifiers) or numeric targets (regressors).
+        sample_weight : array-like of shape (n_samples,), default=None
+            With ``bootstrap=True`` a row's chance of being drawn is proportional to its weight
+            (times its class weight), as in scikit-learn; without, the trees weigh the rows.
+
+        Returns
+        -------
+        self
+        """
+        self._check_forest_params()
+        template = self._make_tree()
+        X_checked = template._encode_fit(X)
+        if is_sparse(X_checked):
+            raise ValueError(f"{type(self).__name__} takes dense X; scipy.sparse input is not "
+                             "supported yet (convert it with X.toarray()).")
+        n_samples, n_features = X_checked.shape
+        targets, n_classes, offsets, codes = template._encode_targets(y, n_samples)
+        template._set_feature_names(X)
+        n_outputs = 1 if targets.ndim == 1 else targets.shape[1]
+        template._check_splitter(False, n_outputs > 1)
+        template._check_pruning()  # ccp_alpha
+        template.n_outputs_ = n_outputs
+        template.n_features_in_ = n_features
+        if sample_weight is not None:
+            sample_weight = check_sample_weight(sample_weight, n_samples)
+        weight = self._row_weights(template, codes, sample_weight)
+        self._n_samples = n_samples
+        self._draw_weight = weight if self.bootstrap else None
+        self._n_samples_bootstrap = self._n_draws(n_samples, weight) if self.bootstrap else None
+
+        if not self.warm_start or not hasattr(self, "estimators_"):
+            self.estimators_ = []
+        n_more = self.n_estimators - len(self.estimators_)
+        if n_more < 0:
+            raise ValueError(f"n_estimators={self.n_estimators} must be larger or equal to "
+                             f"len(estimators_)={len(self.estimators_)} when warm_start==True")
+        if n_more == 0:
+            warnings.warn("Warm-start fitting without increasing n_estimators does not fit new "
+                          "trees.", UserWarning, stacklevel=2)
+        else:
+            source = _seed_source(self.random_state)
+            if self.warm_start and self.estimators_:  # the seeds a cold fit gave the first trees
+                source.randint(MAX_INT, size=len(self.estimators_))
+            seeds = [source.randint(MAX_INT) for _ in range(n_more)]
+            with numba_threads(self.n_jobs):
+                self._grow(template, X_checked, targets, n_classes, offsets, codes, weight,
+                           seeds)
+        for name in _SHARED_FITTED:
+            if hasattr(template, name):
+                setattr(self, name, getattr(template, name))
+        self.estimator_ = self._make_tree()
+        if self.oob_score and (n_more > 0 or not hasattr(self, "oob_score_")):
+            self._set_oob(X_checked, targets, codes)
+        return self
+
+    def _row_weights(self, template, codes, sample_weight):
+        """``sample_weight`` times the class weights (classifiers), or None."""
+        return sample_weight
+
+    def _grow(self, template, X, targets, n_classes, offsets, codes, weight, seeds):
+        """Grow one tree per seed, as many together as the layout budget allows; append them
+        to ``estimators_``."""
+        n_samples, n_features = X.shape
+        subsample = getattr(self, "class_weight", None) == "balanced_subsample" and self.bootstrap
+        # trees weigh their counts (bootstrap), or the rows' weights scaled by a power of two
+        # as a tree's fit scales them (exact; weighted_n_node_samples gets the scale back)
+        scale = 1.0
+        if weight is not None and not self.bootstrap:
+            scale = _power_of_two_scale(weight)
+            weight = weight / scale
+            in_fit = (weight > 0.0).astype(np.uint8)  # zero-weight rows are not grown on
+        bytes_per_row = 2 * n_features * (8 + (1 if n_classes else 8))
+        per_batch = max(1, LAYOUT_BUDGET // bytes_per_row)  # rows of all trees of a batch
+        multi_output = None if offsets is None else (np.ascontiguousarray(targets, np.float64),
+                                                     offsets)
+        monotonic_cst = template._check_monotonic_cst(n_features, n_classes)
+        timings = {}
+        batch = []  # (seed, counts, tree weights or None)
+        for i, seed in enumerate(seeds):
+            if not self.bootstrap:
+                counts, tree_weight = (np.ones(n_samples, dtype=np.uint8) if weight is None
+                                       else in_fit), weight
+            else:
+                drawn = sample_indices(seed, n_samples, self._n_samples_bootstrap,
+                                       self._draw_weight)
+                counts = np.bincount(drawn, minlength=n_samples)
+                tree_weight = _balanced_subsample(codes, drawn) if subsample else None
+            batch.append((seed, counts, tree_weight))
+            rows = sum(int(np.count_nonzero(c)) for _, c, _ in batch)
+            if rows >= per_batch or i == len(seeds) - 1:
+                if self.verbose > 1:
+                    print(f"building trees {i + 2 - len(batch)} to {i + 1} of {len(seeds)}")
+                self._grow_batch(template, X, targets, n_classes, multi_output, monotonic_cst,
+                                 batch, scale, subsample, timings)
+                batch = []
+        self.fit_timings_ = timings
+
+    def _grow_batch(self, template, X, targets, n_classes, multi_output, monotonic_cst, batch,
+                    scale, subsample, timings):
+        seeds = [seed for seed, _, _ in batch]
+        counts = np.stack([c for _, c, _ in batch])
+        counts = counts.astype(np.uint8 if counts.max() <= 255 else np.int32)
+        if subsample:  # each tree its own weights: counts times its class weights
+            weight = np.stack([w for _, _, w in batch])
+            scale = _power_of_two_scale(weight)
+            weight = weight / scale
+        else:
+            weight = batch[0][2]  # None, or every tree's weights (no bootstrap)
+        # min_weight_fraction_leaf is a fraction of a tree's total weight: of its counts (times
+        # its class weights), or of the rows' weights
+        totals = (counts.sum(axis=1) if weight is None
+                  else np.full(len(batch), weight.sum()) if weight.ndim == 1
+                  else (weight * counts).sum(axis=1)).astype(np.float64)
+        has_weight = self.bootstrap or weight is not None
+        params = template._resolve_params(X.shape[0], X.shape[1], float(totals[0]), has_weight)
+        if params.min_weight_leaf > 0.0 and len(batch) > 1:
+            if not np.all(totals == totals[0]):  # each tree its own minimum: one at a time
+                for one in batch:
+                    self._grow_batch(template, X, targets, n_classes, multi_output,
+                                     monotonic_cst, [one], 1.0, subsample, timings)
+                return
+        grower = TreeGrower(X, targets, weight, params, n_classes=n_classes,
+                            rng=[np.random.default_rng(seed) for seed in seeds],
+                            n_categories=template._n_categories(), multi_output=multi_output,
+                            monotonic_cst=monotonic_cst, counts=counts)
+        trees = grower.grow_trees()
+        for phase, seconds in grower.timings.items():
+            timings[phase] = timings.get(phase, 0.0) + seconds
+        template.max_features_ = params.max_features
+        template.missing_in_fit_ = grower.missing_features
+        for seed, tree in zip(seeds, trees):
+            tree.weighted_n_node_samples *= scale
+            estimator = self._make_tree(random_state=seed)
+            for name in _SHARED_FITTED:
+                if hasattr(template, name):
+                    setattr(estimator, name, getattr(template, name))
+            estimator.tree_ = tree
+            estimator.ccp_alpha_ = float(self.ccp_alpha)
+            estimator._prune(None, None, None)
+            self.estimators_.append(estimator)
+
+    # -- out-of-bag estimates ----------------------------------------------------------------
+    def _oob_sums(self, X, predict, width):
+        """Sum of the trees' predictions of each row that is out of their bag, and how many
+        trees predicted it (scikit-learn's rule for a row no tree left out: a warning and 0)."""
+        n_samples = X.shape[0]
+        total = np.zeros((n_samples,) + width)
+        n_trees = np.zeros(n_samples, dtype=np.int64)
+        with numba_threads(self.n_jobs):
+            for estimator in self.estimators_:
+                drawn = sample_indices(estimator.random_state, n_samples,
+                                       self._n_samples_bootstrap, self._draw_weight)
+                rows = np.flatnonzero(np.bincount(drawn, minlength=n_samples) == 0)
+                total[rows] += predict(estimator, X[rows])
+                n_trees[rows] += 1
+        if (n_trees == 0).any():
+            warnings.warn("Some inputs do not have OOB scores. This probably means too few trees "
+                          "were used to compute any reliable OOB estimates.", UserWarning,
+                          stacklevel=3)
+            n_trees[n_trees == 0] = 1
+        return total / n_trees.reshape((-1,) + (1,) * len(width))
+
+    # -- prediction --------------------------------------------------------------------------
+    def apply(self, X):
+        """Index of the leaf each sample ends in, in each tree.
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples, n_estimators), int64
+        """
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
+            return np.stack([e.tree_.apply(X) for e in self.estimators_], axis=1).astype(
+                np.int64)
+
+    def decision_path(self, X):
+        """The nodes each sample passes through, in every tree (needs scipy).
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, n_nodes)
+            Entry (i, j) is 1 when sample i passes through node j of the trees' nodes side by
+            side.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Tree ``k``'s nodes are the columns ``n_nodes_ptr[k]:n_nodes_ptr[k + 1]``.
+        """
+        from scipy.sparse import hstack
+
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
+            paths = [e.tree_.decision_path(X) for e in self.estimators_]
+        n_nodes_ptr = np.cumsum([0] + [p.shape[1] for p in paths])
+        return hstack(paths).tocsr(), n_nodes_ptr
+
+    @property
+    def feature_importances_(self):
+        """Impurity-based importances: the trees' mean (trees with a split only), normalized;
+        zeros when no tree splits."""
+        self._check_is_fitted()
+        importances = [e.tree_.compute_feature_importances() for e in self.estimators_
+                       if e.tree_.node_count > 1]
+        if not importances:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(importances, axis=0, dtype=np.float64)
+        return mean / mean.sum()
+
+    @property
+    def estimators_samples_(self):
+        """The rows each tree drew (with repeats; all rows without bootstrap), regenerated
+        from the trees' seeds at each call.
+
+        Returns
+        -------
+        list of ndarray of int32
+        """
+        self._check_is_fitted()
+        if not self.bootstrap:
+            return [np.arange(self._n_samples, dtype=np.int32) for _ in self.estimators_]
+        return [sample_indices(e.random_state, self._n_samples, self._n_samples_bootstrap,
+                               self._draw_weight) for e in self.estimators_]
+
+
+class _ForestClassifier(_BaseForest):
+    _estimator_type = "classifier"
+
+    def _row_weights(self, template, codes, sample_weight):
+        cw = self.class_weight
+        if cw is None:
+            return sample_weight
+        if isinstance(cw, str) and cw not in ("balanced", "balanced_subsample"):
+            raise ValueError(f'Valid presets for class_weight include "balanced" and '
+                             f'"balanced_subsample".Given "{cw}".')
+        if cw == "balanced_subsample" and self.bootstrap:
+            return sample_weight  # weighed per tree, on its sample
+        if isinstance(cw, str):
+            if self.warm_start:
+                warnings.warn('class_weight presets "balanced" or "balanced_subsample" are not '
+                              "recommended for warm_start if the fitted data differs from the "
+                              "full dataset.", UserWarning, stacklevel=3)
+            cw = "balanced"
+        rows = template._class_weight_rows(cw, codes, sample_weight)
+        weight = rows if sample_weight is None else sample_weight * rows
+        if not np.isfinite(weight).all() or weight.sum() <= 0.0:
+            raise ValueError("sample_weight times class_weight must be finite with a positive "
+                             "sum.")
+        return weight
+
+    def _set_oob(self, X, targets, codes):
+        if self.n_outputs_ > 1 and max(self.n_classes_) > 2:
+            raise ValueError("The type of target cannot be used to compute OOB estimates. Got "
+                             "multiclass-multioutput while only the following are supported: "
+                             "continuous, continuous-multioutput, binary, multiclass, "
+                             "multilabel-indicator.")
+        width = int(np.max(self.n_classes_))
+
+        def predict(estimator, rows):
+            proba = estimator._proba(rows)
+            if self.n_outputs_ == 1:
+                return proba[:, :, None]
+            out = np.zeros((rows.shape[0], width, self.n_outputs_))
+            for k, p in enumerate(proba):
+                out[:, :p.shape[1], k] = p
+            return out
+
+        decision = self._oob_sums(X, predict, (width, self.n_outputs_))
+        y = np.stack(codes, axis=1)
+        predicted = np.argmax(decision, axis=1)
+        if self.n_outputs_ == 1:
+            decision, predicted = decision[:, :, 0], predicted[:, 0]
+        self.oob_decision_function_ = decision
+        score = self.oob_score if callable(self.oob_score) else accuracy
+        self.oob_score_ = score(y, predicted)
+
+    def predict_proba(self, X):
+        """Class probabilities: the mean of the trees' probabilities.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), or a list of them (one per output)
+        """
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
+            total = None
+            for estimator in self.estimators_:
+                proba = estimator._proba(X)
+                if total is None:
+                    total = [np.array(p, dtype=np.float64) for p in
+                             (proba if isinstance(proba, list) else [proba])]
+                else:
+                    for t, p in zip(total, proba if isinstance(proba, list) else [proba]):
+                        t += p
+        for t in total:
+            t /= len(self.estimators_)
+        return total[0] if self.n_outputs_ == 1 else total
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (``-inf`` for a zero probability)."""
+        proba = self.predict_proba(X)
+        with np.errstate(divide="ignore"):
+            return [np.log(p) for p in proba] if isinstance(proba, list) else np.log(proba)
+
+    def predict(self, X):
+        """The class of highest mean probability (ties to the first in ``classes_``).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        proba = self.predict_proba(X)
+        if self.n_outputs_ == 1:
+            return self.classes_.take(np.argmax(proba, axis=1))
+        return np.stack([c.take(np.argmax(p, axis=1)) for c, p in zip(self.classes_, proba)],
+                        axis=1)
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on the given data (subset accuracy with several outputs)."""
+        y_pred = self.predict(X)
+        return accuracy(check_y(y, y_pred.shape[0], regression=False, multi_output=True),
+                        y_pred, sample_weight)
+
+
+class _ForestRegressor(_BaseForest):
+    _estimator_type = "regressor"
+
+    def _set_oob(self, X, targets, codes):
+        def predict(estimator, rows):
+            return estimator._predict_values(rows).reshape(rows.shape[0], -1)
+
+        prediction = self._oob_sums(X, predict, (self.n_outputs_,))
+        self.oob_prediction_ = prediction[:, 0] if self.n_outputs_ == 1 else prediction
+        y = targets.reshape(X.shape[0], -1)
+        score = self.oob_score if callable(self.oob_score) else r2
+        self.oob_score_ = score(y, self.oob_prediction_)
+
+    def predict(self, X):
+        """The mean of the trees' predictions.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs), float64
+        """
+        X = self._validate_X_predict(X)
+        with numba_threads(self.n_jobs, n_rows=X.shape[0]):
+            total = None
+            for estimator in self.estimators_:
+                values = estimator._predict_values(X)
+                total = np.array(values, dtype=np.float64) if total is None else total + values
+        return total / len(self.estimators_)
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination R² of the prediction (averaged over outputs)."""
+        y_pred = self.predict(X)
+        return r2(check_y(y, y_pred.shape[0], regression=True, multi_output=True), y_pred,
+                  sample_weight)
+
+
+_SHARED_DOC = """
+    n_estimators : int, default=100
+        Number of trees.
+    max_depth, min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_leaf_nodes,
+    min_impurity_decrease, ccp_alpha, monotonic_cst
+        As for each tree (:class:`~fasttree.DecisionTreeClassifier`); the minimums count a
+        tree's distinct drawn rows and weigh its counts, as in scikit-learn's forests.
+    max_features : {"sqrt", "log2"}, int, float or None
+        Features drawn at each node.
+    bootstrap : bool
+        Whether each tree draws its rows with replacement (else every tree sees every row).
+    oob_score : bool or callable, default=False
+        Score the forest on each row's out-of-bag trees (``bootstrap=True`` only); a callable
+        ``score(y, y_pred)`` replaces the default score.
+    n_jobs : int or None, default=None
+        Threads of the kernels (None: numba's default, -1: all cores).  The forest is the same
+        for any value.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the trees as scikit-learn's forest does: the same seeds, bootstrap rows and
+        out-of-bag rows.
+    verbose : int, default=0
+        Above 1, prints each group of trees it grows.
+    warm_start : bool, default=False
+        Keep the fitted trees and add ``n_estimators - len(estimators_)`` new ones.
+    max_samples : int, float or None, default=None
+        Rows each tree draws: all of them (None), that many (int), or that fraction of the
+        total weight (float).
+    categorical_features, categorical_split, missing
+        fasttree's, as for each tree (``missing="fractional"`` is not taken by forests).
+"""
+
+_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
+    estimators_ : list of fasttree trees
+        The fitted trees; ``estimators_[k].random_state`` is tree ``k``'s seed.
+    estimator_ : the unfitted tree the trees were made from
+    estimators_samples_ : list of ndarray
+        Each tree's drawn rows.
+    feature_importances_ : ndarray of shape (n_features,)
+    n_features_in_, feature_names_in_, n_outputs_
+    oob_score_ : float
+    fit_timings_ : dict
+        Seconds spent in each phase of the growth, summed over the trees.
+"""
+
+
+class RandomForestClassifier(_ForestClassifier):
+    __doc__ = f"""A random forest classifier: bootstrapped exact trees grown together.
+
+    Parameters follow :class:`sklearn.ensemble.RandomForestClassifier`.
+
+    Parameters
+    ----------
+    criterion : {{"gini", "entropy", "log_loss"}}, default="gini"
+    class_weight : {{"balanced", "balanced_subsample"}}, dict, list of dicts or None
+        "balanced_subsample" weighs each tree's classes by their frequency in its sample.
+    {_SHARED_DOC}
+    {_ATTRIBUTES_DOC}
+    classes_, n_classes_
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+    """
+    _tree_class = DecisionTreeClassifier
+
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None,
+                 monotonic_cst=None, categorical_features="from_dtype",
+                 categorical_split="binary", missing="learn"):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
+        self.max_samples = max_samples
+        self.monotonic_cst = monotonic_cst
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
+        self.missing = missing
+
+
+class ExtraTreesClassifier(RandomForestClassifier):
+    __doc__ = f"""An extra-trees classifier: trees of random thresholds grown together.
+
+    Parameters follow :class:`sklearn.ensemble.ExtraTreesClassifier` (``bootstrap=False`` by
+    default); each node draws one threshold per drawn feature, uniformly between its smallest
+    and largest value there.
+
+    Parameters
+    ----------
+    criterion : {{"gini", "entropy", "log_loss"}}, default="gini"
+    class_weight : {{"balanced", "balanced_subsample"}}, dict, list of dicts or None
+    {_SHARED_DOC}
+    {_ATTRIBUTES_DOC}
+    """
+    _tree_class = ExtraTreeClassifier
+
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None,
+                 monotonic_cst=None, categorical_features="from_dtype",
+                 categorical_split="binary", missing="learn"):
+        super().__init__(
+            n_estimators, criterion=criterion, max_depth=max_depth,
+            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap, oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
+            verbose=verbose, warm_start=warm_start, class_weight=class_weight,
+            ccp_alpha=ccp_alpha, max_samples=max_samples, monotonic_cst=monotonic_cst,
+            categorical_features=categorical_features, categorical_split=categorical_split,
+            missing=missing)
+
+
+class RandomForestRegressor(_ForestRegressor):
+    __doc__ = f"""A random forest regressor: bootstrapped exact trees grown together.
+
+    Parameters follow :class:`sklearn.ensemble.RandomForestRegressor`.
+
+    Parameters
+    ----------
+    criterion : {{"squared_error", "absolute_error", "poisson", "friedman_mse"}}
+    {_SHARED_DOC}
+    {_ATTRIBUTES_DOC}
+    oob_prediction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+    """
+    _tree_class = DecisionTreeRegressor
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False, ccp_alpha=0.0, max_samples=None, monotonic_cst=None,
+                 categorical_features="from_dtype", categorical_split="binary", missing="learn"):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.ccp_alpha = ccp_alpha
+        self.max_samples = max_samples
+        self.monotonic_cst = monotonic_cst
+        self.categorical_features = categorical_features
+        self.categorical_split = categorical_split
+        self.missing = missing
+
+
+class ExtraTreesRegressor(RandomForestRegressor):
+    __doc__ = f"""An extra-trees regressor: trees of random thresholds grown together.
+
+    Parameters follow :class:`sklearn.ensemble.ExtraTreesRegressor` (``bootstrap=False`` by
+    default).
+
+    Parameters
+    ----------
+    criterion : {{"squared_error", "absolute_error", "poisson", "friedman_mse"}}
+    {_SHARED_DOC}
+    {_ATTRIBUTES_DOC}
+    """
+    _tree_class = ExtraTreeRegressor
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False, ccp_alpha=0.0, max_samples=None, monotonic_cst=None,
+                 categorical_features="from_dtype", categorical_split="binary", missing="learn"):
+        super().__init__(
+            n_estimators, criterion=criterion, max_depth=max_depth,
+            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap, oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
+            verbose=verbose, warm_start=warm_start, ccp_alpha=ccp_alpha,
+            max_samples=max_samples, monotonic_cst=monotonic_cst,
+            categorical_features=categorical_features, categorical_split=categorical_split,
+            missing=missing)
