@@ -140,6 +140,18 @@ def r2(y, y_pred, sample_weight=None):
     return float(np.mean(scores))
 
 
+def without_friedman_mse(criterion):
+    """``criterion``, with "friedman_mse" read as "squared_error" and a FutureWarning (as
+    scikit-learn 1.9 does: the two always chose the same splits)."""
+    if isinstance(criterion, str) and criterion == "friedman_mse":
+        warnings.warn('Value `"friedman_mse"` for `criterion` is deprecated; it maps to '
+                      '`"squared_error"` as both were always equivalent. Use '
+                      '`criterion="squared_error"` to remove this warning.', FutureWarning,
+                      stacklevel=3)
+        return "squared_error"
+    return criterion
+
+
 def _as_table(X):
     """A DataFrame or anything with a shape as it is (its dtypes decide what is categorical);
     other array-likes (lists, objects with ``__array__``) as a NumPy array."""
@@ -1103,15 +1115,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         max_bins=255,
         binning="quantile",
     ):
-        if isinstance(criterion, str) and criterion == "friedman_mse":
-            # scikit-learn 1.9 deprecates it the same way: it always chose the same splits
-            warnings.warn(
-                'Value `"friedman_mse"` for `criterion` is deprecated; it maps to '
-                '`"squared_error"` as both were always equivalent. Use '
-                '`criterion="squared_error"` to remove this warning.', FutureWarning,
-                stacklevel=2)
-            criterion = "squared_error"
-        self.criterion = criterion
+        self.criterion = without_friedman_mse(criterion)
         self.splitter = splitter
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split

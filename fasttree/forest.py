@@ -30,6 +30,7 @@ from .estimators import (
     _TableInput,
     accuracy,
     r2,
+    without_friedman_mse,
 )
 from .grower import TreeGrower
 
@@ -99,7 +100,24 @@ class _BaseForest(_TableInput, BaseEstimator):
 
     _fitted_attribute = "estimators_"
     _multi_output = True
+    _accepts_sparse = True  # densified: the trees are grown from the presorted dense columns
     _tree_class = None  # the trees' estimator class
+
+    def __len__(self):
+        """The number of fitted trees."""
+        return len(self.estimators_)
+
+    def __getitem__(self, index):
+        """The fitted tree(s) at ``index``."""
+        return self.estimators_[index]
+
+    def __iter__(self):
+        return iter(self.estimators_)
+
+    @property
+    def estimator(self):
+        """The kind of tree the forest grows (scikit-learn's forests' ``estimator``)."""
+        return self._tree_class()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -172,12 +190,14 @@ class _BaseForest(_TableInput, BaseEstimator):
         self
         """
         self._check_forest_params()
+        if is_sparse(y):
+            raise ValueError("sparse multilabel-indicator for y is not supported.")
         template = self._make_tree()
         X_checked = template._encode_fit(X)
-        if is_sparse(X_checked):
-            raise ValueError(f"{type(self).__name__} takes dense X; scipy.sparse input is not "
-                             "supported yet (convert it with X.toarray()).")
+        if is_sparse(X_checked):  # the exact layout presorts dense columns: zeros made explicit
+            X_checked = np.ascontiguousarray(X_checked.toarray())
         n_samples, n_features = X_checked.shape
+        self._check_targets(y)
         targets, n_classes, offsets, codes = template._encode_targets(y, n_samples)
         template._set_feature_names(X)
         n_outputs = 1 if targets.ndim == 1 else targets.shape[1]
@@ -189,7 +209,7 @@ class _BaseForest(_TableInput, BaseEstimator):
             sample_weight = check_sample_weight(sample_weight, n_samples)
         weight = self._row_weights(template, codes, sample_weight)
         self._n_samples = n_samples
-        self._draw_weight = weight if self.bootstrap else None
+        self._sample_weight = weight  # scikit-learn's name: what the bootstrap draws by
         self._n_samples_bootstrap = self._n_draws(n_samples, weight) if self.bootstrap else None
 
         if not self.warm_start or not hasattr(self, "estimators_"):
@@ -214,8 +234,14 @@ class _BaseForest(_TableInput, BaseEstimator):
                 setattr(self, name, getattr(template, name))
         self.estimator_ = self._make_tree()
         if self.oob_score and (n_more > 0 or not hasattr(self, "oob_score_")):
-            self._set_oob(X_checked, targets, codes)
+            y_oob = (np.stack(codes, axis=1) if codes is not None
+                     else targets.reshape(n_samples, -1))
+            self._set_oob_score_and_attributes(
+                X_checked, y_oob, None if self.oob_score is True else self.oob_score)
         return self
+
+    def _check_targets(self, y):
+        """Checks of ``y`` a forest makes before the trees' (none but the regressors')."""
 
     def _row_weights(self, template, codes, sample_weight):
         """``sample_weight`` times the class weights (classifiers), or None."""
@@ -246,7 +272,7 @@ class _BaseForest(_TableInput, BaseEstimator):
                                        else in_fit), weight
             else:
                 drawn = sample_indices(seed, n_samples, self._n_samples_bootstrap,
-                                       self._draw_weight)
+                                       self._sample_weight)
                 counts = np.bincount(drawn, minlength=n_samples)
                 tree_weight = _balanced_subsample(codes, drawn) if subsample else None
             batch.append((seed, counts, tree_weight))
@@ -313,7 +339,7 @@ class _BaseForest(_TableInput, BaseEstimator):
         with numba_threads(self.n_jobs):
             for estimator in self.estimators_:
                 drawn = sample_indices(estimator.random_state, n_samples,
-                                       self._n_samples_bootstrap, self._draw_weight)
+                                       self._n_samples_bootstrap, self._sample_weight)
                 rows = np.flatnonzero(np.bincount(drawn, minlength=n_samples) == 0)
                 total[rows] += predict(estimator, X[rows])
                 n_trees[rows] += 1
@@ -381,7 +407,7 @@ class _BaseForest(_TableInput, BaseEstimator):
         if not self.bootstrap:
             return [np.arange(self._n_samples, dtype=np.int32) for _ in self.estimators_]
         return [sample_indices(e.random_state, self._n_samples, self._n_samples_bootstrap,
-                               self._draw_weight) for e in self.estimators_]
+                               self._sample_weight) for e in self.estimators_]
 
 
 class _ForestClassifier(_BaseForest):
@@ -391,6 +417,8 @@ class _ForestClassifier(_BaseForest):
         cw = self.class_weight
         if cw is None:
             return sample_weight
+        if isinstance(cw, list) and len(cw) != len(codes):
+            raise ValueError("number of elements in class_weight should match number of outputs.")
         if isinstance(cw, str) and cw not in ("balanced", "balanced_subsample"):
             raise ValueError(f'Valid presets for class_weight include "balanced" and '
                              f'"balanced_subsample".Given "{cw}".')
@@ -409,7 +437,9 @@ class _ForestClassifier(_BaseForest):
                              "sum.")
         return weight
 
-    def _set_oob(self, X, targets, codes):
+    def _set_oob_score_and_attributes(self, X, y, scoring_function=None):
+        """``oob_decision_function_`` and ``oob_score_`` (``scoring_function(y, predicted)``
+        of the class codes ``y``, shape (n_samples, n_outputs); accuracy by default)."""
         if self.n_outputs_ > 1 and max(self.n_classes_) > 2:
             raise ValueError("The type of target cannot be used to compute OOB estimates. Got "
                              "multiclass-multioutput while only the following are supported: "
@@ -427,13 +457,11 @@ class _ForestClassifier(_BaseForest):
             return out
 
         decision = self._oob_sums(X, predict, (width, self.n_outputs_))
-        y = np.stack(codes, axis=1)
         predicted = np.argmax(decision, axis=1)
         if self.n_outputs_ == 1:
             decision, predicted = decision[:, :, 0], predicted[:, 0]
         self.oob_decision_function_ = decision
-        score = self.oob_score if callable(self.oob_score) else accuracy
-        self.oob_score_ = score(y, predicted)
+        self.oob_score_ = (scoring_function or accuracy)(y, predicted)
 
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' probabilities.
@@ -486,15 +514,28 @@ class _ForestClassifier(_BaseForest):
 class _ForestRegressor(_BaseForest):
     _estimator_type = "regressor"
 
-    def _set_oob(self, X, targets, codes):
+    def _check_targets(self, y):
+        if self.criterion == "poisson":  # scikit-learn's forests' wording
+            try:
+                y = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                return  # the trees' check of y says what is wrong
+            if np.any(y < 0):
+                raise ValueError("Some value(s) of y are negative which is not allowed for "
+                                 "Poisson regression.")
+            if np.sum(y) <= 0:
+                raise ValueError("Sum of y is not strictly positive which is necessary for "
+                                 "Poisson regression.")
+
+    def _set_oob_score_and_attributes(self, X, y, scoring_function=None):
+        """``oob_prediction_`` and ``oob_score_`` (``scoring_function(y, prediction)`` of the
+        targets ``y``, shape (n_samples, n_outputs); R² by default)."""
         def predict(estimator, rows):
             return estimator._predict_values(rows).reshape(rows.shape[0], -1)
 
         prediction = self._oob_sums(X, predict, (self.n_outputs_,))
         self.oob_prediction_ = prediction[:, 0] if self.n_outputs_ == 1 else prediction
-        y = targets.reshape(X.shape[0], -1)
-        score = self.oob_score if callable(self.oob_score) else r2
-        self.oob_score_ = score(y, self.oob_prediction_)
+        self.oob_score_ = (scoring_function or r2)(y, self.oob_prediction_)
 
     def predict(self, X):
         """The mean of the trees' predictions.
@@ -669,7 +710,7 @@ class RandomForestRegressor(_ForestRegressor):
                  warm_start=False, ccp_alpha=0.0, max_samples=None, monotonic_cst=None,
                  categorical_features="from_dtype", categorical_split="binary", missing="learn"):
         self.n_estimators = n_estimators
-        self.criterion = criterion
+        self.criterion = without_friedman_mse(criterion)
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf

@@ -22,15 +22,16 @@ from fasttree import (  # fasttree in place of scikit-learn
 """
 
 
-def load_suite(package, filename, anchor, module_name):
+def load_suite(package, filename, anchor, module_name, rebind=REBIND):
     """Execute ``filename`` of the imported test ``package`` with fasttree's names rebound
-    before the first line equal to ``anchor``, as module ``module_name`` (the collecting test
-    module's, so that pytest reports the tests there); returns its namespace."""
+    (the imports ``rebind``) before the first line equal to ``anchor``, as module
+    ``module_name`` (the collecting test module's, so that pytest reports the tests there);
+    returns its namespace."""
     source_path = Path(package.__file__).parent / filename
     source = source_path.read_text()
     if anchor not in source:
         raise RuntimeError(f"{source_path} changed: {anchor!r} not found; update the rebinding.")
-    source = source.replace(anchor, REBIND + anchor, 1)
+    source = source.replace(anchor, rebind + anchor, 1)
     namespace = {"__name__": module_name, "__file__": str(source_path)}
     exec(compile(source, str(source_path), "exec"), namespace)
     return namespace

@@ -262,34 +262,36 @@ def test_bad_parameters_are_refused(params, message):
         RandomForestClassifier(**{"n_estimators": 2, **params}).fit(X, y)
 
 
-def test_sparse_input_is_refused_clearly():
+def test_sparse_input_grows_the_forest_of_its_dense_array():
     sp = pytest.importorskip("scipy.sparse")
-    X, y = make_data(21, n=100)
-    with pytest.raises(ValueError, match="dense X"):
-        RandomForestRegressor(n_estimators=2).fit(sp.csr_matrix(X), y)
+    X, y = make_data(21, n=200, task="regression")
+    X[np.abs(X) < 2.0] = 0.0
+    dense = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
+    sparse = RandomForestRegressor(n_estimators=3, random_state=0).fit(sp.csc_matrix(X), y)
+    for a, b in zip(dense.estimators_, sparse.estimators_):
+        assert_same_arrays(a, b)
+    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
 
 
 @pytest.mark.filterwarnings("ignore")
 def test_sklearn_estimator_checks():
     """scikit-learn's conformance suite.  Expected to fail, for the random forests only:
-    weights equivalent to repeated rows, which a bootstrap's draws cannot be; scikit-learn's own
-    forests fail that check the same way (run here too)."""
+    weights equivalent to repeated rows (dense and sparse), which a bootstrap's draws cannot
+    be; scikit-learn's own forests fail those checks the same way (run here too)."""
     from sklearn import ensemble
-    from sklearn.utils.estimator_checks import (
-        check_estimator,
-        check_sample_weight_equivalence_on_dense_data,
-    )
+    from sklearn.utils import estimator_checks
 
-    weight_check = "check_sample_weight_equivalence_on_dense_data"
+    weight_checks = ("check_sample_weight_equivalence_on_dense_data",
+                     "check_sample_weight_equivalence_on_sparse_data")
     for cls in FORESTS:
         theirs = getattr(ensemble, cls.__name__)(n_estimators=5)
         bootstrap = theirs.bootstrap
-        if bootstrap:
+        for check in weight_checks if bootstrap else ():
             with pytest.raises(AssertionError, match="not equivalent"):
-                check_sample_weight_equivalence_on_dense_data(cls.__name__, theirs)
-        expected = {weight_check: "a bootstrap draws rows"} if bootstrap else {}
-        results = check_estimator(cls(n_estimators=5), on_fail=None,
-                                  expected_failed_checks=expected)
+                getattr(estimator_checks, check)(cls.__name__, theirs)
+        expected = {check: "a bootstrap draws rows" for check in weight_checks if bootstrap}
+        results = estimator_checks.check_estimator(cls(n_estimators=5), on_fail=None,
+                                                   expected_failed_checks=expected)
         failed = [r["check_name"] for r in results if r["status"] == "failed"]
         assert failed == [], failed
         assert sum(r["status"] == "passed" for r in results) >= 50
