@@ -1,27 +1,23 @@
 """scikit-learn's monotonicity-constraint tests (``sklearn/tree/tests/test_monotonic_tree.py``),
-run against fasttree's four tree estimators (see :mod:`sklearn_suite`).
-
-The module also parametrizes scikit-learn's forests (``RandomForest*``, ``ExtraTrees*``), which
-are scikit-learn's own estimators whatever the trees: those parametrizations are deselected.
+run against fasttree's four tree estimators and four forests (see :mod:`sklearn_suite`).
 """
-
-import inspect
 
 import pytest
 
 sklearn_tree_tests = pytest.importorskip("sklearn.tree.tests")
 
-from sklearn_suite import load_suite, suite_tests  # noqa: E402
+from sklearn_suite import REBIND, load_suite, suite_tests  # noqa: E402
+
+FORESTS = """
+from fasttree import (  # fasttree's forests in place of scikit-learn's
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+"""
 
 ANCHOR = "TREE_CLASSIFIER_CLASSES = [DecisionTreeClassifier, ExtraTreeClassifier]"
-
-
-def deselect_reason(name, parametrization, params):
-    """Why a collected test is deselected, or None (used by tests/conftest.py)."""
-    for value in params.values():
-        if inspect.isclass(value) and value.__module__.startswith("sklearn.ensemble"):
-            return f"{value.__name__} is scikit-learn's forest, not a fasttree estimator"
-    return None
 
 
 @pytest.fixture
@@ -30,7 +26,8 @@ def global_random_seed():
     return 42
 
 
-_namespace = load_suite(sklearn_tree_tests, "test_monotonic_tree.py", ANCHOR, __name__)
+_namespace = load_suite(sklearn_tree_tests, "test_monotonic_tree.py", ANCHOR, __name__,
+                        REBIND + FORESTS)
 globals().update(suite_tests(_namespace))
 
 
@@ -42,3 +39,7 @@ def test_the_suite_runs_fasttree_estimators():
                                                      fasttree.ExtraTreeClassifier]
     assert _namespace["TREE_REGRESSOR_CLASSES"] == [fasttree.DecisionTreeRegressor,
                                                     fasttree.ExtraTreeRegressor]
+    assert _namespace["TREE_BASED_CLASSIFIER_CLASSES"][2:] == [
+        fasttree.RandomForestClassifier, fasttree.ExtraTreesClassifier]
+    assert _namespace["TREE_BASED_REGRESSOR_CLASSES"][2:] == [
+        fasttree.RandomForestRegressor, fasttree.ExtraTreesRegressor]
