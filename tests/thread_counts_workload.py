@@ -10,7 +10,8 @@ or a move cuts a node into row chunks are lowered, so that the chunked paths run
 
 Each case saves every array of its ``tree_`` (children, feature, threshold, value, impurity,
 node counts and weights, depth, split kinds, missing branches, category maps), and on a test set
-with unseen rows ``predict``, ``predict_proba``, ``apply`` and ``decision_path``.
+with unseen rows ``predict``, ``predict_proba``, ``apply`` and ``decision_path``; a forest, every
+tree's arrays, its out-of-bag estimates and its predictions.
 """
 
 import sys
@@ -148,6 +149,13 @@ def _cases(d):
         ("error_based", C(pruning="error_based", pruning_confidence=0.1), X, y3, None),
         ("minimum_error", C(pruning="minimum_error"), X, y3, w),
         ("pessimistic", C(pruning="pessimistic"), Xn, y3, None),
+        ("forest_clf", fasttree.RandomForestClassifier(n_estimators=4, max_depth=8, oob_score=True,
+                                                       random_state=3), Xn, y3, w),
+        ("forest_balanced", fasttree.RandomForestClassifier(
+            n_estimators=3, class_weight="balanced_subsample", random_state=5), X, y3, None),
+        ("extra_trees_reg", fasttree.ExtraTreesRegressor(n_estimators=3, max_depth=8,
+                                                         bootstrap=True, random_state=4),
+         Xn, yr, None),
     ]
     return cases
 
@@ -162,6 +170,18 @@ def _train_test(X, y, w):
 
 
 def _save_estimator(out, name, est, X_test):
+    if hasattr(est, "estimators_"):  # a forest: every tree, then the forest's own outputs
+        for k, tree in enumerate(est.estimators_):
+            for attr, value in vars(tree.tree_).items():
+                if isinstance(value, np.ndarray):
+                    out[f"{name}.tree{k}.{attr}"] = value
+        for attr in ("oob_score_", "oob_decision_function_", "oob_prediction_"):
+            if hasattr(est, attr):
+                out[f"{name}.{attr}"] = np.asarray(getattr(est, attr))
+        out[f"{name}.predict"] = np.asarray(est.predict(X_test))
+        out[f"{name}.apply"] = est.apply(X_test)
+        out[f"{name}.importances"] = est.feature_importances_
+        return
     for attr, value in vars(est.tree_).items():
         if isinstance(value, np.ndarray):
             out[f"{name}.tree.{attr}"] = value
