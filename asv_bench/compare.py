@@ -449,6 +449,7 @@ def run(args):
 
     hist_cases(args, want, add, phases, n_big, repeats)
     frontier_cases(want, add, phases, n_big, repeats)
+    forest_cases(want, add, phases, n_big, repeats)
 
     if want("B6"):
         # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
@@ -608,6 +609,74 @@ def frontier_cases(want, add, phases, n_big, repeats):
             f"{t['sklearn forest'] / t['fasttree frontier']:.1f}x faster than scikit-learn",
             "frontier <= one by one", ratio <= 1.0)
         del X, y
+
+
+def forest_libraries(n_trees, depth, extra=False):
+    """The forests R1-R3 compare, by label: fasttree's and scikit-learn's (and where installed
+    scikit-learn-intelex's and, at a depth limit, LightGBM's ``boosting="rf"``), each with
+    ``max_features="sqrt"`` and two threads."""
+    import fasttree
+    from sklearn import ensemble
+
+    kind = "ExtraTreesClassifier" if extra else "RandomForestClassifier"
+    params = dict(n_estimators=n_trees, max_depth=depth, max_features="sqrt", n_jobs=2,
+                  random_state=0)
+    forests = {"fasttree": getattr(fasttree, kind)(**params),
+               "sklearn": getattr(ensemble, kind)(**params)}
+    try:
+        import sklearnex.ensemble
+
+        forests["sklearnex"] = getattr(sklearnex.ensemble, kind)(**params)
+    except ImportError:
+        pass
+    if depth is not None and not extra:
+        import lightgbm
+
+        # LightGBM's random forest: bagging 0.632 of the rows without replacement, 4 of 20
+        # features per node, binned (255 bins)
+        forests["lightgbm rf"] = lightgbm.LGBMClassifier(
+            boosting_type="rf", n_estimators=n_trees, max_depth=depth, num_leaves=2**depth,
+            bagging_fraction=0.632, bagging_freq=1, feature_fraction_bynode=0.2,
+            min_child_samples=1, min_child_weight=0.0, n_jobs=2, random_state=0, verbose=-1)
+    return forests
+
+
+def forest_cases(want, add, phases, n_big, repeats):
+    """R1, R2, R3 (issue 26): forests of ten trees on B1's data (80 % to train, the rest to
+    score), ``max_features="sqrt"``, two threads; seconds per tree.  R1: random forests of depth
+    10; R2: full depth; R3: extra trees, full depth."""
+    X, y = classification_data(n_big, 20)
+    n_train = int(0.8 * n_big)
+    X_train, y_train = np.ascontiguousarray(X[:n_train], np.float32), y[:n_train]
+    X_test, y_test = X[n_train:], y[n_train:]
+    n_trees = 10
+    for case, depth, extra in (("R1", 10, False), ("R2", None, False), ("R3", None, True)):
+        if not want(case):
+            continue
+        forests = forest_libraries(n_trees, depth, extra)
+        forests["fasttree"].fit(X_train[:2000], y_train[:2000])  # compile, load caches
+        calls = {label: (lambda f=f: f.fit(X_train, y_train)) for label, f in forests.items()}
+        rounds = timed_rounds(calls, repeats)
+        t = {label: min(times) / n_trees for label, times in rounds.items()}
+        accuracy = {label: float(np.mean(f.predict(X_test) == y_test))
+                    for label, f in forests.items()}
+        phases[f"{case} ({n_trees} trees)"] = dict(forests["fasttree"].fit_timings_)
+        binned = [t[k] for k in ("sklearnex", "lightgbm rf") if k in t]
+        anchor = min(binned) if binned else float("nan")
+        target = (">= 5x faster than scikit-learn" if extra else
+                  f"<= 0.8x the fastest binned forest, >= {12 if depth else 8}x scikit-learn")
+        met = (t["sklearn"] / t["fasttree"] >= 5 if extra else
+               t["fasttree"] <= 0.8 * anchor and t["sklearn"] / t["fasttree"] >= (
+                   12 if depth else 8))
+        add(case, f"{'extra trees' if extra else 'random forest'} of {n_trees} trees, "
+            f"{n_train:,} x 20, {'depth ' + str(depth) if depth else 'full depth'}, "
+            "max_features sqrt: seconds per tree (test accuracy "
+            + ", ".join(f"{k} {v:.4f}" for k, v in accuracy.items()) + ")", t,
+            f"{t['sklearn'] / t['fasttree']:.1f}x faster than scikit-learn"
+            + (f", {t['fasttree'] / anchor:.2f}x the fastest binned forest" if binned else ""),
+            target, met)
+        del forests
+    del X, y
 
 
 def categorical_case(n_samples, repeats, phases):
