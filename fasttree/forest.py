@@ -394,6 +394,19 @@ class _BaseForest(_TableInput, BaseEstimator):
         mean = np.mean(importances, axis=0, dtype=np.float64)
         return mean / mean.sum()
 
+    def to_sklearn(self):
+        """The same fitted forest as scikit-learn's forest of the same name (for SHAP, ONNX,
+        treelite); see :func:`fasttree.interop.forest_to_sklearn` (scikit-learn is imported
+        only there).
+
+        Returns
+        -------
+        sklearn_forest : sklearn.ensemble.RandomForestClassifier, ... (the same name)
+        """
+        from .interop import forest_to_sklearn
+
+        return forest_to_sklearn(self)
+
     @property
     def estimators_samples_(self):
         """The rows each tree drew (with repeats; all rows without bootstrap), regenerated

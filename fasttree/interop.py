@@ -134,3 +134,53 @@ def to_sklearn(estimator):
             converted.classes_ = list(estimator.classes_)
             converted.n_classes_ = n_classes
     return converted
+
+
+def forest_to_sklearn(forest):
+    """A fitted scikit-learn forest holding the same trees as a fitted fasttree forest.
+
+    Parameters
+    ----------
+    forest : fitted fasttree forest
+        :class:`~fasttree.RandomForestClassifier`, :class:`~fasttree.RandomForestRegressor`,
+        :class:`~fasttree.ExtraTreesClassifier` or :class:`~fasttree.ExtraTreesRegressor`.
+
+    Returns
+    -------
+    sklearn_forest : the scikit-learn forest of the same name
+        Fitted: ``estimators_`` (each tree converted by :func:`to_sklearn`), ``classes_``,
+        ``n_classes_``, ``n_outputs_``, ``n_features_in_``, ``feature_names_in_`` (when fasttree
+        has it), the out-of-bag attributes, and the draws behind ``estimators_samples_`` (the
+        same rows, as the seeds are the same).  Its ``predict``, ``predict_proba``, ``apply``,
+        ``decision_path`` and ``feature_importances_`` equal fasttree's.  fasttree-only
+        parameters are dropped.
+
+    Raises
+    ------
+    ImportError
+        If scikit-learn is not installed.
+    ValueError
+        If scikit-learn cannot represent a tree (see :func:`to_sklearn`).
+    """
+    forest._check_is_fitted()
+    try:
+        from sklearn import ensemble
+    except ImportError as exc:
+        raise ImportError("to_sklearn needs scikit-learn: pip install scikit-learn") from exc
+    sklearn_class = getattr(ensemble, type(forest).__name__)
+    params = forest.get_params()
+    params["criterion"] = sklearn_criterion(params["criterion"])
+    if isinstance(params.get("random_state"), np.random.Generator):
+        params["random_state"] = None  # scikit-learn takes an int or a RandomState
+    names = sklearn_class().get_params()
+    converted = sklearn_class(**{k: v for k, v in params.items() if k in names})
+    converted.estimators_ = [to_sklearn(tree) for tree in forest.estimators_]
+    converted.estimator_ = converted.estimator
+    for name in ("n_features_in_", "n_outputs_", "classes_", "n_classes_", "oob_score_",
+                 "oob_decision_function_", "oob_prediction_", "_n_samples",
+                 "_n_samples_bootstrap", "_sample_weight"):
+        if hasattr(forest, name):
+            setattr(converted, name, getattr(forest, name))
+    if hasattr(forest, "feature_names_in_"):
+        converted.feature_names_in_ = np.asarray(forest.feature_names_in_, dtype=object)
+    return converted

@@ -303,3 +303,23 @@ def test_import_is_free_of_sklearn():
     """The forests are in ``import fasttree``, which needs only numpy and numba."""
     assert fasttree.RandomForestClassifier is RandomForestClassifier
     assert "sklearn" not in fasttree.forest.__dict__
+
+
+@pytest.mark.parametrize("cls", FORESTS)
+def test_to_sklearn_gives_the_same_fitted_forest(cls):
+    pytest.importorskip("sklearn")
+    X, y = make_data(22, n=300, task=_task(cls))
+    forest = cls(n_estimators=12, random_state=2, bootstrap=True, oob_score=True).fit(X[:200],
+                                                                                   y[:200])
+    converted = forest.to_sklearn()
+    assert type(converted).__module__.startswith("sklearn.ensemble")
+    X_new = X[200:]
+    np.testing.assert_array_equal(converted.predict(X_new), forest.predict(X_new))
+    np.testing.assert_array_equal(converted.apply(X_new), forest.apply(X_new))
+    np.testing.assert_allclose(converted.feature_importances_, forest.feature_importances_)
+    if cls._estimator_type == "classifier":
+        np.testing.assert_allclose(converted.predict_proba(X_new), forest.predict_proba(X_new),
+                                   rtol=1e-12)
+    for a, b in zip(converted.estimators_samples_, forest.estimators_samples_):
+        np.testing.assert_array_equal(a, b)
+    assert converted.oob_score_ == forest.oob_score_
