@@ -1,11 +1,14 @@
 """Forests: scikit-learn's draws and trees, each tree the tree grown alone on its sample, the
 out-of-bag estimates against a direct computation, the batching of trees, the parameters."""
 
+import pickle
+
 import numpy as np
 import pytest
 
 import fasttree
 import fasttree.forest
+from fasttree._dtypes import SPLIT_THRESHOLD
 from datasets import exact_weights, make_data, same_partition
 from fasttree import (
     DecisionTreeClassifier,
@@ -197,16 +200,26 @@ def test_oob_of_too_few_trees_warns():
 # -- predictions and attributes ------------------------------------------------------------------
 @pytest.mark.parametrize("cls", FORESTS)
 def test_predictions_are_the_mean_of_the_trees(cls):
+    """The trees' own predictions (missing values too, seen in fit or not), summed in turn, to
+    the last bit."""
     X, y = make_data(17, n=300, task=_task(cls))
+    X[::5, 1] = np.nan
     forest = cls(n_estimators=7, random_state=3, max_depth=5).fit(X, y)
+    X[::3, 2] = np.nan  # unseen missing values too
     if cls._estimator_type == "classifier":
-        proba = np.mean([e.predict_proba(X) for e in forest.estimators_], axis=0)
-        np.testing.assert_allclose(forest.predict_proba(X), proba, rtol=1e-12)
-        np.testing.assert_array_equal(forest.predict(X), forest.classes_[proba.argmax(axis=1)])
+        total = forest.estimators_[0].predict_proba(X)
+        for e in forest.estimators_[1:]:
+            total = total + e.predict_proba(X)
+        np.testing.assert_array_equal(forest.predict_proba(X), total / 7)
+        np.testing.assert_array_equal(forest.predict(X), forest.classes_[total.argmax(axis=1)])
         assert forest.score(X, y) == np.mean(forest.predict(X) == y)
     else:
-        mean = np.mean([e.predict(X) for e in forest.estimators_], axis=0)
-        np.testing.assert_allclose(forest.predict(X), mean, rtol=1e-12)
+        total = forest.estimators_[0].predict(X)
+        for e in forest.estimators_[1:]:
+            total = total + e.predict(X)
+        np.testing.assert_array_equal(forest.predict(X), total / 7)
+    restored = pickle.loads(pickle.dumps(forest))
+    np.testing.assert_array_equal(restored.predict(X), forest.predict(X))
     leaves = forest.apply(X)
     assert leaves.shape == (300, 7)
     np.testing.assert_array_equal(leaves[:, 2], forest.estimators_[2].apply(X))
@@ -215,6 +228,17 @@ def test_predictions_are_the_mean_of_the_trees(cls):
                                                         for e in forest.estimators_)
     importances = np.mean([e.feature_importances_ for e in forest.estimators_], axis=0)
     np.testing.assert_allclose(forest.feature_importances_, importances / importances.sum())
+
+
+def test_forests_with_categorical_splits():
+    pd = pytest.importorskip("pandas")
+    X, y = make_data(23, n=300)
+    frame = pd.DataFrame({"a": X[:, 0], "c": pd.Categorical((X[:, 1] * 2).astype(int) % 5)})
+    forest = RandomForestClassifier(n_estimators=4, random_state=0, max_features=None).fit(
+        frame, y)
+    assert (forest.estimators_[0].tree_.split_kind != SPLIT_THRESHOLD).any()  # subset splits
+    proba = np.mean([e.predict_proba(frame) for e in forest.estimators_], axis=0)
+    np.testing.assert_allclose(forest.predict_proba(frame), proba, rtol=1e-12)
 
 
 def test_several_outputs():
