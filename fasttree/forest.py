@@ -38,9 +38,10 @@ __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassif
            "ExtraTreesRegressor"]
 
 MAX_INT = np.iinfo(np.int32).max  # the range of the trees' seeds (scikit-learn's)
-# Bytes of presorted layout (values, row ids and labels, twice for the partition) the trees
-# growing together may hold: a table of 1M x 20 grows one tree at a time, 20k x 20 fifty.
-LAYOUT_BUDGET = 256 * 2**20
+# Bytes of presorted layout (values, row ids and labels) the trees growing together may hold,
+# at least: X's own size if larger.  A table of 800,000 x 20 grows one tree at a time (a peak
+# of about 2 X.nbytes above X), 20,000 x 20 about thirty (a level's fixed costs shared).
+LAYOUT_BUDGET = 64 * 2**20
 # what every tree shares with the forest's fit (encodings, classes, shapes)
 _SHARED_FITTED = ("classes_", "n_classes_", "n_outputs_", "n_features_in_", "feature_names_in_",
                   "is_categorical_", "categories_", "max_features_", "missing_in_fit_")
@@ -259,8 +260,9 @@ class _BaseForest(_TableInput, BaseEstimator):
             scale = _power_of_two_scale(weight)
             weight = weight / scale
             in_fit = (weight > 0.0).astype(np.uint8)  # zero-weight rows are not grown on
-        bytes_per_row = 2 * n_features * (8 + (1 if n_classes else 8))
-        per_batch = max(1, LAYOUT_BUDGET // bytes_per_row)  # rows of all trees of a batch
+        bytes_per_row = n_features * (8 + (1 if n_classes else 8))
+        # rows of all the trees of a batch
+        per_batch = max(1, max(LAYOUT_BUDGET, X.nbytes) // bytes_per_row)
         multi_output = None if offsets is None else (np.ascontiguousarray(targets, np.float64),
                                                      offsets)
         monotonic_cst = template._check_monotonic_cst(n_features, n_classes)
