@@ -140,6 +140,17 @@ def r2(y, y_pred, sample_weight=None):
     return float(np.mean(scores))
 
 
+def check_poisson_target(y, positive):
+    """Poisson regression's checks of ``y`` (float64), in scikit-learn's words: its trees say
+    the sum is not "positive", its forests not "strictly positive"."""
+    if np.any(y < 0):
+        raise ValueError("Some value(s) of y are negative which is not allowed for Poisson "
+                         "regression.")
+    if np.sum(y) <= 0:
+        raise ValueError(f"Sum of y is not {positive} which is necessary for Poisson "
+                         "regression.")
+
+
 def without_friedman_mse(criterion):
     """``criterion``, with "friedman_mse" read as "squared_error" and a FutureWarning (as
     scikit-learn 1.9 does: the two always chose the same splits)."""
@@ -1162,12 +1173,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         statistics offsets of several outputs (or None) and no codes."""
         y = self._check_y(y, n_samples, regression=True, check_length=self.criterion != "poisson")
         if self.criterion == "poisson":  # before the length check, as scikit-learn does
-            if np.any(y < 0):
-                raise ValueError("Some value(s) of y are negative which is not allowed for "
-                                 "Poisson regression.")
-            if np.sum(y) <= 0:
-                raise ValueError("Sum of y is not positive which is necessary for Poisson "
-                                 "regression.")
+            check_poisson_target(y, "positive")
             y = self._check_y(y, n_samples, regression=True)
         # statistics per output: [w, sum w*y, c], or 4 columns for absolute error
         width = 4 if self.criterion == "absolute_error" else 3
@@ -1285,10 +1291,10 @@ def _with_defaults(base, **defaults):
     params = [p.replace(default=defaults.get(p.name, p.default))
               for p in signature.parameters.values()]
 
-    def __init__(self, **kwargs):
+    def __init__(self, *args, **kwargs):
         for name, value in defaults.items():
             kwargs.setdefault(name, value)
-        base.__init__(self, **kwargs)
+        base.__init__(self, *args, **kwargs)
 
     __init__.__signature__ = signature.replace(parameters=params)
     return __init__

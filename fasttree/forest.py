@@ -28,7 +28,9 @@ from .estimators import (
     _is_real,
     _power_of_two_scale,
     _TableInput,
+    _with_defaults,
     accuracy,
+    check_poisson_target,
     r2,
     without_friedman_mse,
 )
@@ -94,6 +96,14 @@ def _balanced_subsample(codes, drawn):
         per_class[present] = drawn.shape[0] / (present.sum() * n_drawn[present])
         weight = per_class[codes_k] if weight is None else weight * per_class[codes_k]
     return weight
+
+
+def _store_params(estimator, params):
+    """Set each ``__init__`` argument (``locals()`` there) as the attribute of its name, as
+    scikit-learn's estimators do."""
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
 
 
 class _BaseForest(_TableInput, BaseEstimator):
@@ -535,12 +545,7 @@ class _ForestRegressor(_BaseForest):
                 y = np.asarray(y, dtype=np.float64)
             except (TypeError, ValueError):
                 return  # the trees' check of y says what is wrong
-            if np.any(y < 0):
-                raise ValueError("Some value(s) of y are negative which is not allowed for "
-                                 "Poisson regression.")
-            if np.sum(y) <= 0:
-                raise ValueError("Sum of y is not strictly positive which is necessary for "
-                                 "Poisson regression.")
+            check_poisson_target(y, "strictly positive")
 
     def _set_oob_score_and_attributes(self, X, y, scoring_function=None):
         """``oob_prediction_`` and ``oob_score_`` (``scoring_function(y, prediction)`` of the
@@ -645,28 +650,7 @@ class RandomForestClassifier(_ForestClassifier):
                  warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None,
                  monotonic_cst=None, categorical_features="from_dtype",
                  categorical_split="binary", missing="learn"):
-        self.n_estimators = n_estimators
-        self.criterion = criterion
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.max_features = max_features
-        self.max_leaf_nodes = max_leaf_nodes
-        self.min_impurity_decrease = min_impurity_decrease
-        self.bootstrap = bootstrap
-        self.oob_score = oob_score
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.class_weight = class_weight
-        self.ccp_alpha = ccp_alpha
-        self.max_samples = max_samples
-        self.monotonic_cst = monotonic_cst
-        self.categorical_features = categorical_features
-        self.categorical_split = categorical_split
-        self.missing = missing
+        _store_params(self, locals())
 
 
 class ExtraTreesClassifier(RandomForestClassifier):
@@ -685,23 +669,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
     """
     _tree_class = ExtraTreeClassifier
 
-    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None,
-                 monotonic_cst=None, categorical_features="from_dtype",
-                 categorical_split="binary", missing="learn"):
-        super().__init__(
-            n_estimators, criterion=criterion, max_depth=max_depth,
-            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-            min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
-            max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease,
-            bootstrap=bootstrap, oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
-            verbose=verbose, warm_start=warm_start, class_weight=class_weight,
-            ccp_alpha=ccp_alpha, max_samples=max_samples, monotonic_cst=monotonic_cst,
-            categorical_features=categorical_features, categorical_split=categorical_split,
-            missing=missing)
+    __init__ = _with_defaults(RandomForestClassifier, bootstrap=False)
 
 
 class RandomForestRegressor(_ForestRegressor):
@@ -724,27 +692,8 @@ class RandomForestRegressor(_ForestRegressor):
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
                  warm_start=False, ccp_alpha=0.0, max_samples=None, monotonic_cst=None,
                  categorical_features="from_dtype", categorical_split="binary", missing="learn"):
-        self.n_estimators = n_estimators
+        _store_params(self, locals())
         self.criterion = without_friedman_mse(criterion)
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.max_features = max_features
-        self.max_leaf_nodes = max_leaf_nodes
-        self.min_impurity_decrease = min_impurity_decrease
-        self.bootstrap = bootstrap
-        self.oob_score = oob_score
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.ccp_alpha = ccp_alpha
-        self.max_samples = max_samples
-        self.monotonic_cst = monotonic_cst
-        self.categorical_features = categorical_features
-        self.categorical_split = categorical_split
-        self.missing = missing
 
 
 class ExtraTreesRegressor(RandomForestRegressor):
@@ -761,19 +710,4 @@ class ExtraTreesRegressor(RandomForestRegressor):
     """
     _tree_class = ExtraTreeRegressor
 
-    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 bootstrap=False, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, ccp_alpha=0.0, max_samples=None, monotonic_cst=None,
-                 categorical_features="from_dtype", categorical_split="binary", missing="learn"):
-        super().__init__(
-            n_estimators, criterion=criterion, max_depth=max_depth,
-            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-            min_weight_fraction_leaf=min_weight_fraction_leaf, max_features=max_features,
-            max_leaf_nodes=max_leaf_nodes, min_impurity_decrease=min_impurity_decrease,
-            bootstrap=bootstrap, oob_score=oob_score, n_jobs=n_jobs, random_state=random_state,
-            verbose=verbose, warm_start=warm_start, ccp_alpha=ccp_alpha,
-            max_samples=max_samples, monotonic_cst=monotonic_cst,
-            categorical_features=categorical_features, categorical_split=categorical_split,
-            missing=missing)
+    __init__ = _with_defaults(RandomForestRegressor, bootstrap=False)
