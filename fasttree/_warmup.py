@@ -8,7 +8,7 @@ monotonic constraints, the criterion, several outputs, weights, the number of cl
 random splitter, pruning): :data:`KINDS` lists one tiny fit and predict per kind, on data made
 with numpy (the ``table`` kind reads a bundled CSV).  The first ten are those issue 25 measures;
 the next four are what a fit of another common kind still compiled after them, and
-``bootstrap`` what growing a forest's trees on their bootstrap counts in one frontier compiles.
+``forest`` what a random forest (its trees grown together on bootstrap counts) compiles.
 ``asv_bench/compile_times.py`` times each in a fresh process with an empty cache;
 :func:`fill_cache` runs them all, in several processes at once when asked, so that later
 processes only load the cache.
@@ -86,12 +86,6 @@ def _heart_disease():
     return load_heart_disease(as_frame=True, return_X_y=True)
 
 
-def _bootstrap_counts(n_trees=3):
-    X, y = _numeric_classification()
-    counts = np.random.default_rng(0).poisson(1.0, size=(n_trees, y.shape[0]))
-    return np.ascontiguousarray(X, np.float32), y.astype(np.int32), counts
-
-
 def _fit_predict(make, X, y):
     est = make().fit(X, y)
     est.predict(X)
@@ -124,17 +118,11 @@ def _extra_tree(X, y):
     return _fit_predict(lambda: ExtraTreeClassifier(max_depth=6, random_state=0), X, y)
 
 
-def _bootstrap_trees(X, y, counts):
-    """Trees on bootstrap counts in one frontier (the grower's ``counts``), each predicting."""
-    from .grower import GrowerParams, TreeGrower
+def _forest(X, y):
+    from . import RandomForestClassifier
 
-    params = GrowerParams(criterion="gini", max_depth=6, min_samples_split=2,
-                          min_samples_leaf=1, min_weight_leaf=0.0, min_impurity_decrease=0.0,
-                          max_leaf_nodes=None, max_features=2)
-    trees = TreeGrower(X, y, None, params, n_classes=2, counts=counts,
-                       rng=[np.random.default_rng(k) for k in range(counts.shape[0])]).grow_trees()
-    for tree in trees:
-        tree.predict_value(X)
+    return _fit_predict(lambda: RandomForestClassifier(n_estimators=3, max_depth=6,
+                                                       oob_score=True, random_state=0), X, y)
 
 
 def _c45(X, y):
@@ -173,8 +161,8 @@ KINDS = (
          _numeric_classification, _extra_tree),
     Kind("ccp_alpha", "cost-complexity pruning (ccp_alpha > 0), two classes",
          _numeric_classification, _classifier(ccp_alpha=0.005)),
-    Kind("bootstrap", "three trees on bootstrap counts grown in one frontier, two classes",
-         _bootstrap_counts, _bootstrap_trees),
+    Kind("forest", "RandomForestClassifier: three trees on bootstrap counts grown together, "
+                   "out-of-bag score, two classes", _numeric_classification, _forest),
 )
 KIND_NAMES = tuple(kind.name for kind in KINDS)
 _BY_NAME = {kind.name: kind for kind in KINDS}
@@ -280,7 +268,7 @@ def _large_node_paths():
 _COST = {"classifier": 19.3, "regressor": 9.8, "table": 42.1, "sparse": 47.6, "hist": 26.1,
          "c45": 15.4, "monotonic": 15.4, "absolute_error": 9.8, "several_outputs": 19.4,
          "class_weight": 4.7, "multiclass": 3.2, "poisson": 7.5, "extra_tree": 3.6,
-         "ccp_alpha": 1.7, "bootstrap": 8.5}
+         "ccp_alpha": 1.7, "forest": 8.5}
 
 
 def default_jobs():

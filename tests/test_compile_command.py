@@ -15,7 +15,7 @@ from fasttree.cli import main as cli_main
 REQUIRED_KINDS = {"classifier", "regressor", "table", "sparse", "hist", "c45", "monotonic",
                   "absolute_error", "several_outputs", "class_weight"}
 #: kinds that still compiled kernels of their own after those (measured with a filled cache)
-MORE_KINDS = {"multiclass", "poisson", "extra_tree", "ccp_alpha", "bootstrap"}
+MORE_KINDS = {"multiclass", "poisson", "extra_tree", "ccp_alpha", "forest"}
 
 
 def run_main(capsys, *args):
@@ -35,7 +35,7 @@ def test_list_names_every_kind_once(capsys):
 @pytest.mark.parametrize("args, message", [
     (["--jobs", "0"], "argument --jobs: must be at least 1, got 0"),
     (["--jobs", "two"], "argument --jobs: not an integer: 'two'"),
-    (["--kind", "forest"], "argument --kind: invalid choice: 'forest'"),
+    (["--kind", "boosting"], "argument --kind: invalid choice: 'boosting'"),
 ])
 def test_bad_arguments_exit_2(capsys, args, message):
     with pytest.raises(SystemExit) as exit_info:
@@ -45,10 +45,10 @@ def test_bad_arguments_exit_2(capsys, args, message):
 
 
 def test_get_kind_and_fill_cache_refuse_unknown_names():
-    with pytest.raises(ValueError, match="unknown kind 'forest'; the kinds are: classifier"):
-        _warmup.get_kind("forest")
+    with pytest.raises(ValueError, match="unknown kind 'boosting'; the kinds are: classifier"):
+        _warmup.get_kind("boosting")
     with pytest.raises(ValueError, match="unknown kind"):
-        _warmup.fill_cache(["forest"], out=None)
+        _warmup.fill_cache(["boosting"], out=None)
     with pytest.raises(ValueError, match="jobs must be at least 1, got 0"):
         _warmup.fill_cache(["classifier"], jobs=0, out=None)
 
