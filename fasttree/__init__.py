@@ -18,6 +18,7 @@ from .forest import (
     ExtraTreesRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
+    RandomTreesEmbedding,
 )
 from .export import export_graphviz, export_text
 from .plot import plot_tree
@@ -37,6 +38,7 @@ __all__ = [
     "NotFittedError",
     "RandomForestClassifier",
     "RandomForestRegressor",
+    "RandomTreesEmbedding",
     "export_graphviz",
     "export_text",
     "plot_tree",

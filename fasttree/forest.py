@@ -37,7 +37,7 @@ from .estimators import (
 from .grower import TreeGrower
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
-           "ExtraTreesRegressor"]
+           "ExtraTreesRegressor", "RandomTreesEmbedding"]
 
 MAX_INT = np.iinfo(np.int32).max  # the range of the trees' seeds (scikit-learn's)
 # Bytes of presorted layout (values, row ids and labels) the trees growing together may hold,
@@ -711,3 +711,134 @@ class ExtraTreesRegressor(RandomForestRegressor):
     _tree_class = ExtraTreeRegressor
 
     __init__ = _with_defaults(RandomForestRegressor, bootstrap=False)
+
+
+class RandomTreesEmbedding(_BaseForest):
+    """Totally random trees as an unsupervised embedding: each row becomes the one-hot code of
+    the leaf it reaches in every tree.
+
+    Parameters follow :class:`sklearn.ensemble.RandomTreesEmbedding`: extra trees
+    (``max_features=1``, one random threshold per node) fitted to a uniformly random target
+    drawn from ``random_state``, every row in every tree (no bootstrap).
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+    max_depth : int or None, default=5
+    min_samples_split, min_samples_leaf, min_weight_fraction_leaf, max_leaf_nodes,
+    min_impurity_decrease
+        As for each tree.
+    sparse_output : bool, default=True
+        A scipy.sparse CSR matrix (needs scipy), else a dense array.
+    n_jobs, random_state, verbose, warm_start
+        As for :class:`RandomForestRegressor`.
+
+    Attributes
+    ----------
+    estimators_ : list of fasttree.ExtraTreeRegressor
+    n_features_in_, feature_names_in_
+    """
+
+    _estimator_type = "transformer"
+    _tree_class = ExtraTreeRegressor
+    # fixed, as in scikit-learn (class attributes, not parameters)
+    criterion = "squared_error"
+    max_features = 1
+    bootstrap = False
+    oob_score = False
+    max_samples = None
+    ccp_alpha = 0.0
+    monotonic_cst = None
+    categorical_features = None
+    categorical_split = "binary"
+    missing = "learn"
+
+    def __init__(self, n_estimators=100, *, max_depth=5, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 sparse_output=True, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False):
+        _store_params(self, locals())
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+
+        tags = super().__sklearn_tags__()
+        tags.estimator_type = None
+        tags.target_tags.required = False
+        tags.transformer_tags = TransformerTags()
+        tags.regressor_tags = None
+        return tags
+
+    def _set_oob_score_and_attributes(self, X, y, scoring_function=None):
+        raise NotImplementedError("OOB score not supported by tree embedding")
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Grow the trees on ``X`` (``y`` is ignored).
+
+        Returns
+        -------
+        self
+        """
+        self.fit_transform(X, y, sample_weight=sample_weight)
+        return self
+
+    def fit_transform(self, X, y=None, sample_weight=None):
+        """Grow the trees on ``X`` and return its embedding.
+
+        Returns
+        -------
+        X_transformed : scipy.sparse.csr_matrix or ndarray of shape (n_samples, n_leaves)
+        """
+        n_samples = (X.shape if hasattr(X, "shape") else np.shape(np.asarray(X)))[0]
+        target = _seed_source(self.random_state).uniform(size=n_samples)
+        _BaseForest.fit(self, X, target, sample_weight)
+        leaves = self.apply(X)
+        self._leaf_ids = [np.unique(leaves[:, t]) for t in range(leaves.shape[1])]
+        self._n_features_out = sum(ids.size for ids in self._leaf_ids)
+        return self._one_hot(leaves)
+
+    def transform(self, X):
+        """The one-hot code of each row's leaf in every tree, tree after tree.
+
+        Returns
+        -------
+        X_transformed : scipy.sparse.csr_matrix or ndarray of shape (n_samples, n_leaves)
+        """
+        self._check_is_fitted()
+        return self._one_hot(self.apply(X))
+
+    def get_feature_names_out(self, input_features=None):
+        """``randomtreesembedding_{tree}_{leaf}`` for each output column.
+
+        Returns
+        -------
+        ndarray of str objects
+        """
+        self._check_is_fitted()
+        names_in = getattr(self, "feature_names_in_", None)
+        if input_features is not None and (
+                len(input_features) != self.n_features_in_
+                or (names_in is not None and list(input_features) != list(names_in))):
+            raise ValueError("input_features is not equal to feature_names_in_")
+        return np.asarray([f"randomtreesembedding_{t}_{leaf}"
+                           for t, ids in enumerate(self._leaf_ids) for leaf in ids], dtype=object)
+
+    def _one_hot(self, leaves):
+        n_samples, n_trees = leaves.shape
+        offsets = np.concatenate([[0], np.cumsum([ids.size for ids in self._leaf_ids])])
+        columns = np.empty_like(leaves)
+        for t, ids in enumerate(self._leaf_ids):
+            position = np.minimum(np.searchsorted(ids, leaves[:, t]), ids.size - 1)
+            if np.any(ids[position] != leaves[:, t]):
+                raise ValueError(f"Found unknown categories: a leaf of tree {t} no training "
+                                 "row reached")
+            columns[:, t] = offsets[t] + position
+        if not self.sparse_output:
+            out = np.zeros((n_samples, offsets[-1]))
+            out[np.arange(n_samples)[:, None], columns] = 1.0
+            return out
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix((np.ones(n_samples * n_trees), columns.ravel(),
+                           np.arange(0, n_samples * n_trees + 1, n_trees)),
+                          shape=(n_samples, int(offsets[-1])))

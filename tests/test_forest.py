@@ -22,7 +22,7 @@ from fasttree import (
 )
 
 FORESTS = [RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
-           ExtraTreesRegressor]
+           ExtraTreesRegressor]  # RandomTreesEmbedding: its own test
 TREE_ARRAYS = ("children_left", "children_right", "feature", "threshold", "value", "impurity",
                "n_node_samples", "weighted_n_node_samples")
 
@@ -299,21 +299,23 @@ def test_sparse_input_grows_the_forest_of_its_dense_array():
 
 @pytest.mark.filterwarnings("ignore")
 def test_sklearn_estimator_checks():
-    """scikit-learn's conformance suite.  Expected to fail, for the random forests only:
-    weights equivalent to repeated rows (dense and sparse), which a bootstrap's draws cannot
-    be; scikit-learn's own forests fail those checks the same way (run here too)."""
+    """scikit-learn's conformance suite.  Expected to fail, for the random forests and the
+    embedding only: weights equivalent to repeated rows (dense and sparse), which a bootstrap's
+    draws (or a random target) cannot be; scikit-learn's own fail those checks the same way
+    (run here too)."""
     from sklearn import ensemble
     from sklearn.utils import estimator_checks
 
     weight_checks = ("check_sample_weight_equivalence_on_dense_data",
                      "check_sample_weight_equivalence_on_sparse_data")
-    for cls in FORESTS:
+    for cls in FORESTS + [fasttree.RandomTreesEmbedding]:
         theirs = getattr(ensemble, cls.__name__)(n_estimators=5)
-        bootstrap = theirs.bootstrap
-        for check in weight_checks if bootstrap else ():
+        # the embedding fits a random target: weights cannot be repeated rows either
+        drawn = theirs.bootstrap or cls is fasttree.RandomTreesEmbedding
+        for check in weight_checks if drawn else ():
             with pytest.raises(AssertionError, match="not equivalent"):
                 getattr(estimator_checks, check)(cls.__name__, theirs)
-        expected = {check: "a bootstrap draws rows" for check in weight_checks if bootstrap}
+        expected = {check: "random draws, not repeated rows" for check in weight_checks if drawn}
         results = estimator_checks.check_estimator(cls(n_estimators=5), on_fail=None,
                                                    expected_failed_checks=expected)
         failed = [r["check_name"] for r in results if r["status"] == "failed"]
@@ -321,6 +323,31 @@ def test_sklearn_estimator_checks():
         assert sum(r["status"] == "passed" for r in results) >= 50
         xfailed = [r["check_name"] for r in results if r["status"] == "xfail"]
         assert xfailed == list(expected)
+
+
+def test_random_trees_embedding():
+    """One active column per tree, in each tree's columns its leaves in id order; the same
+    trees' seeds as scikit-learn's embedding; dense and sparse output alike."""
+    sklearn_ensemble = pytest.importorskip("sklearn.ensemble")
+    X, _ = make_data(24, n=200)
+    embedding = fasttree.RandomTreesEmbedding(n_estimators=4, max_depth=3, random_state=1)
+    code = embedding.fit_transform(X)
+    np.testing.assert_array_equal(embedding.transform(X).toarray(), code.toarray())
+    np.testing.assert_array_equal(np.asarray(code.sum(axis=1)).ravel(), 4)
+    leaves = embedding.apply(X)
+    names = embedding.get_feature_names_out()
+    assert code.shape[1] == names.size == sum(np.unique(leaves[:, t]).size for t in range(4))
+    for i in (0, 57, 199):  # each active column names the row's leaf in its tree
+        assert sorted(names[code[i].indices]) == sorted(
+            f"randomtreesembedding_{t}_{leaf}" for t, leaf in enumerate(leaves[i]))
+    assert all(e.max_features == 1 and e.splitter == "random" for e in embedding.estimators_)
+    theirs = sklearn_ensemble.RandomTreesEmbedding(n_estimators=4, max_depth=3,
+                                                   random_state=1).fit(X)
+    assert [e.random_state for e in embedding.estimators_] == [e.random_state
+                                                               for e in theirs.estimators_]
+    dense = fasttree.RandomTreesEmbedding(n_estimators=4, max_depth=3, random_state=1,
+                                          sparse_output=False).fit(X)
+    np.testing.assert_array_equal(dense.transform(X), code.toarray())
 
 
 def test_import_is_free_of_sklearn():
