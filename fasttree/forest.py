@@ -319,7 +319,7 @@ class _BaseForest(_TableInput, BaseEstimator):
             if not np.all(totals == totals[0]):  # each tree its own minimum: one at a time
                 for one in batch:
                     self._grow_batch(template, X, targets, n_classes, multi_output,
-                                     monotonic_cst, [one], 1.0, subsample, timings)
+                                     monotonic_cst, [one], scale, subsample, timings)
                 return
         grower = TreeGrower(X, targets, weight, params, n_classes=n_classes,
                             rng=[np.random.default_rng(seed) for seed in seeds],
