@@ -68,6 +68,12 @@ class BaseEstimator(MetadataRequester):
         state.pop("fit_timings_", None)
         return state
 
+    def _param_error(self, name, constraint):
+        """A bad parameter in scikit-learn's wording, so that code matching its messages keeps
+        working."""
+        return ValueError(f"The '{name}' parameter of {type(self).__name__} must be "
+                          f"{constraint}. Got {getattr(self, name)!r} instead.")
+
     def __sklearn_is_fitted__(self):
         return hasattr(self, self._fitted_attribute)
 

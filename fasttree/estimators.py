@@ -314,11 +314,6 @@ class _BaseDecisionTree(_TableInput, BaseEstimator):
                        multi_output=not self._refusals("multi_output"), **kwargs)
 
     # -- hyperparameters -----------------------------------------------------------------------
-    def _param_error(self, name, constraint):
-        """scikit-learn's wording, so that code matching its messages keeps working."""
-        return ValueError(f"The '{name}' parameter of {type(self).__name__} must be "
-                          f"{constraint}. Got {getattr(self, name)!r} instead.")
-
     def _resolve_params(self, n_samples, n_features, total_weight, has_sample_weight):
         if self.criterion not in self._criteria:
             raise self._param_error("criterion", f"a str among {sorted(self._criteria)}")

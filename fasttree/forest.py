@@ -98,6 +98,13 @@ def _balanced_subsample(codes, drawn):
     return weight
 
 
+def _copy_fitted(source, target):
+    """Give ``target`` the fitted attributes of :data:`_SHARED_FITTED` that ``source`` has."""
+    for name in _SHARED_FITTED:
+        if hasattr(source, name):
+            setattr(target, name, getattr(source, name))
+
+
 def _store_params(estimator, params):
     """Set each ``__init__`` argument (``locals()`` there) as the attribute of its name, as
     scikit-learn's estimators do."""
@@ -134,10 +141,6 @@ class _BaseForest(_TableInput, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.single_output = True
         return tags
-
-    def _param_error(self, name, constraint):
-        return ValueError(f"The '{name}' parameter of {type(self).__name__} must be "
-                          f"{constraint}. Got {getattr(self, name)!r} instead.")
 
     def _make_tree(self, random_state=None):
         params = {name: getattr(self, name) for name in _TREE_PARAMS if hasattr(self, name)}
@@ -240,9 +243,7 @@ class _BaseForest(_TableInput, BaseEstimator):
             with numba_threads(self.n_jobs):
                 self._grow(template, X_checked, targets, n_classes, offsets, codes, weight,
                            seeds)
-        for name in _SHARED_FITTED:
-            if hasattr(template, name):
-                setattr(self, name, getattr(template, name))
+        _copy_fitted(template, self)
         self.estimator_ = self._make_tree()
         if self.oob_score and (n_more > 0 or not hasattr(self, "oob_score_")):
             y_oob = (np.stack(codes, axis=1) if codes is not None
@@ -333,9 +334,7 @@ class _BaseForest(_TableInput, BaseEstimator):
         for seed, tree in zip(seeds, trees):
             tree.weighted_n_node_samples *= scale
             estimator = self._make_tree(random_state=seed)
-            for name in _SHARED_FITTED:
-                if hasattr(template, name):
-                    setattr(estimator, name, getattr(template, name))
+            _copy_fitted(template, estimator)
             estimator.tree_ = tree
             estimator.ccp_alpha_ = float(self.ccp_alpha)
             estimator._prune(None, None, None)
@@ -497,15 +496,14 @@ class _ForestClassifier(_BaseForest):
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs, n_rows=X.shape[0]):
-            total = None
-            for estimator in self.estimators_:
-                proba = estimator._proba(X)
-                if total is None:
-                    total = [np.array(p, dtype=np.float64) for p in
-                             (proba if isinstance(proba, list) else [proba])]
-                else:
-                    for t, p in zip(total, proba if isinstance(proba, list) else [proba]):
-                        t += p
+            # each tree's probabilities, one array per output, summed in turn (one tree's held
+            # at a time)
+            per_output = ([p] if self.n_outputs_ == 1 else p
+                          for p in (e._proba(X) for e in self.estimators_))
+            total = [np.array(p, dtype=np.float64) for p in next(per_output)]
+            for proba in per_output:
+                for t, p in zip(total, proba):
+                    t += p
         for t in total:
             t /= len(self.estimators_)
         return total[0] if self.n_outputs_ == 1 else total
@@ -770,6 +768,8 @@ class RandomTreesEmbedding(_BaseForest):
         return tags
 
     def _set_oob_score_and_attributes(self, X, y, scoring_function=None):
+        # scikit-learn's answer for an embedding (no target, no out-of-bag score; its
+        # test_forest.py checks this error); fit never calls it, oob_score being fixed False
         raise NotImplementedError("OOB score not supported by tree embedding")
 
     def fit(self, X, y=None, sample_weight=None):

@@ -168,12 +168,7 @@ def forest_to_sklearn(forest):
     except ImportError as exc:
         raise ImportError("to_sklearn needs scikit-learn: pip install scikit-learn") from exc
     sklearn_class = getattr(ensemble, type(forest).__name__)
-    params = forest.get_params()
-    params["criterion"] = sklearn_criterion(params["criterion"])
-    if isinstance(params.get("random_state"), np.random.Generator):
-        params["random_state"] = None  # scikit-learn takes an int or a RandomState
-    names = sklearn_class().get_params()
-    converted = sklearn_class(**{k: v for k, v in params.items() if k in names})
+    converted = sklearn_class(**_sklearn_params(forest, sklearn_class))
     converted.estimators_ = [to_sklearn(tree) for tree in forest.estimators_]
     converted.estimator_ = converted.estimator
     for name in ("n_features_in_", "n_outputs_", "classes_", "n_classes_", "oob_score_",
