@@ -35,6 +35,7 @@ from .estimators import (
     without_friedman_mse,
 )
 from .grower import TreeGrower
+from .splitter import ExactSplitter
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
            "ExtraTreesRegressor", "RandomTreesEmbedding"]
@@ -271,7 +272,7 @@ class _BaseForest(_TableInput, BaseEstimator):
             scale = _power_of_two_scale(weight)
             weight = weight / scale
             in_fit = (weight > 0.0).astype(np.uint8)  # zero-weight rows are not grown on
-        bytes_per_row = n_features * (8 + (1 if n_classes else 8))
+        bytes_per_row = ExactSplitter.bytes_per_row(n_features, bool(n_classes))
         # rows of all the trees of a batch
         per_batch = max(1, max(LAYOUT_BUDGET, X.nbytes) // bytes_per_row)
         multi_output = None if offsets is None else (np.ascontiguousarray(targets, np.float64),

@@ -59,6 +59,37 @@ def random_draws(rng, shape):
     return uniform, coin
 
 
+def tree_draws(generators, tree_offsets, start, n_features):
+    """The random splitter's draws (:func:`random_draws`) for the nodes starting at ``start``:
+    each tree's nodes from its own generator (``generators``, one per tree of ``tree_offsets``),
+    in node order, as the tree grown alone would draw them; empty arrays when thresholds are not
+    random (``generators`` None)."""
+    if generators is None or n_features == 0:
+        return random_draws(None, (0, 0))
+    if len(generators) == 1:
+        return random_draws(generators[0], (n_features, start.shape[0]))
+    tree = np.searchsorted(tree_offsets, start, side="right") - 1
+    uniform = np.empty((n_features, start.shape[0]))
+    coin = np.empty((n_features, start.shape[0]), dtype=np.uint8)
+    for k in np.unique(tree):
+        nodes = np.flatnonzero(tree == k)
+        uniform[:, nodes], coin[:, nodes] = random_draws(generators[k], (n_features, nodes.size))
+    return uniform, coin
+
+
+def tree_generators(random_thresholds, n_trees):
+    """One generator per tree from ``random_thresholds`` (a generator for one tree, or a sequence
+    of them), or None."""
+    if random_thresholds is None:
+        return None
+    generators = ([random_thresholds] if n_trees == 1
+                  and isinstance(random_thresholds, np.random.Generator)
+                  else list(random_thresholds))
+    if len(generators) != n_trees:
+        raise ValueError(f"random_thresholds needs one generator per tree ({n_trees})")
+    return generators
+
+
 def small_counts(sample_weight):
     """``sample_weight`` as uint8 counts when every weight is a whole number from 0 to 255 (a
     bootstrap's counts, say): the classification search then counts in integers; else None
@@ -222,12 +253,7 @@ class ExactSplitter:
                              if tree_offsets is None else tree_offsets)
         n_trees = self.tree_offsets.shape[0] - 1
         self.random_thresholds = random_thresholds
-        self._generators = (None if random_thresholds is None
-                            else [random_thresholds] if n_trees == 1 and isinstance(
-                                random_thresholds, np.random.Generator)
-                            else list(random_thresholds))
-        if self._generators is not None and len(self._generators) != n_trees:
-            raise ValueError(f"random_thresholds needs one generator per tree ({n_trees})")
+        self._generators = tree_generators(random_thresholds, n_trees)
         if n_trees > 1 and missing_fractional:
             raise ValueError("C4.5's fractional rows grow one tree's layout: one tree only")
         self.multi_output = multi_output
@@ -348,6 +374,11 @@ class ExactSplitter:
         return cls(tree_x, tree_idx, sorted_y, weight, timings=timings,
                    tree_offsets=tree_offsets, **kwargs)
 
+    @staticmethod
+    def bytes_per_row(n_features, classification):
+        """Bytes of layout per row of a tree: every feature's value, row id and target."""
+        return n_features * (8 + (1 if classification else 8))
+
     def _timed(self, phase, func, *args):
         t0 = time.perf_counter()
         result = func(*args)
@@ -455,21 +486,8 @@ class ExactSplitter:
                     *constraints, *record)
 
     def _draws(self, start):
-        """The random splitter's draws for the nodes starting at ``start`` (empty arrays when
-        thresholds are not random): each tree's nodes from its own generator, in node order, as
-        the tree grown alone would draw them."""
-        if self._generators is None or self.n_features == 0:
-            return random_draws(None, (0, 0))
-        if len(self._generators) == 1:
-            return random_draws(self._generators[0], (self.n_features, start.shape[0]))
-        tree = np.searchsorted(self.tree_offsets, start, side="right") - 1
-        uniform = np.empty((self.n_features, start.shape[0]))
-        coin = np.empty((self.n_features, start.shape[0]), dtype=np.uint8)
-        for k in np.unique(tree):
-            nodes = np.flatnonzero(tree == k)
-            uniform[:, nodes], coin[:, nodes] = random_draws(
-                self._generators[k], (self.n_features, nodes.size))
-        return uniform, coin
+        """The random splitter's draws for the nodes starting at ``start``."""
+        return tree_draws(self._generators, self.tree_offsets, start, self.n_features)
 
     def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
                              subset_class):

@@ -31,18 +31,27 @@ from .split_search import _same_value, count_missing
 
 
 @njit(cache=True, inline="always")
-def _draw_threshold(xs, n_known, n_miss, u):
-    """The random threshold of one (feature, node) pair, or NaN when the feature is skipped."""
+def threshold_between(lo, hi, n_known, n_miss, u):
+    """The random threshold of one (feature, node) pair whose known values span ``[lo, hi]``
+    (float32), or NaN when the feature is skipped (scikit-learn's rules, module docstring)."""
     if n_known == 0:
         return np.nan
-    if n_miss == 0 and _same_value(xs[0], xs[n_known - 1]):
+    if n_miss == 0 and _same_value(lo, hi):
         return np.nan
-    lo = np.float64(xs[0])
-    hi = np.float64(xs[n_known - 1])
-    t = lo + u * (hi - lo)
-    if t == hi:
-        t = lo
+    lo64 = np.float64(lo)
+    hi64 = np.float64(hi)
+    t = lo64 + u * (hi64 - lo64)
+    if t == hi64:
+        t = lo64
     return t
+
+
+@njit(cache=True, inline="always")
+def _draw_threshold(xs, n_known, n_miss, u):
+    """The random threshold of a node's sorted slice ``xs`` (NaN last)."""
+    if n_known == 0:
+        return np.nan
+    return threshold_between(xs[0], xs[n_known - 1], n_known, n_miss, u)
 
 
 @njit(cache=True, inline="always")
@@ -61,6 +70,61 @@ def _store_random_split(f, s, value, node_weighted_impurity, w_node, w_left, t, 
         missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
     n_missing[f, s] = n_miss
     n_candidates[f, s] = 1
+
+
+@njit(cache=True, inline="always")
+def score_class_threshold(f, s, left, w_left, rows_left, n_node, n_miss, missing_left, t,
+                          seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
+                          min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds,
+                          children_impurity, gain, split_info, threshold, n_left, n_branches,
+                          missing_branch, n_missing, n_candidates):
+    """Score the threshold ``t`` of (feature ``f``, node ``s``) from its left child's class
+    weights ``left`` and store it, unless a leaf minimum or a constraint refuses it."""
+    w_right = seg_weight[s] - w_left
+    if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
+            or w_left < min_weight_leaf or w_right < min_weight_leaf
+            or w_left <= 0.0 or w_right <= 0.0):
+        return
+    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+    if cst != 0 and not monotonic_ok(cst, lower, upper, left[0] / w_left,
+                                     (seg_class_weight[s, 0] - left[0]) / w_right):
+        return
+    value = two_children_class_impurity(left, seg_class_weight[s], w_left, w_right, criterion)
+    _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], w_left, t,
+                        rows_left, n_node, n_miss, missing_left, children_impurity, gain,
+                        split_info, threshold, n_left, n_branches, missing_branch, n_missing,
+                        n_candidates)
+
+
+@njit(cache=True, inline="always")
+def score_regression_threshold(f, s, w_left, sum_left, rows_left, pos_left, pos_total, n_node,
+                               n_miss, missing_left, t, seg_sums, criterion, min_samples_leaf,
+                               min_weight_leaf, monotonic_cst, node_bounds, children_impurity,
+                               gain, split_info, threshold, n_left, n_branches, missing_branch,
+                               n_missing, n_candidates):
+    """Score the threshold ``t`` of (feature ``f``, node ``s``) from its left child's sums (and
+    for Poisson its positive targets of the node's ``pos_total``) and store it, unless refused."""
+    if criterion == CRITERION_POISSON and (pos_left == 0 or pos_left == pos_total):
+        return
+    w_node = seg_sums[s, 0]
+    w_right = w_node - w_left
+    if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
+            or w_left < min_weight_leaf or w_right < min_weight_leaf
+            or w_left <= 0.0 or w_right <= 0.0):
+        return
+    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+    if cst != 0 and not monotonic_ok(cst, lower, upper, sum_left / w_left,
+                                     (seg_sums[s, 1] - sum_left) / w_right):
+        return
+    proxy = regression_proxy(w_left, sum_left, w_right, seg_sums[s, 1] - sum_left, criterion)
+    if proxy == -np.inf:
+        return
+    value = max(seg_sums[s, 2] - proxy, 0.0)
+    node_impurity = weighted_regression_impurity(w_node, seg_sums[s, 1], seg_sums[s, 2],
+                                                 criterion)
+    _store_random_split(f, s, value, node_impurity, w_node, w_left, t, rows_left, n_node, n_miss,
+                        missing_left, children_impurity, gain, split_info, threshold, n_left,
+                        n_branches, missing_branch, n_missing, n_candidates)
 
 
 @njit(parallel=True, cache=True)
@@ -134,21 +198,12 @@ feature_mask
                 left[labels[p]] += w
                 w_left += w
                 rows_left += 1
-            w_right = seg_weight[s] - w_left
-            if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
-                    or w_left < min_weight_leaf or w_right < min_weight_leaf
-                    or w_left <= 0.0 or w_right <= 0.0):
-                continue
-            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-            if cst != 0 and not monotonic_ok(cst, lower, upper, left[0] / w_left,
-                                             (seg_class_weight[s, 0] - left[0]) / w_right):
-                continue
-            value = two_children_class_impurity(left, seg_class_weight[s], w_left, w_right,
-                                                criterion)
-            _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], w_left, t,
-                                rows_left, n_node, n_miss, missing_left, children_impurity, gain,
-                                split_info, threshold, n_left, n_branches, missing_branch,
-                                n_missing, n_candidates)
+            score_class_threshold(
+                f, s, left, w_left, rows_left, n_node, n_miss, missing_left, t,
+                seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
+                min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds,
+                children_impurity, gain, split_info, threshold, n_left, n_branches,
+                missing_branch, n_missing, n_candidates)
 
 
 @njit(parallel=True, cache=True)
@@ -202,30 +257,12 @@ def find_random_splits_regression(
                 sum_left += w * ys[p]
                 rows_left += 1
                 pos_left += ys[p] > 0.0
+            pos_total = 0
             if criterion == CRITERION_POISSON:
-                pos_total = 0
                 for p in range(n_node):
                     pos_total += ys[p] > 0.0
-                if pos_left == 0 or pos_left == pos_total:
-                    continue
-            w_node = seg_sums[s, 0]
-            w_right = w_node - w_left
-            if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
-                    or w_left < min_weight_leaf or w_right < min_weight_leaf
-                    or w_left <= 0.0 or w_right <= 0.0):
-                continue
-            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-            if cst != 0 and not monotonic_ok(cst, lower, upper, sum_left / w_left,
-                                             (seg_sums[s, 1] - sum_left) / w_right):
-                continue
-            proxy = regression_proxy(w_left, sum_left, w_right, seg_sums[s, 1] - sum_left,
-                                     criterion)
-            if proxy == -np.inf:
-                continue
-            value = max(seg_sums[s, 2] - proxy, 0.0)
-            node_impurity = weighted_regression_impurity(w_node, seg_sums[s, 1], seg_sums[s, 2],
-                                                         criterion)
-            _store_random_split(f, s, value, node_impurity, w_node, w_left, t, rows_left, n_node,
-                                n_miss, missing_left, children_impurity, gain, split_info,
-                                threshold, n_left, n_branches, missing_branch, n_missing,
-                                n_candidates)
+            score_regression_threshold(
+                f, s, w_left, sum_left, rows_left, pos_left, pos_total, n_node, n_miss,
+                missing_left, t, seg_sums, criterion, min_samples_leaf, min_weight_leaf,
+                monotonic_cst, node_bounds, children_impurity, gain, split_info, threshold,
+                n_left, n_branches, missing_branch, n_missing, n_candidates)
