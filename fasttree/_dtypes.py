@@ -39,6 +39,10 @@ THRESHOLD_DTYPE = np.float64
 NODE_DTYPE = np.intp
 TREE_LEAF = -1
 
+#: scikit-learn's tolerance: a node whose impurity is at most this is pure, and a split must
+#: improve by at least ``min_impurity_decrease - EPSILON``.
+EPSILON = np.finfo(np.float64).eps
+
 #: Criterion codes understood by the kernels (:mod:`fasttree.kernels.criteria`).
 CRITERION_GINI = 0
 CRITERION_ENTROPY = 1

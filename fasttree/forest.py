@@ -15,8 +15,10 @@ sample weights.
 
 import warnings
 
+import numba
 import numpy as np
 
+from . import depth_first
 from ._base import BaseEstimator, numba_threads
 from ._validation import check_sample_weight, check_y, is_sparse
 from .estimators import (
@@ -272,12 +274,21 @@ class _BaseForest(_TableInput, BaseEstimator):
             scale = _power_of_two_scale(weight)
             weight = weight / scale
             in_fit = (weight > 0.0).astype(np.uint8)  # zero-weight rows are not grown on
-        bytes_per_row = ExactSplitter.bytes_per_row(n_features, bool(n_classes))
-        # rows of all the trees of a batch
-        per_batch = max(1, max(LAYOUT_BUDGET, X.nbytes) // bytes_per_row)
         multi_output = None if offsets is None else (np.ascontiguousarray(targets, np.float64),
                                                      offsets)
         monotonic_cst = template._check_monotonic_cst(n_features, n_classes)
+        grows_depth_first = depth_first.serves(
+            template._resolve_params(n_samples, n_features, float(n_samples), False),
+            bool(template._n_categories().any()), offsets is not None,
+            monotonic_cst is not None and bool(np.any(monotonic_cst)))
+        if grows_depth_first:  # each tree on one thread: a batch keeps every thread busy
+            bytes_per_row = depth_first.bytes_per_row(bool(n_classes))
+            min_trees = numba.get_num_threads()
+        else:
+            bytes_per_row = ExactSplitter.bytes_per_row(n_features, bool(n_classes))
+            min_trees = 1
+        # rows of all the trees of a batch
+        per_batch = max(1, max(LAYOUT_BUDGET, X.nbytes) // bytes_per_row)
         timings = {}
         batch = []  # (seed, counts, tree weights or None)
         for i, seed in enumerate(seeds):
@@ -291,7 +302,7 @@ class _BaseForest(_TableInput, BaseEstimator):
                 tree_weight = _balanced_subsample(codes, drawn) if subsample else None
             batch.append((seed, counts, tree_weight))
             rows = sum(int(np.count_nonzero(c)) for _, c, _ in batch)
-            if rows >= per_batch or i == len(seeds) - 1:
+            if (rows >= per_batch and len(batch) >= min_trees) or i == len(seeds) - 1:
                 if self.verbose > 1:
                     print(f"building trees {i + 2 - len(batch)} to {i + 1} of {len(seeds)}")
                 self._grow_batch(template, X, targets, n_classes, multi_output, monotonic_cst,

@@ -28,6 +28,7 @@ from ._dtypes import (
     CRITERION_GINI,
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
+    EPSILON,
     SELECT_GAIN_RATIO,
     SELECT_IMPURITY,
     SPLIT_MULTIWAY,
@@ -36,18 +37,17 @@ from ._dtypes import (
     TREE_LEAF,
 )
 from .kernels import node_impurity, select_best_splits
+from .kernels.draws import child_keys, node_draws, root_key
 from .kernels.split_record import new_split_record, take_best_splits
 from .kernels.monotonic import child_bounds
 from ._jit import njit
 from ._validation import is_sparse
 from .sparse_splitter import SparseSplitter
 from .hist_splitter import HistSplitter, bounds_from_cut_points
-from .splitter import ExactSplitter
+from .splitter import ExactSplitter, check_counts
+from . import depth_first
 from .tree import TREE_UNDEFINED, Tree
 
-# scikit-learn's tolerance: a node whose impurity is at most this is pure, and a split must improve
-# by at least min_impurity_decrease - EPSILON.
-EPSILON = np.finfo(np.float64).eps
 
 # A level whose nodes hold fewer (rows x features) than this runs on one thread: its kernels take
 # tens of microseconds, less than waking the other threads costs (far less than it costs when
@@ -121,7 +121,7 @@ class _Batch:
     __slots__ = ("ids", "tree", "start", "end", "depth", "stats", "weight", "impurity", "banned",
                  "bounds", "feature", "kind", "threshold", "missing_branch", "n_branches",
                  "n_left", "n_missing", "subset_class", "category_offset", "category_n_codes",
-                 "improvement", "splittable")
+                 "improvement", "splittable", "node_key")
 
 
 #: the node arrays of every batch a tree is built from (and ``bounds`` under constraints)
@@ -148,9 +148,10 @@ class TreeGrower:
     n_classes : int or None
         None for regression.
     rng : numpy.random.Generator, sequence of them, or None
-        Draws the per-node feature subsets when ``params.max_features < n_features``; a
-        splitter holding several trees takes one generator per tree (each draws for its own
-        tree's nodes, in node order, as the tree grown alone would).
+        Each tree's root key (:func:`~fasttree.kernels.draws.root_key`), from which every
+        random draw of its nodes follows (:mod:`fasttree.kernels.draws`: the features a node
+        draws when ``params.max_features < n_features``, random thresholds); a layout of
+        several trees takes one generator per tree.  Needed only when something is drawn.
     n_categories : ndarray of shape (n_features,), int64, or None
         Categories of each categorical feature, 0 for numeric ones; None: all numeric.
     multi_output : tuple (Y, offsets) or None
@@ -197,7 +198,6 @@ class TreeGrower:
         self.sample_weight = sample_weight
         self.params = params
         self.n_classes = n_classes
-        self.rng = rng
         self._rngs = [rng] if rng is None or isinstance(rng, np.random.Generator) else list(rng)
         self.n_features = X.shape[1] if splitter is None else splitter.n_features
         self.n_categories = (np.zeros(self.n_features, dtype=np.int64) if n_categories is None
@@ -222,7 +222,7 @@ class TreeGrower:
                 self.X.data, self.X.indices, self.X.indptr, self.X.shape[0], self.y,
                 self.sample_weight, n_classes=self.n_classes, criterion_code=p.criterion_code,
                 min_samples_leaf=p.min_samples_leaf, min_weight_leaf=p.min_weight_leaf,
-                random_thresholds=self.rng if p.splitter == "random" else None,
+                random_thresholds=p.splitter == "random",
                 multi_output=self.multi_output, monotonic_cst=self.monotonic_cst)
         if p.splitter == "hist":
             return HistSplitter.from_data(
@@ -240,7 +240,7 @@ class TreeGrower:
             categorical_kind=CATEGORICAL_SPLITS[p.categorical_split],
             missing_fractional=p.missing == "fractional",
             min_branch_fraction=p.min_branch_fraction,
-            random_thresholds=self.rng if p.splitter == "random" else None,
+            random_thresholds=p.splitter == "random",
             multi_output=self.multi_output, monotonic_cst=self.monotonic_cst)
         if self.counts is not None:
             return ExactSplitter.from_samples(self.X, self.y, self.counts, self.sample_weight,
@@ -259,27 +259,27 @@ class TreeGrower:
         return bounds_from_cut_points(cut_points, p.max_bins)
 
     # -- phases ------------------------------------------------------------------------------
-    def _feature_mask(self, start, end, tree, banned):
+    def _find_splits(self, start, end, stats, node_key, banned, bounds):
+        """The splitter's search of the nodes' allowed features, with the nodes' draws."""
         n_features = self.n_features
         mask = np.ones((n_features, start.shape[0]), dtype=np.uint8)
         if banned is not None:
             mask[banned.T] = 0
         k = self.params.max_features
-        if k >= n_features:
-            return mask
-        # Like scikit-learn: draw features in random order until k non-constant ones are found.
-        non_constant = self._splitter.non_constant(start, end) & (mask == 1)
-        if len(self._rngs) == 1:
-            keys = self._rngs[0].random((n_features, start.shape[0]))
-        else:  # each tree's nodes from its own generator, as that tree alone draws them
-            keys = np.empty((n_features, start.shape[0]))
-            for t in np.unique(tree):
-                nodes = np.flatnonzero(tree == t)
-                keys[:, nodes] = self._rngs[t].random((n_features, nodes.size))
-        keys[~non_constant] = 2.0
-        rank = np.argsort(np.argsort(keys, axis=0, kind="stable"), axis=0, kind="stable")
-        mask[:] = (rank < k) & non_constant
-        return mask
+        random_thresholds = getattr(self._splitter, "random_thresholds", False)
+        keys, uniform, coin = node_draws(node_key, n_features, k < n_features,
+                                         random_thresholds)
+        if k < n_features:
+            # Like scikit-learn: draw features in random order until k non-constant ones are
+            # found.
+            non_constant = self._splitter.non_constant(start, end) & (mask == 1)
+            keys[~non_constant] = 2.0
+            rank = np.argsort(np.argsort(keys, axis=0, kind="stable"), axis=0, kind="stable")
+            mask[:] = (rank < k) & non_constant
+        if random_thresholds:
+            return self._splitter.find_splits(start, end, stats, mask, bounds,
+                                              draws=(uniform, coin))
+        return self._splitter.find_splits(start, end, stats, mask, bounds)
 
     def _candidates(self, batch):
         """Nodes that the stopping rules allow to split (scikit-learn's pre-search checks)."""
@@ -305,8 +305,7 @@ class TreeGrower:
             stats = np.ascontiguousarray(batch.stats[cand])
             banned = None if batch.banned is None else batch.banned[cand]
             bounds = None if batch.bounds is None else np.ascontiguousarray(batch.bounds[cand])
-            mask = self._feature_mask(start, end, batch.tree[cand], banned)
-            record = self._splitter.find_splits(start, end, stats, mask, bounds)
+            record = self._find_splits(start, end, stats, batch.node_key[cand], banned, bounds)
             gain, n_branches = record.gain, record.n_branches
             if p.select_rule == SELECT_GAIN_RATIO:
                 # C4.5 charges a numeric split log2(candidate thresholds) / node weight; a split
@@ -346,13 +345,15 @@ class TreeGrower:
         batch.category_n_codes[rows] = n_codes
         batch.threshold[rows] = float(TREE_UNDEFINED)
 
-    def _new_batch(self, tree, start, end, depth, stats_feature, banned):
-        """Register new nodes (of the trees ``tree``) and compute their statistics (not yet their
-        splits, nor under monotonicity constraints their value ranges)."""
+    def _new_batch(self, tree, start, end, depth, node_key, stats_feature, banned):
+        """Register new nodes (of the trees ``tree``, keys ``node_key``) and compute their
+        statistics (not yet their splits, nor under monotonicity constraints their value
+        ranges)."""
         batch = _Batch()
         batch.ids = np.arange(self._n_nodes, self._n_nodes + start.shape[0])
         self._n_nodes += start.shape[0]
         batch.tree, batch.start, batch.end, batch.depth = tree, start, end, depth
+        batch.node_key = node_key
         batch.banned = banned
         batch.bounds = None
         batch.stats = self._splitter.node_stats(start, end, stats_feature)
@@ -394,8 +395,10 @@ class TreeGrower:
         # splits: already partitioned), so the children's statistics, and with them the stopping
         # rules, are known before partitioning prefix splits; a parent none of whose children
         # will be searched (pure, too small, at max_depth) is not partitioned at all.
+        branch = np.arange(parent_of_child.shape[0]) - first_child[parent_of_child]
+        child_key = child_keys(batch.node_key[rows][parent_of_child], branch)
         children = self._new_batch(batch.tree[rows][parent_of_child], child_start, child_end,
-                                   child_depth, feature[parent_of_child], banned)
+                                   child_depth, child_key, feature[parent_of_child], banned)
         if batch.bounds is not None:
             children.bounds = self._child_bounds(batch.bounds[rows], feature, n_branches,
                                                  parent_of_child, children)
@@ -457,6 +460,10 @@ class TreeGrower:
     def grow_trees(self):
         """Grow every tree of the splitter's layout at once; a list of
         :class:`~fasttree.tree.Tree`, in the order of its ``tree_offsets``."""
+        if self.counts is not None and depth_first.serves(
+                self.params, self.any_categorical, self.multi_output is not None,
+                self.monotonic_cst is not None):
+            return self._grow_depth_first()
         t_total = time.perf_counter()
         self._n_threads = numba.get_num_threads()  # the fit's (numba_threads), restored after
         self._level_threads = self._n_threads
@@ -475,10 +482,14 @@ class TreeGrower:
         self._tree_weights = np.asarray(self._splitter.tree_weights, dtype=np.float64)
         offsets = np.asarray(self._splitter.tree_offsets, dtype=np.int64)
         n_trees = offsets.shape[0] - 1
-        if len(self._rngs) != n_trees and self.params.max_features < self.n_features:
+        draws = (self.params.max_features < self.n_features
+                 or getattr(self._splitter, "random_thresholds", False))
+        if draws and (len(self._rngs) != n_trees or None in self._rngs):
             raise ValueError(f"rng needs one generator per tree ({n_trees})")
+        keys = np.array([root_key(rng) for rng in self._rngs] if draws else [0] * n_trees,
+                        dtype=np.uint64)
         roots = self._new_batch(np.arange(n_trees), offsets[:-1].copy(), offsets[1:].copy(),
-                                np.zeros(n_trees, dtype=np.int64),
+                                np.zeros(n_trees, dtype=np.int64), keys,
                                 np.zeros(n_trees, dtype=np.int64), None)
         if self.monotonic_cst is not None:
             roots.bounds = np.tile([-np.inf, np.inf], (n_trees, 1))
@@ -499,6 +510,30 @@ class TreeGrower:
         # release the working layout (several times the size of X) as soon as the tree exists
         del self._splitter, self._batches, self._links
         numba.set_num_threads(self._n_threads)
+        return trees
+
+    def _grow_depth_first(self):
+        """Every tree of ``counts`` grown depth first, one per thread (:mod:`fasttree.
+        depth_first`): the trees level-wise growth grows, without its cost per level."""
+        t_total = time.perf_counter()
+        counts = check_counts(self.counts, self.X.shape[0], self.sample_weight)
+        n_trees = counts.shape[0]
+        if len(self._rngs) != n_trees or None in self._rngs:
+            raise ValueError(f"rng needs one generator per tree ({n_trees})")
+        self.timings = {}
+        nodes, self.missing_features = depth_first.grow_depth_first(
+            self.X, self.y, counts, self.sample_weight, self.params, self.n_classes,
+            self._rngs, self.timings)
+        trees = []
+        for n in nodes:
+            size = n["left"].shape[0]
+            trees.append(self._make_tree(
+                n["left"], n["right"], n["feature"], n["threshold"], n["stats"], n["weight"],
+                n["impurity"], n["n_node_samples"], n["depth"],
+                np.full(size, SPLIT_THRESHOLD, dtype=np.int64), n["missing_branch"],
+                np.full(size, -1, dtype=np.int64), np.zeros(size, dtype=np.int64),
+                np.zeros(0, dtype=np.int32), None))
+        self.timings["total"] = time.perf_counter() - t_total
         return trees
 
     def _set_level_threads(self, n_rows):
@@ -558,11 +593,22 @@ class TreeGrower:
             own = in_tree[parents]
             left[local[parents[own]]] = local[first_child[own]]
             right[local[parents[own]]] = local[first_child[own]] + n_children[own] - 1
+        category_offset, category_branch = cat("category_offset"), self._splitter.category_map
+        if self._tree_weights.shape[0] > 1:
+            category_offset, category_branch = _own_maps(
+                category_offset, cat("category_n_codes"), category_branch)
+        return self._make_tree(
+            left, right, cat("feature"), cat("threshold"), cat("stats"), cat("weight"),
+            cat("impurity"), cat("end") - cat("start"), cat("depth"), cat("kind"),
+            cat("missing_branch"), category_offset, cat("category_n_codes"), category_branch,
+            cat("bounds") if self.monotonic_cst is not None else None)
+
+    def _make_tree(self, left, right, feature, threshold, stats, weight, impurity,
+                   n_node_samples, depth, kind, missing_branch, category_offset,
+                   category_n_codes, category_branch, bounds):
+        """A :class:`~fasttree.tree.Tree` from its node arrays (a split's fields are read at
+        split nodes only; values from the statistics, clipped to ``bounds`` if given)."""
         is_split = left != TREE_LEAF
-        feature = np.where(is_split, cat("feature"), TREE_UNDEFINED)
-        threshold = np.where(is_split, cat("threshold"), float(TREE_UNDEFINED))
-        stats = cat("stats")
-        weight = cat("weight")
         safe = np.where(weight > 0.0, weight, 1.0)
         if self.params.criterion_code == CRITERION_ABSOLUTE_ERROR:
             value = stats[:, 3::4][:, :, None]  # each output's weighted median
@@ -572,21 +618,18 @@ class TreeGrower:
             value = (stats[:, 1] / safe)[:, None, None]
         else:
             value = (stats / safe[:, None])[:, None, :]
-        if self.monotonic_cst is not None:
-            _clip_values(value, cat("bounds"), classification=self.n_classes is not None)
-        category_offset, category_branch = cat("category_offset"), self._splitter.category_map
-        if self._tree_weights.shape[0] > 1:
-            category_offset, category_branch = _own_maps(
-                category_offset, cat("category_n_codes"), category_branch)
+        if bounds is not None:
+            _clip_values(value, bounds, classification=self.n_classes is not None)
         return Tree(
-            children_left=left, children_right=right, feature=feature, threshold=threshold,
-            value=value, impurity=cat("impurity"),
-            n_node_samples=cat("end") - cat("start"), weighted_n_node_samples=weight,
-            depth=cat("depth"), n_features=self.n_features,
-            split_kind=np.where(is_split, cat("kind"), SPLIT_THRESHOLD),
-            missing_branch=np.where(is_split, cat("missing_branch"), 0),
+            children_left=left, children_right=right,
+            feature=np.where(is_split, feature, TREE_UNDEFINED),
+            threshold=np.where(is_split, threshold, float(TREE_UNDEFINED)),
+            value=value, impurity=impurity, n_node_samples=n_node_samples,
+            weighted_n_node_samples=weight, depth=depth, n_features=self.n_features,
+            split_kind=np.where(is_split, kind, SPLIT_THRESHOLD),
+            missing_branch=np.where(is_split, missing_branch, 0),
             category_offset=np.where(is_split, category_offset, -1),
-            category_n_codes=np.where(is_split, cat("category_n_codes"), 0),
+            category_n_codes=np.where(is_split, category_n_codes, 0),
             category_branch=category_branch,
             fractional_missing=self.params.missing == "fractional",
             n_classes=(np.diff(self.multi_output[1]) if self.multi_output is not None

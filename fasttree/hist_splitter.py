@@ -281,11 +281,13 @@ class HistSplitter:
         return self._timed("search", segment_code_range, self.codes, self.rows, self.bin_min,
                            self.bin_max, self.one_value, start, end)
 
-    def find_splits(self, start, end, stats, mask, bounds=None):
+    def find_splits(self, start, end, stats, mask, bounds=None, draws=None):
         """Best split of every unmasked (feature, node) pair, from the nodes' histograms, built
         for groups of nodes of at most :data:`HIST_GROUP_BYTES`."""
         if bounds is not None:
             raise ValueError("the binned splitter does not take monotonicity constraints")
+        if draws is not None:
+            raise ValueError("the binned splitter has no random thresholds")
         self._move(start)
         record = new_split_record(self.n_features, start.shape[0])
         node_bytes = self.n_features * HIST_BINS * self.n_channels * 8

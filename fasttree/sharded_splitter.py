@@ -427,10 +427,12 @@ class ShardedSplitter:
         self._timed("search", t0)
         return mask
 
-    def find_splits(self, start, end, stats, mask, bounds=None):
+    def find_splits(self, start, end, stats, mask, bounds=None, draws=None):
         """A SplitRecord holding each block's best split per node (the other pairs empty)."""
         if bounds is not None:
             raise ValueError("a sharded fit takes no monotonicity constraints")
+        if draws is not None:
+            raise ValueError("a sharded fit has no random thresholds")
         t0 = time.perf_counter()
         pending = self._take_pending()
         k = start.shape[0]

@@ -41,7 +41,7 @@ from .splitter import (
     _constraints,
     _node_bounds,
     absolute_error_stats,
-    random_draws,
+    checked_draws,
     weight_tables,
 )
 from .splitter_contract import one_tree
@@ -141,7 +141,7 @@ class SparseSplitter:
 
     def __init__(self, entry_x, entry_row, entry_y, feature_ptr, targets, sample_weight, *,
                  n_samples, n_classes, criterion_code, min_samples_leaf, min_weight_leaf,
-                 exact_zero_block=True, random_thresholds=None, multi_output=None,
+                 exact_zero_block=True, random_thresholds=False, multi_output=None,
                  monotonic_cst=None, timings=None):
         self.entry_x, self.entry_row, self.entry_y = entry_x, entry_row, entry_y
         self.feature_ptr = feature_ptr
@@ -153,7 +153,7 @@ class SparseSplitter:
         self.min_samples_leaf = min_samples_leaf
         self.min_weight_leaf = min_weight_leaf
         self.exact_zero_block = bool(exact_zero_block)
-        self.random_thresholds = random_thresholds
+        self.random_thresholds = bool(random_thresholds)
         self.multi_output = multi_output
         if criterion_code == CRITERION_ABSOLUTE_ERROR:  # per-node ranks of each output's targets
             n_outputs = 1 if multi_output is None else multi_output[0].shape[1]
@@ -172,8 +172,7 @@ class SparseSplitter:
             self._targets = multi_output
         # the generic search kernel alone checks monotonicity constraints (besides the
         # absolute-error kernel)
-        generic = (multi_output is not None or random_thresholds is not None
-                   or self.monotonic_cst.size)
+        generic = multi_output is not None or self.random_thresholds or self.monotonic_cst.size
         self._generic = self._targets if generic else None
         self.timings = {} if timings is None else timings
         self.missing_features = np.zeros(self.n_features, dtype=bool)
@@ -196,7 +195,7 @@ class SparseSplitter:
     def from_csc(cls, data, indices, indptr, n_samples, y, sample_weight, *, n_classes,
                  criterion_code, min_samples_leaf, min_weight_leaf, n_categories=None,
                  categorical_kind=None, missing_fractional=False, min_branch_fraction=0.0,
-                 random_thresholds=None, multi_output=None, monotonic_cst=None,
+                 random_thresholds=False, multi_output=None, monotonic_cst=None,
                  exact_zero_block=True):
         """Build the layout from a CSC matrix's arrays, then the splitter.
 
@@ -314,18 +313,18 @@ random_thresholds, multi_output
         start, end = _int64(start), _int64(end)
         return sparse_non_constant(self.entry_x, start, end, *self._entries(start, end))
 
-    def find_splits(self, start, end, stats, mask, bounds=None):
-        """Best split of every unmasked (feature, node) pair, as a SplitRecord (``bounds``: as
-        for :meth:`ExactSplitter.find_splits <fasttree.splitter.ExactSplitter.find_splits>`)."""
+    def find_splits(self, start, end, stats, mask, bounds=None, draws=None):
+        """Best split of every unmasked (feature, node) pair, as a SplitRecord (``bounds`` and
+        ``draws``: as for :meth:`ExactSplitter.find_splits
+        <fasttree.splitter.ExactSplitter.find_splits>`)."""
         start, end = _int64(start), _int64(end)
+        uniform, coin = checked_draws(draws, self.random_thresholds, self.n_features,
+                                      start.shape[0])
         constraints = self.monotonic_cst, _node_bounds(self.monotonic_cst, bounds)
         record = new_split_record(self.n_features, start.shape[0])
         mask = np.ascontiguousarray(mask, dtype=np.uint8)
         stats = np.ascontiguousarray(stats, dtype=np.float64)
         if self.criterion_code == CRITERION_ABSOLUTE_ERROR:
-            random = self.random_thresholds is not None
-            uniform, coin = random_draws(self.random_thresholds,
-                                         (self.n_features, start.shape[0]) if random else (0, 0))
             self._timed("search", find_splits_sparse_absolute_error, self.entry_x,
                         self.entry_row, self.node_rows, self.sample_weight, start, end,
                         *self._entries(start, end), stats, mask,
@@ -333,9 +332,6 @@ random_thresholds, multi_output
                         self.min_weight_leaf, uniform, coin, *constraints, self._n_chunks(),
                         *record)
         elif self._generic is not None:  # random thresholds, several outputs, constraints
-            random = self.random_thresholds is not None
-            uniform, coin = random_draws(self.random_thresholds,
-                                         (self.n_features, start.shape[0]) if random else (0, 0))
             Y, offsets = self._generic
             self._timed("search", find_splits_sparse_generic, self.entry_x, self.entry_row,
                         self.node_rows, Y, self.sample_weight, start, end,

@@ -48,46 +48,37 @@ from .kernels.split_search import FEATURE_THRESHOLD
 CACHED_ID_SPAN = 1 << 23
 
 
-def random_draws(rng, shape):
-    """Uniform threshold positions and missing-side coins of the random splitter, (features,
-    nodes) each; empty arrays for an empty ``shape`` (every splitter draws the same way, so the
-    random state advances identically whatever the layout)."""
-    if shape[0] == 0:
-        return np.empty((0, 0)), np.empty((0, 0), dtype=np.uint8)
-    uniform = rng.random(shape)
-    coin = rng.integers(0, 2, size=shape, dtype=np.uint8)
-    return uniform, coin
+def no_draws():
+    """The random splitter's draws when thresholds are not random: empty arrays."""
+    return np.empty((0, 0)), np.empty((0, 0), dtype=np.uint8)
 
 
-def tree_draws(generators, tree_offsets, start, n_features):
-    """The random splitter's draws (:func:`random_draws`) for the nodes starting at ``start``:
-    each tree's nodes from its own generator (``generators``, one per tree of ``tree_offsets``),
-    in node order, as the tree grown alone would draw them; empty arrays when thresholds are not
-    random (``generators`` None)."""
-    if generators is None or n_features == 0:
-        return random_draws(None, (0, 0))
-    if len(generators) == 1:
-        return random_draws(generators[0], (n_features, start.shape[0]))
-    tree = np.searchsorted(tree_offsets, start, side="right") - 1
-    uniform = np.empty((n_features, start.shape[0]))
-    coin = np.empty((n_features, start.shape[0]), dtype=np.uint8)
-    for k in np.unique(tree):
-        nodes = np.flatnonzero(tree == k)
-        uniform[:, nodes], coin[:, nodes] = random_draws(generators[k], (n_features, nodes.size))
-    return uniform, coin
+def checked_draws(draws, random_thresholds, n_features, n_nodes):
+    """``draws`` (uniform, coin), checked to be the nodes' when thresholds are random (the
+    grower's :func:`~fasttree.kernels.draws.node_draws`), else empty arrays."""
+    if not random_thresholds or n_features == 0:
+        return no_draws()
+    if draws is None or draws[0].shape != (n_features, n_nodes):
+        raise ValueError("random thresholds need the nodes' draws (uniform, coin) of shape "
+                         f"({n_features}, {n_nodes})")
+    return draws
 
 
-def tree_generators(random_thresholds, n_trees):
-    """One generator per tree from ``random_thresholds`` (a generator for one tree, or a sequence
-    of them), or None."""
-    if random_thresholds is None:
-        return None
-    generators = ([random_thresholds] if n_trees == 1
-                  and isinstance(random_thresholds, np.random.Generator)
-                  else list(random_thresholds))
-    if len(generators) != n_trees:
-        raise ValueError(f"random_thresholds needs one generator per tree ({n_trees})")
-    return generators
+def check_counts(counts, n_samples, sample_weight):
+    """``counts`` as an array, checked to give ``n_trees`` trees of ``n_samples`` rows each at
+    least one row drawn, with ``sample_weight`` of shape (n_samples,) or that of counts."""
+    counts = np.asarray(counts)
+    if (counts.ndim != 2 or counts.shape[1] != n_samples
+            or not np.issubdtype(counts.dtype, np.integer)):
+        raise ValueError("counts must be an integer array of shape (n_trees, n_samples)")
+    if counts.size and counts.min() < 0:
+        raise ValueError("counts must not be negative")
+    if sample_weight is not None and sample_weight.shape not in (counts.shape[1:],
+                                                                 counts.shape):
+        raise ValueError("sample_weight must have shape (n_samples,) or that of counts")
+    if not (counts > 0).any(axis=1).all():
+        raise ValueError("every tree needs at least one row (a count above 0)")
+    return counts
 
 
 def small_counts(sample_weight):
@@ -198,10 +189,10 @@ class ExactSplitter:
         C4.5's fractional rows: missing rows go down every branch, the layout grows.
     min_branch_fraction : float
         C4.5's minimum branch weight for thresholds (0 disables it).
-    random_thresholds : numpy.random.Generator, sequence of them, or None
-        Draw one random threshold per numeric (feature, node) pair from this generator
-        (scikit-learn's ``splitter="random"``) instead of searching every midpoint; with several
-        trees, one generator per tree, each drawing for its own nodes in node order.
+    random_thresholds : bool
+        Score one random threshold per numeric (feature, node) pair (scikit-learn's
+        ``splitter="random"``), at the positions :meth:`find_splits` is given, instead of
+        searching every midpoint.
     multi_output : tuple (Y, offsets) or None
         Several outputs: ``Y`` (n_samples, n_outputs) float64 targets by row id and the
         statistics offsets of :mod:`fasttree.kernels.multi_output`; ``sorted_y`` is then unused.
@@ -236,7 +227,7 @@ class ExactSplitter:
 
     def __init__(self, sorted_x, sorted_idx, sorted_y, sample_weight, *, n_classes, n_categories,
                  criterion_code, min_samples_leaf, min_weight_leaf, categorical_kind,
-                 missing_fractional=False, min_branch_fraction=0.0, random_thresholds=None,
+                 missing_fractional=False, min_branch_fraction=0.0, random_thresholds=False,
                  multi_output=None, monotonic_cst=None, timings=None, tree_offsets=None):
         self.sorted_x, self.sorted_idx, self.sorted_y = sorted_x, sorted_idx, sorted_y
         self.n_features, self.n_samples = sorted_x.shape
@@ -252,8 +243,7 @@ class ExactSplitter:
         self.tree_offsets = (np.array([0, sorted_x.shape[1]], dtype=np.int64)
                              if tree_offsets is None else tree_offsets)
         n_trees = self.tree_offsets.shape[0] - 1
-        self.random_thresholds = random_thresholds
-        self._generators = tree_generators(random_thresholds, n_trees)
+        self.random_thresholds = bool(random_thresholds)
         if n_trees > 1 and missing_fractional:
             raise ValueError("C4.5's fractional rows grow one tree's layout: one tree only")
         self.multi_output = multi_output
@@ -340,18 +330,8 @@ class ExactSplitter:
             ``sample_weight``): with every count 1 and no ``sample_weight`` the kernels keep
             their unit-weight paths.
         """
-        counts = np.asarray(counts)
-        if (counts.ndim != 2 or counts.shape[1] != X.shape[0]
-                or not np.issubdtype(counts.dtype, np.integer)):
-            raise ValueError("counts must be an integer array of shape (n_trees, n_samples)")
-        if counts.size and counts.min() < 0:
-            raise ValueError("counts must not be negative")
-        if sample_weight is not None and sample_weight.shape not in (counts.shape[1:],
-                                                                     counts.shape):
-            raise ValueError("sample_weight must have shape (n_samples,) or that of counts")
+        counts = check_counts(counts, X.shape[0], sample_weight)
         in_sample = counts > 0
-        if not in_sample.any(axis=1).all():
-            raise ValueError("every tree needs at least one row (a count above 0)")
         timings = {}
         t0 = time.perf_counter()
         tree_x, tree_idx, origin, tree_offsets = presort_samples(X, in_sample)
@@ -428,27 +408,35 @@ class ExactSplitter:
         # a feature with missing values (NaN last) is not constant
         return ~(last <= first + FEATURE_THRESHOLD)
 
-    def find_splits(self, start, end, stats, mask, bounds=None):
+    def find_splits(self, start, end, stats, mask, bounds=None, draws=None):
         """Best split of every unmasked (feature, node) pair, as a SplitRecord; ``bounds``
-        (n_nodes, 2): each node's value range, needed with monotonicity constraints."""
+        (n_nodes, 2): each node's value range, needed with monotonicity constraints; ``draws``
+        (uniform, coin), (n_features, n_nodes) each: the random thresholds' positions and
+        missing sides (:func:`~fasttree.kernels.draws.node_draws`), needed when they are
+        random."""
         record = new_split_record(self.n_features, start.shape[0])
+        uniform, coin = checked_draws(draws, self.random_thresholds, self.n_features,
+                                      start.shape[0])
         numeric_mask = mask * ~self.is_categorical[:, None] if self._any_categorical else mask
         constraints = self.monotonic_cst, _node_bounds(self.monotonic_cst, bounds)
         if self.criterion_code == CRITERION_ABSOLUTE_ERROR:  # one output or several
-            uniform, coin = self._draws(start)
             self._timed("search", find_splits_absolute_error, self.sorted_x, self.sorted_idx,
                         self.sample_weight, start, end, stats, numeric_mask, self._rank_of_row,
                         self._node_sorted_y, self.min_samples_leaf, self.min_weight_leaf,
                         uniform, coin, *constraints, *record)
         elif self.multi_output is not None:
-            uniform, coin = self._draws(start)
             Y, offsets = self.multi_output
             self._timed("search", find_splits_multioutput, self.sorted_x, self.sorted_idx, Y,
                         self.sample_weight, start, end, stats, numeric_mask, offsets,
                         self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
                         uniform, coin, *record)
-        elif self.random_thresholds is not None:
-            self._random_splits(start, end, stats, numeric_mask, constraints, record)
+        elif self.random_thresholds:
+            kernel = (find_random_splits_regression if self.n_classes is None
+                      else find_random_splits_classification)
+            self._timed("search", kernel, self.sorted_x, self.sorted_idx, self.sorted_y,
+                        self.sample_weight, start, end, stats, numeric_mask, uniform, coin,
+                        self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
+                        *constraints, *record)
         elif self.n_classes is None:
             self._timed("search", find_best_splits_regression, self.sorted_x, self.sorted_idx,
                         self.sorted_y, self.sample_weight, start, end, stats, numeric_mask,
@@ -473,21 +461,6 @@ class ExactSplitter:
                         self.criterion_code, self.categorical_kind, self.min_samples_leaf,
                         self.min_weight_leaf, self.missing_fractional, *record)
         return record
-
-    def _random_splits(self, start, end, stats, mask, constraints, record):
-        """One random threshold per (feature, node), drawn here so that the tree depends on the
-        generator's state only, not on the threads."""
-        uniform, coin = self._draws(start)
-        kernel = (find_random_splits_regression if self.n_classes is None
-                  else find_random_splits_classification)
-        self._timed("search", kernel, self.sorted_x, self.sorted_idx, self.sorted_y,
-                    self.sample_weight, start, end, stats, mask, uniform, coin,
-                    self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
-                    *constraints, *record)
-
-    def _draws(self, start):
-        """The random splitter's draws for the nodes starting at ``start``."""
-        return tree_draws(self._generators, self.tree_offsets, start, self.n_features)
 
     def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
                              subset_class):

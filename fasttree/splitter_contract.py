@@ -88,10 +88,14 @@ class Splitter(Protocol):
     def non_constant(self, start, end):
         """(n_features, n_nodes) boolean mask: the features not constant in each node."""
 
-    def find_splits(self, start, end, stats, mask, bounds=None):
+    def find_splits(self, start, end, stats, mask, bounds=None, draws=None):
         """A :class:`~fasttree.kernels.SplitRecord` with the best split of every unmasked
         (feature, node) pair; ``mask`` (n_features, n_nodes) uint8, ``bounds`` (n_nodes, 2) each
-        node's value range under monotonicity constraints, or None."""
+        node's value range under monotonicity constraints, or None; ``draws`` the nodes'
+        random thresholds' positions and missing sides (``uniform``, ``coin``, of
+        :func:`~fasttree.kernels.draws.node_draws`) when the splitter was built with random
+        thresholds, else None.  A splitter draws nothing itself: every random choice of a
+        node is a function of the node's key, which the grower keeps."""
 
     def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,
                              subset_class):

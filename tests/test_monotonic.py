@@ -17,6 +17,7 @@ from fasttree._dtypes import (
     CRITERION_SQUARED_ERROR,
     SPLIT_SUBSET,
 )
+from fasttree.kernels.draws import node_draws, root_key
 from fasttree.kernels.monotonic import child_bounds, monotonic_ok
 from fasttree.sparse_splitter import SparseSplitter, csc_arrays
 from fasttree.splitter import ExactSplitter
@@ -45,10 +46,10 @@ def _problem(seed, criterion, missing, weighted, sparse, n=60, m=4):
     return rng, X, y, w, cst
 
 
-def _splitter(X, y, w, criterion, cst, sparse, rng=None):
+def _splitter(X, y, w, criterion, cst, sparse, random_thresholds=False):
     n_classes = 2 if criterion in CLASSIFICATION else None
     kwargs = dict(n_classes=n_classes, criterion_code=CODES[criterion], min_samples_leaf=1,
-                  min_weight_leaf=0.0, monotonic_cst=cst, random_thresholds=rng)
+                  min_weight_leaf=0.0, monotonic_cst=cst, random_thresholds=random_thresholds)
     if sparse:
         data, indices, indptr = csc_arrays(__import__("scipy.sparse").sparse.csc_matrix(X))
         return SparseSplitter.from_csc(data, indices, indptr, X.shape[0], y, w, **kwargs)
@@ -64,11 +65,16 @@ def _bounds(rng, value, mode, spread):
     return value - rng.uniform(0.0, spread), value + rng.uniform(0.0, spread)
 
 
-def _search(splitter, n, bounds):
+def _search(splitter, n, bounds, seed=0):
     start, end = np.array([0]), np.array([n])
     stats = splitter.node_stats(start, end, np.zeros(1, np.int64))
     mask = np.ones((splitter.n_features, 1), np.uint8)
-    return splitter.find_splits(start, end, stats, mask, np.array([bounds], dtype=np.float64))
+    draws = None
+    if splitter.random_thresholds:  # the root's draws, as the grower makes them
+        key = np.array([root_key(np.random.default_rng(seed))])
+        draws = node_draws(key, splitter.n_features, False, True)[1:]
+    return splitter.find_splits(start, end, stats, mask, np.array([bounds], dtype=np.float64),
+                                draws=draws)
 
 
 CASES = [(c, missing, sparse) for c in CODES
@@ -113,10 +119,8 @@ def test_random_threshold_is_kept_only_if_it_respects_the_constraint(criterion, 
     value = constrained_value(y, w, criterion)
     bounds = _bounds(rng, value, "both", 0.3 if criterion in CLASSIFICATION else 1.0)
     n = X.shape[0]
-    free = _search(_splitter(X, y, w, criterion, None, sparse, np.random.default_rng(seed)), n,
-                   bounds)
-    constrained = _search(_splitter(X, y, w, criterion, cst, sparse,
-                                    np.random.default_rng(seed)), n, bounds)
+    free = _search(_splitter(X, y, w, criterion, None, sparse, True), n, bounds, seed)
+    constrained = _search(_splitter(X, y, w, criterion, cst, sparse, True), n, bounds, seed)
     n_kept = 0
     for f in range(X.shape[1]):
         if not np.isfinite(free.children_impurity[f, 0]):

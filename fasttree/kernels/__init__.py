@@ -56,6 +56,7 @@ from .criteria import (
     xlog2x_table,
 )
 from .discretize import entropy_cut_level
+from .draws import child_keys, node_draws, root_key
 from .monotonic import unconstrained
 from .multi_output import find_splits_multioutput, segment_multi_stats
 from .node_stats import segment_class_weights, segment_target_sums
@@ -94,6 +95,7 @@ __all__ = [
     "branch_of",
     "categorical_split_maps",
     "check_tree",
+    "child_keys",
     "decision_paths",
     "entropy_cut_level",
     "find_best_splits_categorical",
@@ -104,6 +106,8 @@ __all__ = [
     "find_random_splits_classification",
     "find_random_splits_regression",
     "find_splits_multioutput",
+    "node_draws",
+    "root_key",
     "gather_targets",
     "left_rows_bits",
     "new_split_record",

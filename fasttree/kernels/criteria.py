@@ -235,6 +235,55 @@ def split_information(branch_weight, total):
     return max(s / total, 0.0)
 
 
+@njit(cache=True, inline="always")
+def is_criterion(criterion):
+    """Whether ``criterion`` is a criterion code of :mod:`fasttree._dtypes`."""
+    return (criterion == CRITERION_SQUARED_ERROR or criterion == CRITERION_ABSOLUTE_ERROR
+            or criterion == CRITERION_POISSON or criterion == CRITERION_GRADIENT
+            or criterion == CRITERION_GINI or criterion == CRITERION_ENTROPY)
+
+
+@njit(cache=True, inline="always")
+def row_impurity(row, criterion, reg_lambda):
+    """Weight and impurity of one node from its statistics ``row`` (:func:`node_impurity`)."""
+    # Per-unit forms (1 - sum p**2, -sum p log2 p, E[y**2] - E[y]**2), scikit-learn's node formulas.
+    value = 0.0
+    w = 0.0
+    if criterion == CRITERION_SQUARED_ERROR:
+        w = row[0]
+        if w > 0.0:
+            mean = row[1] / w
+            value = row[2] / w - mean * mean
+    elif criterion == CRITERION_ABSOLUTE_ERROR:  # [w, sum w*y, sum w*|y - median|, median]
+        w = row[0]
+        if w > 0.0:
+            value = row[2] / w
+    elif criterion == CRITERION_POISSON:
+        w = row[0]
+        if w > 0.0:
+            value = weighted_regression_impurity(w, row[1], row[2], criterion) / w
+    elif criterion == CRITERION_GRADIENT:  # not clipped: minus a score is at most 0
+        w = row[0]
+        if w > 0.0:
+            value = sums_node_impurity(w, row[1], 0.0, criterion, reg_lambda) / w
+        return w, value + 0.0
+    else:  # gini or entropy
+        for k in range(row.shape[0]):
+            w += row[k]
+        if w > 0.0:
+            if criterion == CRITERION_GINI:
+                value = 1.0
+                for k in range(row.shape[0]):
+                    p = row[k] / w
+                    value -= p * p
+            else:
+                for k in range(row.shape[0]):
+                    p = row[k] / w
+                    if p > 0.0:
+                        value -= p * np.log2(p)
+    return w, max(value, 0.0) + 0.0  # clip rounding below 0; + 0.0 turns -0.0 into 0.0
+
+
 @njit(cache=True)
 def node_impurity(stats, criterion, reg_lambda=0.0):
     """Weight and impurity of nodes from their statistics.
@@ -266,49 +315,10 @@ def node_impurity(stats, criterion, reg_lambda=0.0):
     n_nodes = stats.shape[0]
     weight = np.empty(n_nodes)
     impurity = np.empty(n_nodes)
-    # Per-unit forms (1 - sum p**2, -sum p log2 p, E[y**2] - E[y]**2), scikit-learn's node formulas.
+    if not is_criterion(criterion):
+        raise ValueError("node_impurity: criterion is not a criterion code of fasttree._dtypes")
     for i in range(n_nodes):  # a few thousand nodes at most: threads would cost more
-        value = 0.0
-        if criterion == CRITERION_SQUARED_ERROR:
-            w = stats[i, 0]
-            if w > 0.0:
-                mean = stats[i, 1] / w
-                value = stats[i, 2] / w - mean * mean
-        elif criterion == CRITERION_ABSOLUTE_ERROR:  # [w, sum w*y, sum w*|y - median|, median]
-            w = stats[i, 0]
-            if w > 0.0:
-                value = stats[i, 2] / w
-        elif criterion == CRITERION_POISSON:
-            w = stats[i, 0]
-            if w > 0.0:
-                value = weighted_regression_impurity(w, stats[i, 1], stats[i, 2], criterion) / w
-        elif criterion == CRITERION_GRADIENT:  # not clipped: minus a score is at most 0
-            w = stats[i, 0]
-            if w > 0.0:
-                value = sums_node_impurity(w, stats[i, 1], 0.0, criterion, reg_lambda) / w
-            weight[i] = w
-            impurity[i] = value + 0.0
-            continue
-        elif criterion == CRITERION_GINI or criterion == CRITERION_ENTROPY:
-            w = 0.0
-            for k in range(stats.shape[1]):
-                w += stats[i, k]
-            if w > 0.0:
-                if criterion == CRITERION_GINI:
-                    value = 1.0
-                    for k in range(stats.shape[1]):
-                        p = stats[i, k] / w
-                        value -= p * p
-                else:
-                    for k in range(stats.shape[1]):
-                        p = stats[i, k] / w
-                        if p > 0.0:
-                            value -= p * np.log2(p)
-        else:
-            raise ValueError("node_impurity: criterion is not a criterion code of "
-                             "fasttree._dtypes")
-        weight[i] = w
-        impurity[i] = max(value, 0.0) + 0.0  # clip rounding below 0; + 0.0 turns -0.0 into 0.0
+        weight[i], impurity[i] = row_impurity(stats[i], criterion, reg_lambda)
     return weight, impurity
 
 

@@ -2,10 +2,11 @@
 
 For each (feature, node) pair one threshold is drawn uniformly between the node's smallest and
 largest known value of the feature and evaluated; the best feature per node is then selected
-like any other split record.  The draws are made by the caller (``uniform`` and ``coin`` arrays of
-shape (n_features, n_segments)), so the tree depends on the random state only, never on the
-number of threads.  The layout is the exact splitter's (:mod:`fasttree.kernels.split_search`): a
-node's values of a feature are its sorted slice, NaN last, so the rows going left are a prefix.
+like any other split record.  The draws are made by the caller (``uniform`` and ``coin`` arrays
+of shape (n_features, n_segments), the nodes' :func:`~fasttree.kernels.node_draws`), so the tree
+depends on the random state only, never on the number of threads.  The layout is the exact
+splitter's (:mod:`fasttree.kernels.split_search`): a node's values of a feature are its sorted
+slice, NaN last, so the rows going left are a prefix.
 
 scikit-learn's rules (``node_split_random``): a feature is skipped when every value is missing,
 or when ``max - min <= 1e-7`` and none is missing; the threshold is ``min + u * (max - min)``,
@@ -55,21 +56,69 @@ def _draw_threshold(xs, n_known, n_miss, u):
 
 
 @njit(cache=True, inline="always")
-def _store_random_split(f, s, value, node_weighted_impurity, w_node, w_left, t, rows_left,
-                        n_node, n_miss, missing_left, children_impurity, gain, split_info,
-                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
+def _store_random_split(f, s, value, node_weighted_impurity, w_node, t, rows_left, n_node,
+                        n_miss, missing_left, children_impurity, gain, split_info, threshold,
+                        n_left, n_branches, missing_branch, n_missing, n_candidates):
     children_impurity[f, s] = value
     gain[f, s] = (node_weighted_impurity - value) / w_node
     split_info[f, s] = 0.0  # gain ratio is not offered with random thresholds
     threshold[f, s] = t
     n_left[f, s] = rows_left
     n_branches[f, s] = 2
-    if n_miss > 0:
-        missing_branch[f, s] = 0 if missing_left else 1
-    else:  # none seen here: the branch with more rows (scikit-learn's rule)
-        missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
+    missing_branch[f, s] = missing_side(n_miss, missing_left, rows_left, n_node)
     n_missing[f, s] = n_miss
     n_candidates[f, s] = 1
+
+
+@njit(cache=True, inline="always")
+def class_threshold_value(f, s, left, w_left, rows_left, n_node, total, w_node, criterion,
+                          min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds):
+    """Children impurity of the threshold of (feature ``f``, node ``s``) whose left child has
+    the class weights ``left`` (the node's: ``total``), or infinity when a leaf minimum or a
+    constraint refuses it."""
+    w_right = w_node - w_left
+    if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
+            or w_left < min_weight_leaf or w_right < min_weight_leaf
+            or w_left <= 0.0 or w_right <= 0.0):
+        return np.inf
+    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+    if cst != 0 and not monotonic_ok(cst, lower, upper, left[0] / w_left,
+                                     (total[0] - left[0]) / w_right):
+        return np.inf
+    return two_children_class_impurity(left, total, w_left, w_right, criterion)
+
+
+@njit(cache=True, inline="always")
+def regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_total, n_node,
+                               sums, criterion, min_samples_leaf, min_weight_leaf,
+                               monotonic_cst, node_bounds):
+    """Children impurity of the threshold of (feature ``f``, node ``s``) from its left child's
+    sums (the node's: ``sums``, ``[w, sum w*y, c]``; for Poisson the positive targets going
+    left of the node's ``pos_total``), or infinity when refused."""
+    if criterion == CRITERION_POISSON and (pos_left == 0 or pos_left == pos_total):
+        return np.inf
+    w_right = sums[0] - w_left
+    if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
+            or w_left < min_weight_leaf or w_right < min_weight_leaf
+            or w_left <= 0.0 or w_right <= 0.0):
+        return np.inf
+    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+    if cst != 0 and not monotonic_ok(cst, lower, upper, sum_left / w_left,
+                                     (sums[1] - sum_left) / w_right):
+        return np.inf
+    proxy = regression_proxy(w_left, sum_left, w_right, sums[1] - sum_left, criterion)
+    if proxy == -np.inf:
+        return np.inf
+    return max(sums[2] - proxy, 0.0)
+
+
+@njit(cache=True, inline="always")
+def missing_side(n_miss, missing_left, rows_left, n_node):
+    """The branch (0 left, 1 right) of a random threshold's missing rows: the coin's where the
+    node has some, else the branch with more rows (scikit-learn's rule)."""
+    if n_miss > 0:
+        return 0 if missing_left else 1
+    return 0 if rows_left > n_node - rows_left else 1
 
 
 @njit(cache=True, inline="always")
@@ -78,22 +127,15 @@ def score_class_threshold(f, s, left, w_left, rows_left, n_node, n_miss, missing
                           min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds,
                           children_impurity, gain, split_info, threshold, n_left, n_branches,
                           missing_branch, n_missing, n_candidates):
-    """Score the threshold ``t`` of (feature ``f``, node ``s``) from its left child's class
-    weights ``left`` and store it, unless a leaf minimum or a constraint refuses it."""
-    w_right = seg_weight[s] - w_left
-    if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
-            or w_left < min_weight_leaf or w_right < min_weight_leaf
-            or w_left <= 0.0 or w_right <= 0.0):
-        return
-    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-    if cst != 0 and not monotonic_ok(cst, lower, upper, left[0] / w_left,
-                                     (seg_class_weight[s, 0] - left[0]) / w_right):
-        return
-    value = two_children_class_impurity(left, seg_class_weight[s], w_left, w_right, criterion)
-    _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], w_left, t,
-                        rows_left, n_node, n_miss, missing_left, children_impurity, gain,
-                        split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                        n_candidates)
+    """Score the threshold ``t`` of (feature ``f``, node ``s``) and store it, unless refused."""
+    value = class_threshold_value(f, s, left, w_left, rows_left, n_node, seg_class_weight[s],
+                                  seg_weight[s], criterion, min_samples_leaf, min_weight_leaf,
+                                  monotonic_cst, node_bounds)
+    if value < np.inf:
+        _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], t,
+                            rows_left, n_node, n_miss, missing_left, children_impurity, gain,
+                            split_info, threshold, n_left, n_branches, missing_branch,
+                            n_missing, n_candidates)
 
 
 @njit(cache=True, inline="always")
@@ -102,30 +144,17 @@ def score_regression_threshold(f, s, w_left, sum_left, rows_left, pos_left, pos_
                                min_weight_leaf, monotonic_cst, node_bounds, children_impurity,
                                gain, split_info, threshold, n_left, n_branches, missing_branch,
                                n_missing, n_candidates):
-    """Score the threshold ``t`` of (feature ``f``, node ``s``) from its left child's sums (and
-    for Poisson its positive targets of the node's ``pos_total``) and store it, unless refused."""
-    if criterion == CRITERION_POISSON and (pos_left == 0 or pos_left == pos_total):
-        return
-    w_node = seg_sums[s, 0]
-    w_right = w_node - w_left
-    if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
-            or w_left < min_weight_leaf or w_right < min_weight_leaf
-            or w_left <= 0.0 or w_right <= 0.0):
-        return
-    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-    if cst != 0 and not monotonic_ok(cst, lower, upper, sum_left / w_left,
-                                     (seg_sums[s, 1] - sum_left) / w_right):
-        return
-    proxy = regression_proxy(w_left, sum_left, w_right, seg_sums[s, 1] - sum_left, criterion)
-    if proxy == -np.inf:
-        return
-    value = max(seg_sums[s, 2] - proxy, 0.0)
-    node_impurity = weighted_regression_impurity(w_node, seg_sums[s, 1], seg_sums[s, 2],
-                                                 criterion)
-    _store_random_split(f, s, value, node_impurity, w_node, w_left, t, rows_left, n_node, n_miss,
-                        missing_left, children_impurity, gain, split_info, threshold, n_left,
-                        n_branches, missing_branch, n_missing, n_candidates)
-
+    """Score the threshold ``t`` of (feature ``f``, node ``s``) and store it, unless refused."""
+    value = regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_total,
+                                       n_node, seg_sums[s], criterion, min_samples_leaf,
+                                       min_weight_leaf, monotonic_cst, node_bounds)
+    if value < np.inf:
+        node_impurity = weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1],
+                                                     seg_sums[s, 2], criterion)
+        _store_random_split(f, s, value, node_impurity, seg_sums[s, 0], t, rows_left, n_node,
+                            n_miss, missing_left, children_impurity, gain, split_info,
+                            threshold, n_left, n_branches, missing_branch, n_missing,
+                            n_candidates)
 
 @njit(parallel=True, cache=True)
 def find_random_splits_classification(

@@ -1,0 +1,174 @@
+"""Forests of extra trees grown depth first, one tree per thread
+(:mod:`fasttree.kernels.depth_first`).
+
+:func:`grow_depth_first` takes what :class:`~fasttree.grower.TreeGrower` takes for several trees
+(``X``, the targets, each tree's counts and weights, the stopping rules, one generator per tree)
+and returns each tree's node arrays, numbered level by level as the level-wise grower numbers
+them; the grower makes the trees.  :func:`serves` says which fits it grows.
+"""
+
+import time
+
+import numpy as np
+
+from ._dtypes import label_dtype
+from .kernels import node_impurity
+from .kernels.depth_first import breadth_first_order, grow_random_trees
+from .kernels.draws import root_key
+from .splitter import small_counts
+
+#: the node slots given a classification tree of ``n`` rows at first: full-depth extra trees
+#: grew 0.32 nodes per row (800,000 x 20, ``make_classification``); a tree needing more is
+#: grown again with ``2 n - 1``, as many as a tree of ``n`` rows can have
+FIRST_SLOTS_PER_ROW = 0.5
+
+
+def serves(params, any_categorical, several_outputs, monotonic):
+    """Whether :func:`grow_depth_first` grows trees of these parameters: random thresholds of
+    numeric features, one output, gini, entropy, squared error or Poisson, level-wise rules (no
+    ``max_leaf_nodes``), no constraints, missing values learned."""
+    return (params.splitter == "random" and not any_categorical and not several_outputs
+            and not monotonic and params.max_leaf_nodes is None and params.missing == "learn"
+            and params.criterion in ("gini", "entropy", "log_loss", "squared_error", "poisson"))
+
+
+def bytes_per_row(classification):
+    """Bytes a tree of this growth holds per row of its sample while it grows: its row ids,
+    targets and weights, and its first node slots (:data:`FIRST_SLOTS_PER_ROW`, or two per row
+    for regression)."""
+    slot = 4 * 8 + 1 + 8 * (2 if classification else 3)  # the node arrays and two-class stats
+    return 4 + (1 if classification else 8) + 8 + slot * (FIRST_SLOTS_PER_ROW if classification
+                                                          else 2)
+
+
+def _layout(y, counts, sample_weight, n_classes):
+    """Tree after tree, each tree's rows in order: row ids, targets and weights by position
+    (None: every weight 1), where each tree's block starts, and each root's weight."""
+    in_sample = counts > 0
+    tree, rows = np.nonzero(in_sample)  # tree-major, rows in order
+    weight = counts[tree, rows].astype(np.float64)
+    if sample_weight is not None and sample_weight.shape == counts.shape:
+        weight *= sample_weight[tree, rows]
+    elif sample_weight is not None:
+        weight *= sample_weight[rows]
+    elif np.all(weight == 1.0):
+        weight = None
+    tree_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(in_sample.sum(axis=1), out=tree_offsets[1:])
+    bounds = zip(tree_offsets[:-1], tree_offsets[1:])
+    tree_weights = np.array([float(b - a) if weight is None else weight[a:b].sum()
+                             for a, b in bounds])
+    labels = y[rows] if n_classes is None else y[rows].astype(label_dtype(n_classes))
+    if weight is None:
+        weight = np.empty(0)
+    else:  # whole weights up to 255 (a bootstrap's counts) move and add as one byte each
+        counts8 = small_counts(weight)
+        weight = weight if counts8 is None else counts8
+    return rows.astype(np.int32), labels, weight, tree_offsets, tree_weights
+
+
+def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timings):
+    """Grow one tree per row of ``counts`` depth first.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32, C-contiguous
+    y : ndarray of shape (n_samples,)
+        int32 encoded classes, or float64 targets when ``n_classes`` is None.
+    counts : ndarray of shape (n_trees, n_samples), integer
+        How many times each tree drew each row (checked by the caller).
+    sample_weight : ndarray of shape (n_samples,) or (n_trees, n_samples), or None
+    params : GrowerParams
+        Parameters :func:`serves`.
+    n_classes : int or None
+    rngs : list of numpy.random.Generator
+        One per tree: each root's key.
+    timings : dict
+        Seconds per phase (``layout``, ``grow``, ``build``) are added here.
+
+    Returns
+    -------
+    trees : list of dict
+        Each tree's node arrays, numbered level by level: ``left``, ``right`` (-1 at leaves),
+        ``feature``, ``threshold``, ``missing_branch``, ``depth``, ``n_node_samples``, ``stats``,
+        ``weight``, ``impurity``.
+    missing_features : ndarray of shape (n_features,), bool
+        Features with missing values in the trees' rows.
+    """
+    t0 = time.perf_counter()
+    rows, labels, weight, tree_offsets, tree_weights = _layout(y, counts, sample_weight,
+                                                               n_classes)
+    missing_features = np.zeros(X.shape[1], dtype=bool)
+    if np.isnan(X).any():  # the features missing in some tree's rows
+        missing_features = np.isnan(X[counts.any(axis=0)]).any(axis=0)
+    keys = np.array([root_key(rng) for rng in rngs], dtype=np.uint64)
+    X_t = np.ascontiguousarray(X.T)  # dense nodes read their features from it
+    timings["layout"] = timings.get("layout", 0.0) + time.perf_counter() - t0
+    n_rows = np.diff(tree_offsets)
+    slots = (2 * n_rows - 1 if n_classes is None
+             else np.minimum(2 * n_rows - 1, (FIRST_SLOTS_PER_ROW * n_rows).astype(np.int64) + 64))
+    trees = [None] * counts.shape[0]
+    pending = np.arange(counts.shape[0])
+    while pending.size:
+        t0 = time.perf_counter()
+        grown = _grow(X, X_t, rows, labels, weight, tree_offsets, keys, tree_weights, n_classes,
+                      params, pending, slots[pending])
+        timings["grow"] = timings.get("grow", 0.0) + time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for t, tree in zip(pending, grown):
+            trees[t] = None if tree is None else _level_order(tree, params.criterion_code)
+        timings["build"] = timings.get("build", 0.0) + time.perf_counter() - t0
+        pending = np.array([t for t in pending if trees[t] is None], dtype=np.int64)
+        slots[pending] = 2 * n_rows[pending] - 1  # as many as any tree of its rows has
+    return trees, missing_features
+
+
+def _grow(X, X_t, rows, labels, weight, tree_offsets, keys, tree_weights, n_classes, params, which,
+          slots):
+    """Grow the trees ``which`` with ``slots`` node slots each; a tree that needed more is
+    None.  Each tree's rows are moved on copies, so a tree grown again starts from its sample."""
+    own = [np.arange(tree_offsets[t], tree_offsets[t + 1]) for t in which]
+    positions = np.concatenate(own)
+    offsets = np.concatenate([[0], np.cumsum([o.size for o in own])]).astype(np.int64)
+    node_offsets = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
+    n_slots = int(node_offsets[-1])
+    width = 3 if n_classes is None else n_classes
+    child_left = np.empty(n_slots, dtype=np.int64)
+    feature = np.empty(n_slots, dtype=np.int64)
+    depth = np.empty(n_slots, dtype=np.int64)
+    n_node_samples = np.empty(n_slots, dtype=np.int64)
+    threshold = np.empty(n_slots)
+    missing_branch = np.empty(n_slots, dtype=np.int32)
+    stats = np.empty((n_slots, width))
+    node_count = np.zeros(which.size, dtype=np.int64)
+    p = params
+    grow_random_trees(
+        X, X_t, rows[positions], labels[positions],
+        weight[positions] if weight.shape[0] else weight, weight.dtype == np.uint8, offsets,
+        keys[which],
+        tree_weights[which], n_classes or 0, p.criterion_code, p.max_features, p.max_depth,
+        p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf, p.min_impurity_decrease,
+        node_offsets, child_left, feature, threshold, missing_branch, depth, n_node_samples,
+        stats, node_count)
+    grown = []
+    for j in range(which.size):
+        if node_count[j] < 0:
+            grown.append(None)
+            continue
+        own_slots = slice(node_offsets[j], node_offsets[j] + node_count[j])
+        grown.append({"left": child_left[own_slots], "feature": feature[own_slots],
+                      "threshold": threshold[own_slots],
+                      "missing_branch": missing_branch[own_slots], "depth": depth[own_slots],
+                      "n_node_samples": n_node_samples[own_slots], "stats": stats[own_slots]})
+    return grown
+
+
+def _level_order(tree, criterion_code):
+    """A tree's node arrays renumbered from depth-first to level order, with each node's
+    weight and impurity."""
+    order, left = breadth_first_order(tree["left"])
+    out = {name: tree[name][order] for name in tree if name != "left"}
+    out["left"] = left
+    out["right"] = np.where(left >= 0, left + 1, -1)
+    out["weight"], out["impurity"] = node_impurity(out["stats"], criterion_code)
+    return out

@@ -1,0 +1,356 @@
+"""Whole trees of random thresholds grown depth first, one tree per thread.
+
+Level-wise growth streams every open node's rows once per level; for a layout that reads
+features through row ids (scikit-learn's, the one random thresholds need, as they need no
+sorted order) that means a cache miss per row and feature once a level's nodes lie scattered
+over ``X``.  Depth first, a node's rows were just moved by its parent's split and a small
+subtree's rows stay in cache to its leaves.  So a forest of extra trees grows each tree here in
+one kernel call, the trees shared out to the threads.
+
+The layout is :mod:`fasttree.kernels.index_layout`'s idea, here one tree per block: tree ``t``
+holds the positions ``[tree_offsets[t], tree_offsets[t + 1])`` of ``rows`` (row ids of ``X``, in
+increasing order), ``labels`` (classes, or float64 targets) and ``weight`` (empty: every weight
+1).  A node is a range of positions; its split moves its rows, labels and weights, left child
+first, both in order.
+
+Every rule is the level-wise grower's (:class:`fasttree.grower.TreeGrower`) and every formula
+the presorted kernels' (:mod:`fasttree.kernels.random_split`, :mod:`fasttree.kernels.criteria`),
+and every draw a function of the node's key (:mod:`fasttree.kernels.draws`), so a tree grown here
+is the tree the level-wise grower grows, its nodes numbered depth first (the caller renumbers
+them level by level, :func:`breadth_first_order`).  With whole weights (unit, or bootstrap
+counts) its statistics add exactly as there; with fractional weights or regression targets they
+add in another order, so a split may differ where two candidates tie to the last bits.
+"""
+
+import numpy as np
+from numba import prange
+
+from .._jit import njit
+
+from .._dtypes import CRITERION_POISSON, EPSILON
+from .criteria import regression_target_term, row_impurity
+from .draws import child_key, coin_draw, order_draw, threshold_draw
+from .random_split import (
+    class_threshold_value,
+    missing_side,
+    regression_threshold_value,
+    threshold_between,
+)
+from .split_search import _same_value
+
+#: a node whose rows span fewer row ids than this many times their number reads a feature
+#: from ``X`` transposed (16 float32 values per cache line)
+_DENSE_SPAN = 32
+
+@njit(cache=True, inline="always")
+def _range_stats(labels, weight, a, b, n_classes, criterion, out):
+    """A node's statistics (class weights, or ``[w, sum w*y, c]``) into ``out``."""
+    unit_weight = weight.shape[0] == 0
+    out[:] = 0.0
+    for p in range(a, b):
+        w = 1.0 if unit_weight else np.float64(weight[p])
+        if n_classes > 0:
+            out[np.int64(labels[p])] += w
+        else:
+            out[0] += w
+            out[1] += w * labels[p]
+            out[2] += w * regression_target_term(labels[p], criterion)
+
+
+@njit(cache=True, inline="always")
+def _gather(X, X_t, f, rows, a, values):
+    """A node's values of feature ``f`` into ``values``; smallest and largest known value and
+    the number missing.  Read from ``X_t`` (one row per feature) when the node's rows (in
+    increasing order) are dense enough for whole cache lines of it to be used, else from ``X``
+    (one line per row, which the node's other features then find in cache)."""
+    n = values.shape[0]
+    dense = (rows[a + n - 1] - rows[a]) < _DENSE_SPAN * n
+    lo = np.float32(np.inf)
+    hi = np.float32(-np.inf)
+    n_miss = 0
+    for i in range(n):
+        v = X_t[f, rows[a + i]] if dense else X[rows[a + i], f]
+        values[i] = v
+        n_miss += v != v
+        lo = v if v < lo else lo  # a NaN compares false: skipped
+        hi = v if v > hi else hi
+    return lo, hi, n_miss
+
+
+@njit(cache=True, inline="always")
+def _next_drawn(order_key, taken, n_features):
+    """The untaken feature of the smallest key (ties: the lowest feature), marked taken; the
+    order a stable sort of the keys gives, one feature at a time."""
+    best = -1
+    for f in range(n_features):
+        if taken[f] == 0 and (best < 0 or order_key[f] < order_key[best]):
+            best = f
+    taken[best] = 1
+    return best
+
+
+@njit(cache=True, inline="always")
+def _push(stack, top, node, a, b, key):
+    """Push onto a stack of (node, start, end, key) rows, doubling it when full."""
+    if top == stack.shape[0]:
+        grown = np.empty((2 * stack.shape[0], 4), dtype=np.uint64)
+        grown[:top] = stack[:top]
+        stack = grown
+    stack[top, 0] = np.uint64(node)
+    stack[top, 1] = np.uint64(a)
+    stack[top, 2] = np.uint64(b)
+    stack[top, 3] = key
+    return stack, top + 1
+
+
+@njit(parallel=True, cache=True)
+def grow_random_trees(
+    X, X_t, rows, labels, weight, counts_weight, tree_offsets, root_key, tree_weight,
+    n_classes, criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_leaf, min_impurity_decrease, node_offsets, child_left, feature, threshold,
+    missing_branch, depth, n_node_samples, stats, node_count,
+):
+    """Grow every tree of a layout depth first, random thresholds (extra trees).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float32, C-contiguous (IN)
+    X_t : ndarray of shape (n_features, n_rows), float32, C-contiguous (IN)
+        ``X`` transposed (the same values, read where a node's rows are dense).
+    rows : ndarray of shape (n_positions,), int32 (IN/OUT)
+        Row ids of ``X``, tree after tree, each tree's in increasing order (moved).
+    labels : ndarray of shape (n_positions,) (IN/OUT)
+        Classes (uint8 or uint16) when ``n_classes > 0``, else float64 targets (moved).
+    weight : ndarray of shape (n_positions,) or (0,), uint8 or float64 (IN/OUT)
+        Weights by position (moved); empty: every weight 1.
+    counts_weight : bool
+        Whether ``weight`` holds uint8 counts (whole weights: the two-class search then adds in
+        integers).
+    tree_offsets : ndarray of shape (n_trees + 1,), int64 (IN)
+    root_key : ndarray of shape (n_trees,), uint64 (IN)
+        Each tree's root key (:func:`~fasttree.kernels.root_key`).
+    tree_weight : ndarray of shape (n_trees,), float64 (IN)
+        Each root's weight: improvements are relative to it.
+    n_classes : int
+        0 for regression.
+    criterion : int
+        Gini, entropy, squared error or Poisson.
+    max_features : int
+        Features searched per node: the first ``max_features`` non-constant ones in the node's
+        draw order; at least ``n_features``: every feature.
+    max_depth, min_samples_split, min_samples_leaf : int
+    min_weight_leaf, min_impurity_decrease : float
+        The stopping rules, as the grower applies them.
+    node_offsets : ndarray of shape (n_trees + 1,), int64 (IN)
+        Tree ``t``'s nodes go to ``[node_offsets[t], node_offsets[t + 1])`` of the node arrays.
+    child_left, feature, depth, n_node_samples : ndarray of shape (n_slots,), int64 (OUT)
+        Each node's first child (its local number; -1 for a leaf: the second child is the
+        next), split feature, depth and rows; nodes numbered depth first from 0 per tree.
+    threshold : ndarray of shape (n_slots,), float64 (OUT)
+    missing_branch : ndarray of shape (n_slots,), int32 (OUT)
+    stats : ndarray of shape (n_slots, n_stats), float64 (OUT)
+        Each node's statistics (``n_stats``: ``n_classes``, or 3).
+    node_count : ndarray of shape (n_trees,), int64 (OUT)
+        Each tree's nodes, or -1 when its slots were too few (grow it again with more).
+
+    Notes
+    -----
+    Parallel over trees; each tree is grown by one thread, so the result does not depend on the
+    number of threads.
+    """
+    n_features = X.shape[1]
+    n_trees = tree_offsets.shape[0] - 1
+    select = max_features < n_features
+    unit_weight = weight.shape[0] == 0
+    classification = n_classes > 0
+    # two classes, whole weights (none, or a bootstrap's uint8 counts): integer sums
+    binary_counts = n_classes == 2 and (unit_weight or counts_weight)
+    no_cst = np.empty(0, dtype=np.int8)
+    no_bounds = np.empty((0, 2))
+    for t in prange(n_trees):
+        base = node_offsets[t]
+        capacity = node_offsets[t + 1] - base
+        a0 = tree_offsets[t]
+        b0 = tree_offsets[t + 1]
+        values = np.empty(b0 - a0, dtype=np.float32)
+        best_values = np.empty(b0 - a0, dtype=np.float32)  # the best feature's so far
+        spare_rows = np.empty(b0 - a0, dtype=rows.dtype)
+        spare_labels = np.empty(b0 - a0, dtype=labels.dtype)
+        spare_weight = np.empty(0 if unit_weight else b0 - a0, dtype=weight.dtype)
+        left = np.empty(max(n_classes, 1))
+        order_key = np.empty(n_features)
+        taken = np.empty(n_features, dtype=np.uint8)
+        stack = np.empty((64, 4), dtype=np.uint64)
+        _range_stats(labels, weight, a0, b0, n_classes, criterion, stats[base])
+        child_left[base] = -1
+        depth[base] = 0
+        n_node_samples[base] = b0 - a0
+        count = 1
+        stack, top = _push(stack, 0, 0, a0, b0, root_key[t])
+        while top > 0:
+            top -= 1
+            node = np.int64(stack[top, 0])
+            a = np.int64(stack[top, 1])
+            b = np.int64(stack[top, 2])
+            key = stack[top, 3]
+            slot = base + node
+            n = b - a
+            w_node, impurity = row_impurity(stats[slot], criterion, 0.0)
+            if not (depth[slot] < max_depth and n >= min_samples_split
+                    and n >= 2 * min_samples_leaf and w_node >= 2.0 * min_weight_leaf
+                    and impurity > EPSILON):
+                continue
+            if select:  # the first max_features non-constant features in draw order
+                for f in range(n_features):
+                    order_key[f] = order_draw(key, f)
+                taken[:] = 0
+            pos_total = 0
+            if not classification and criterion == CRITERION_POISSON:
+                for p in range(a, b):
+                    pos_total += labels[p] > 0.0
+            best_f = -1
+            best_value = np.inf
+            best_t = 0.0
+            best_missing = 0
+            found = 0
+            for j in range(n_features):
+                if select and found == max_features:
+                    break
+                f = _next_drawn(order_key, taken, n_features) if select else j
+                lo, hi, n_miss = _gather(X, X_t, f, rows, a, values[:n])
+                if select:
+                    if n_miss == 0 and _same_value(lo, hi):
+                        continue  # constant in the node (ExactSplitter.non_constant)
+                    found += 1
+                thr = threshold_between(lo, hi, n - n_miss, n_miss, threshold_draw(key, f))
+                if thr != thr:
+                    continue
+                missing_left = n_miss > 0 and coin_draw(key, f) == 1
+                left[:] = 0.0
+                w_left = 0.0
+                sum_left = 0.0
+                rows_left = 0
+                pos_left = 0
+                # branch-free: whether a row goes left is a coin flip to the branch predictor
+                if binary_counts:  # integer sums the compiler vectorizes
+                    count_left = 0
+                    ones_left = 0
+                    for i in range(n):
+                        v = values[i]
+                        go = np.int64((v <= thr) | (missing_left & (v != v)))
+                        drawn = go if unit_weight else go * np.int64(weight[a + i])
+                        rows_left += go
+                        count_left += drawn
+                        ones_left += drawn * np.int64(labels[a + i])
+                    w_left = np.float64(count_left)
+                    left[0] = count_left - ones_left
+                    left[1] = ones_left
+                for i in range(0 if binary_counts else n):
+                    v = values[i]
+                    go = np.int64((v <= thr) | (missing_left & (v != v)))
+                    w = go if unit_weight else go * np.float64(weight[a + i])
+                    w_left += w
+                    rows_left += go
+                    if classification:
+                        left[np.int64(labels[a + i])] += w
+                    else:
+                        sum_left += w * labels[a + i]
+                        pos_left += go & (labels[a + i] > 0.0)
+                if classification:
+                    value = class_threshold_value(f, 0, left, w_left, rows_left, n, stats[slot],
+                                                  w_node, criterion, min_samples_leaf,
+                                                  min_weight_leaf, no_cst, no_bounds)
+                else:
+                    value = regression_threshold_value(f, 0, w_left, sum_left, rows_left,
+                                                       pos_left, pos_total, n, stats[slot],
+                                                       criterion, min_samples_leaf,
+                                                       min_weight_leaf, no_cst, no_bounds)
+                # the lowest children impurity; ties to the lowest feature (select_best_splits)
+                if value < best_value or (value == best_value and value < np.inf
+                                          and f < best_f):
+                    best_f = f
+                    best_value = value
+                    best_t = thr
+                    best_missing = missing_side(n_miss, missing_left, rows_left, n)
+                    values, best_values = best_values, values
+            if best_f < 0:
+                continue
+            improvement = (w_node * impurity - best_value) / tree_weight[t]
+            if improvement + EPSILON < min_impurity_decrease:
+                continue
+            if count + 2 > capacity:
+                count = -1
+                break
+            # move the rows, left child first, both sides in order, adding up the children's
+            # statistics in that order (what _range_stats would add over each child)
+            left_slot = base + count
+            right_slot = left_slot + 1
+            stats[left_slot, :] = 0.0
+            stats[right_slot, :] = 0.0
+            n_left = 0
+            n_right = 0
+            missing_go = best_missing == 0
+            for p in range(a, b):  # branch-free: each row written to both sides
+                v = best_values[p - a]
+                go = np.int64((v <= best_t) | (missing_go & (v != v)))
+                child = right_slot - go
+                w = 1.0 if unit_weight else np.float64(weight[p])
+                row, label = rows[p], labels[p]
+                if classification:
+                    stats[child, np.int64(label)] += w
+                else:
+                    stats[child, 0] += w
+                    stats[child, 1] += w * label
+                    stats[child, 2] += w * regression_target_term(label, criterion)
+                rows[a + n_left] = row
+                labels[a + n_left] = label
+                spare_rows[n_right] = row
+                spare_labels[n_right] = label
+                if not unit_weight:
+                    wp = weight[p]
+                    weight[a + n_left] = wp
+                    spare_weight[n_right] = wp
+                n_left += go
+                n_right += 1 - go
+            for i in range(n_right):
+                rows[a + n_left + i] = spare_rows[i]
+                labels[a + n_left + i] = spare_labels[i]
+                if not unit_weight:
+                    weight[a + n_left + i] = spare_weight[i]
+            feature[slot] = best_f
+            threshold[slot] = best_t
+            missing_branch[slot] = best_missing
+            child_left[slot] = count
+            for child, size in ((left_slot, n_left), (right_slot, n_right)):
+                child_left[child] = -1
+                depth[child] = depth[slot] + 1
+                n_node_samples[child] = size
+            # right pushed first: the left child is grown next
+            stack, top = _push(stack, top, count + 1, a + n_left, b, child_key(key, 1))
+            stack, top = _push(stack, top, count, a, a + n_left, child_key(key, 0))
+            count += 2
+        node_count[t] = count
+
+
+@njit(cache=True)
+def breadth_first_order(child_left):
+    """The nodes of a tree numbered depth first (``child_left``: each node's first child, -1 for
+    a leaf, the second child the next) in level order: root, its children, theirs, ... (the
+    level-wise grower's numbering).  Returns ``order`` (old numbers by new) and ``new_left``
+    (each new node's first child under the new numbers, -1 for a leaf)."""
+    n = child_left.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    new_left = np.full(n, -1, dtype=np.int64)
+    order[0] = 0
+    head = 0
+    tail = 1
+    while head < tail:
+        node = order[head]
+        first = child_left[node]
+        if first >= 0:
+            new_left[head] = tail
+            order[tail] = first
+            order[tail + 1] = first + 1
+            tail += 2
+        head += 1
+    return order, new_left

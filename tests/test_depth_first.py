@@ -1,0 +1,150 @@
+"""Extra trees grown depth first (fasttree.depth_first) are the trees the level-wise grower
+grows: every array, for every rule and weight kind whose sums are exact in any order."""
+
+from collections import deque
+
+import numpy as np
+import pytest
+
+from fasttree import depth_first
+from fasttree.estimators import ExtraTreeClassifier, ExtraTreeRegressor
+from fasttree.grower import TreeGrower
+from fasttree.kernels.depth_first import breadth_first_order
+
+ARRAYS = ("children_left", "children_right", "feature", "threshold", "value", "impurity",
+          "n_node_samples", "weighted_n_node_samples", "depth", "missing_branch")
+
+
+def _data(seed, n=500, m=7, n_classes=2, missing=True, rounded=True):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m)).astype(np.float32)
+    if rounded:  # ties between rows
+        X = np.round(X, 1)
+    if missing:
+        X[rng.random(X.shape) < 0.08] = np.nan
+    signal = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) * np.nan_to_num(X[:, 2])
+    if n_classes is None:  # whole-number targets: sums exact in any order
+        y = np.round(3 * signal + rng.normal(size=n)).astype(np.float64)
+    else:
+        y = np.digitize(signal + rng.normal(size=n), np.linspace(-1, 1, n_classes - 1))
+        y = y.astype(np.int32)
+    counts = rng.poisson(1.0, size=(4, n)).astype(np.uint8)
+    counts[:, 0] = np.maximum(counts[:, 0], 1)  # every tree some row
+    return X, y, counts
+
+
+def _grow(X, y, counts, params, n_classes, seed, weight=None):
+    rngs = [np.random.default_rng(seed + k) for k in range(counts.shape[0])]
+    return TreeGrower(X, y, weight, params, n_classes=n_classes, rng=rngs,
+                      counts=counts).grow_trees()
+
+
+def _assert_same(trees, twins, close=()):
+    assert len(trees) == len(twins)
+    for a, b in zip(trees, twins):
+        for name in ARRAYS:
+            if name in close:
+                np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=1e-12,
+                                           atol=1e-12, err_msg=name)
+            else:
+                np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+CASES = [
+    ("gini", 2, {}),
+    ("entropy", 3, {}),
+    ("gini", 2, {"max_features": 1}),
+    ("entropy", 2, {"max_features": None}),
+    ("gini", 4, {"max_depth": 4, "min_samples_leaf": 3}),
+    ("gini", 2, {"min_samples_split": 9, "min_impurity_decrease": 0.002}),
+    ("entropy", 2, {"min_weight_fraction_leaf": 0.02}),
+    ("squared_error", None, {}),
+    ("poisson", None, {"max_features": 0.5}),
+]
+
+
+@pytest.mark.parametrize("criterion, n_classes, options", CASES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_depth_first_trees_are_the_level_wise_trees(monkeypatch, criterion, n_classes, options,
+                                                   weighted):
+    X, y, counts = _data(3, n_classes=n_classes)
+    if criterion == "poisson":
+        y = np.abs(y)
+    cls = ExtraTreeClassifier if n_classes else ExtraTreeRegressor
+    est = cls(criterion=criterion, **{"max_features": "sqrt", **options})
+    params = est._resolve_params(X.shape[0], X.shape[1], float(counts[0].sum()), True)
+    assert depth_first.serves(params, False, False, False)
+    # whole weights up to 255 move as counts; larger whole weights as float64: exact sums both
+    weight = np.arange(X.shape[0]) % 300 + 1.0 if weighted else None
+    trees = _grow(X, y, counts, params, n_classes, 5, weight)
+    monkeypatch.setattr(depth_first, "serves", lambda *args: False)
+    # Poisson's sums of y log y are not whole: the impurities equal to rounding
+    _assert_same(trees, _grow(X, y, counts, params, n_classes, 5, weight),
+                 close=("impurity",) if criterion == "poisson" else ())
+
+
+def test_unit_weights_and_a_tree_regrown_with_more_slots(monkeypatch):
+    """Every count 1 (no bootstrap): unit weights; a tree that outgrows its first node slots
+    is grown again from its sample, the same tree."""
+    X, y, _ = _data(4, n=800, n_classes=2, missing=False, rounded=False)
+    counts = np.ones((3, X.shape[0]), dtype=np.uint8)
+    params = ExtraTreeClassifier(max_features="sqrt")._resolve_params(
+        X.shape[0], X.shape[1], float(X.shape[0]), False)
+    trees = _grow(X, y, counts, params, 2, 9)
+    monkeypatch.setattr(depth_first, "FIRST_SLOTS_PER_ROW", 0.0)  # 64 slots: too few
+    timings = {}
+    nodes, _ = depth_first.grow_depth_first(X, y, counts, None, params, 2,
+                                            [np.random.default_rng(9 + k) for k in range(3)],
+                                            timings)
+    assert [n["left"].shape[0] for n in nodes] == [t.node_count for t in trees]
+    assert all(t.node_count > 64 for t in trees)
+    _assert_same(_grow(X, y, counts, params, 2, 9), trees)
+    monkeypatch.setattr(depth_first, "serves", lambda *args: False)
+    _assert_same(trees, _grow(X, y, counts, params, 2, 9))
+
+
+def _naive_level_order(child_left):
+    """Breadth-first numbering of a tree given depth first, by a plain queue."""
+    order, queue = [], deque([0])
+    while queue:
+        node = queue.popleft()
+        order.append(node)
+        if child_left[node] >= 0:
+            queue.extend([child_left[node], child_left[node] + 1])
+    new = {old: i for i, old in enumerate(order)}
+    left = [new[child_left[old]] if child_left[old] >= 0 else -1 for old in order]
+    return order, left
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_breadth_first_order_against_a_queue(seed):
+    # a random tree numbered depth first: each split node's children follow as a pair
+    rng = np.random.default_rng(seed)
+    child_left = [-1]
+    stack = [0]
+    while stack and len(child_left) < 200:
+        node = stack.pop()
+        if rng.random() < 0.6:
+            first = len(child_left)
+            child_left[node] = first
+            child_left += [-1, -1]
+            stack += [first + 1, first]
+    child_left = np.array(child_left, dtype=np.int64)
+    order, left = breadth_first_order(child_left)
+    want_order, want_left = _naive_level_order(child_left)
+    assert order.tolist() == want_order
+    assert left.tolist() == want_left
+
+
+def test_what_it_serves():
+    est = ExtraTreeClassifier()
+    params = est._resolve_params(100, 3, 100.0, False)
+    assert depth_first.serves(params, False, False, False)
+    assert not depth_first.serves(params, True, False, False)  # categorical features
+    assert not depth_first.serves(params, False, True, False)  # several outputs
+    assert not depth_first.serves(params, False, False, True)  # monotonicity constraints
+    for other in (ExtraTreeClassifier(max_leaf_nodes=5), ExtraTreeClassifier(missing="fractional"),
+                  ExtraTreeRegressor(criterion="absolute_error"),
+                  ExtraTreeClassifier(splitter="best")):
+        assert not depth_first.serves(other._resolve_params(100, 3, 100.0, False), False,
+                                      False, False)
