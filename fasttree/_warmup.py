@@ -8,7 +8,8 @@ monotonic constraints, the criterion, several outputs, weights, the number of cl
 random splitter, pruning): :data:`KINDS` lists one tiny fit and predict per kind, on data made
 with numpy (the ``table`` kind reads a bundled CSV).  The first ten are those issue 25 measures;
 the next four are what a fit of another common kind still compiled after them, and
-``forest`` what a random forest (its trees grown together on bootstrap counts) compiles.
+``forest`` what a random forest (its trees grown together on bootstrap counts) compiles,
+``extra_trees`` what a forest of extra trees (grown depth first) compiles.
 ``asv_bench/compile_times.py`` times each in a fresh process with an empty cache;
 :func:`fill_cache` runs them all, in several processes at once when asked, so that later
 processes only load the cache.
@@ -125,6 +126,13 @@ def _forest(X, y):
                                                        oob_score=True, random_state=0), X, y)
 
 
+def _extra_trees(X, y):
+    from . import ExtraTreesClassifier
+
+    return _fit_predict(lambda: ExtraTreesClassifier(n_estimators=3, max_depth=6,
+                                                     random_state=0), X, y)
+
+
 def _c45(X, y):
     from . import C45Classifier
 
@@ -163,6 +171,8 @@ KINDS = (
          _numeric_classification, _classifier(ccp_alpha=0.005)),
     Kind("forest", "RandomForestClassifier: three trees on bootstrap counts grown together, "
                    "out-of-bag score, two classes", _numeric_classification, _forest),
+    Kind("extra_trees", "ExtraTreesClassifier: three trees grown depth first, two classes",
+         _numeric_classification, _extra_trees),
 )
 KIND_NAMES = tuple(kind.name for kind in KINDS)
 _BY_NAME = {kind.name: kind for kind in KINDS}
@@ -268,7 +278,7 @@ def _large_node_paths():
 _COST = {"classifier": 19.3, "regressor": 9.8, "table": 42.1, "sparse": 47.6, "hist": 26.1,
          "c45": 15.4, "monotonic": 15.4, "absolute_error": 9.8, "several_outputs": 19.4,
          "class_weight": 4.7, "multiclass": 3.2, "poisson": 7.5, "extra_tree": 3.6,
-         "ccp_alpha": 1.7, "forest": 8.5}
+         "ccp_alpha": 1.7, "forest": 8.5, "extra_trees": 8.0}
 
 
 def default_jobs():

@@ -158,8 +158,24 @@ def grow_random_trees(
     Parallel over trees; each tree is grown by one thread, so the result does not depend on the
     number of threads.
     """
-    n_features = X.shape[1]
     n_trees = tree_offsets.shape[0] - 1
+    for t in prange(n_trees):  # the tree in a function of its own: a small parallel loop
+        node_count[t] = _grow_tree(
+            t, X, X_t, rows, labels, weight, counts_weight, tree_offsets, root_key, tree_weight,
+            n_classes, criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
+            min_weight_leaf, min_impurity_decrease, node_offsets, child_left, feature,
+            threshold, missing_branch, depth, n_node_samples, stats)
+
+
+@njit(cache=True)
+def _grow_tree(
+    t, X, X_t, rows, labels, weight, counts_weight, tree_offsets, root_key, tree_weight,
+    n_classes, criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
+    min_weight_leaf, min_impurity_decrease, node_offsets, child_left, feature, threshold,
+    missing_branch, depth, n_node_samples, stats,
+):
+    """Tree ``t`` of :func:`grow_random_trees`; returns its node count (-1: too few slots)."""
+    n_features = X.shape[1]
     select = max_features < n_features
     unit_weight = weight.shape[0] == 0
     classification = n_classes > 0
@@ -167,169 +183,168 @@ def grow_random_trees(
     binary_counts = n_classes == 2 and (unit_weight or counts_weight)
     no_cst = np.empty(0, dtype=np.int8)
     no_bounds = np.empty((0, 2))
-    for t in prange(n_trees):
-        base = node_offsets[t]
-        capacity = node_offsets[t + 1] - base
-        a0 = tree_offsets[t]
-        b0 = tree_offsets[t + 1]
-        values = np.empty(b0 - a0, dtype=np.float32)
-        best_values = np.empty(b0 - a0, dtype=np.float32)  # the best feature's so far
-        spare_rows = np.empty(b0 - a0, dtype=rows.dtype)
-        spare_labels = np.empty(b0 - a0, dtype=labels.dtype)
-        spare_weight = np.empty(0 if unit_weight else b0 - a0, dtype=weight.dtype)
-        left = np.empty(max(n_classes, 1))
-        order_key = np.empty(n_features)
-        taken = np.empty(n_features, dtype=np.uint8)
-        stack = np.empty((64, 4), dtype=np.uint64)
-        _range_stats(labels, weight, a0, b0, n_classes, criterion, stats[base])
-        child_left[base] = -1
-        depth[base] = 0
-        n_node_samples[base] = b0 - a0
-        count = 1
-        stack, top = _push(stack, 0, 0, a0, b0, root_key[t])
-        while top > 0:
-            top -= 1
-            node = np.int64(stack[top, 0])
-            a = np.int64(stack[top, 1])
-            b = np.int64(stack[top, 2])
-            key = stack[top, 3]
-            slot = base + node
-            n = b - a
-            w_node, impurity = row_impurity(stats[slot], criterion, 0.0)
-            if not (depth[slot] < max_depth and n >= min_samples_split
-                    and n >= 2 * min_samples_leaf and w_node >= 2.0 * min_weight_leaf
-                    and impurity > EPSILON):
+    base = node_offsets[t]
+    capacity = node_offsets[t + 1] - base
+    a0 = tree_offsets[t]
+    b0 = tree_offsets[t + 1]
+    values = np.empty(b0 - a0, dtype=np.float32)
+    best_values = np.empty(b0 - a0, dtype=np.float32)  # the best feature's so far
+    spare_rows = np.empty(b0 - a0, dtype=rows.dtype)
+    spare_labels = np.empty(b0 - a0, dtype=labels.dtype)
+    spare_weight = np.empty(0 if unit_weight else b0 - a0, dtype=weight.dtype)
+    left = np.empty(max(n_classes, 1))
+    order_key = np.empty(n_features)
+    taken = np.empty(n_features, dtype=np.uint8)
+    stack = np.empty((64, 4), dtype=np.uint64)
+    _range_stats(labels, weight, a0, b0, n_classes, criterion, stats[base])
+    child_left[base] = -1
+    depth[base] = 0
+    n_node_samples[base] = b0 - a0
+    count = 1
+    stack, top = _push(stack, 0, 0, a0, b0, root_key[t])
+    while top > 0:
+        top -= 1
+        node = np.int64(stack[top, 0])
+        a = np.int64(stack[top, 1])
+        b = np.int64(stack[top, 2])
+        key = stack[top, 3]
+        slot = base + node
+        n = b - a
+        w_node, impurity = row_impurity(stats[slot], criterion, 0.0)
+        if not (depth[slot] < max_depth and n >= min_samples_split
+                and n >= 2 * min_samples_leaf and w_node >= 2.0 * min_weight_leaf
+                and impurity > EPSILON):
+            continue
+        if select:  # the first max_features non-constant features in draw order
+            for f in range(n_features):
+                order_key[f] = order_draw(key, f)
+            taken[:] = 0
+        pos_total = 0
+        if not classification and criterion == CRITERION_POISSON:
+            for p in range(a, b):
+                pos_total += labels[p] > 0.0
+        best_f = -1
+        best_value = np.inf
+        best_t = 0.0
+        best_missing = 0
+        found = 0
+        for j in range(n_features):
+            if select and found == max_features:
+                break
+            f = _next_drawn(order_key, taken, n_features) if select else j
+            lo, hi, n_miss = _gather(X, X_t, f, rows, a, values[:n])
+            if select:
+                if n_miss == 0 and _same_value(lo, hi):
+                    continue  # constant in the node (ExactSplitter.non_constant)
+                found += 1
+            thr = threshold_between(lo, hi, n - n_miss, n_miss, threshold_draw(key, f))
+            if thr != thr:
                 continue
-            if select:  # the first max_features non-constant features in draw order
-                for f in range(n_features):
-                    order_key[f] = order_draw(key, f)
-                taken[:] = 0
-            pos_total = 0
-            if not classification and criterion == CRITERION_POISSON:
-                for p in range(a, b):
-                    pos_total += labels[p] > 0.0
-            best_f = -1
-            best_value = np.inf
-            best_t = 0.0
-            best_missing = 0
-            found = 0
-            for j in range(n_features):
-                if select and found == max_features:
-                    break
-                f = _next_drawn(order_key, taken, n_features) if select else j
-                lo, hi, n_miss = _gather(X, X_t, f, rows, a, values[:n])
-                if select:
-                    if n_miss == 0 and _same_value(lo, hi):
-                        continue  # constant in the node (ExactSplitter.non_constant)
-                    found += 1
-                thr = threshold_between(lo, hi, n - n_miss, n_miss, threshold_draw(key, f))
-                if thr != thr:
-                    continue
-                missing_left = n_miss > 0 and coin_draw(key, f) == 1
-                left[:] = 0.0
-                w_left = 0.0
-                sum_left = 0.0
-                rows_left = 0
-                pos_left = 0
-                # branch-free: whether a row goes left is a coin flip to the branch predictor
-                if binary_counts:  # integer sums the compiler vectorizes
-                    count_left = 0
-                    ones_left = 0
-                    for i in range(n):
-                        v = values[i]
-                        go = np.int64((v <= thr) | (missing_left & (v != v)))
-                        drawn = go if unit_weight else go * np.int64(weight[a + i])
-                        rows_left += go
-                        count_left += drawn
-                        ones_left += drawn * np.int64(labels[a + i])
-                    w_left = np.float64(count_left)
-                    left[0] = count_left - ones_left
-                    left[1] = ones_left
-                for i in range(0 if binary_counts else n):
+            missing_left = n_miss > 0 and coin_draw(key, f) == 1
+            left[:] = 0.0
+            w_left = 0.0
+            sum_left = 0.0
+            rows_left = 0
+            pos_left = 0
+            # branch-free: whether a row goes left is a coin flip to the branch predictor
+            if binary_counts:  # integer sums the compiler vectorizes
+                count_left = 0
+                ones_left = 0
+                for i in range(n):
                     v = values[i]
                     go = np.int64((v <= thr) | (missing_left & (v != v)))
-                    w = go if unit_weight else go * np.float64(weight[a + i])
-                    w_left += w
+                    drawn = go if unit_weight else go * np.int64(weight[a + i])
                     rows_left += go
-                    if classification:
-                        left[np.int64(labels[a + i])] += w
-                    else:
-                        sum_left += w * labels[a + i]
-                        pos_left += go & (labels[a + i] > 0.0)
+                    count_left += drawn
+                    ones_left += drawn * np.int64(labels[a + i])
+                w_left = np.float64(count_left)
+                left[0] = count_left - ones_left
+                left[1] = ones_left
+            for i in range(0 if binary_counts else n):
+                v = values[i]
+                go = np.int64((v <= thr) | (missing_left & (v != v)))
+                w = go if unit_weight else go * np.float64(weight[a + i])
+                w_left += w
+                rows_left += go
                 if classification:
-                    value = class_threshold_value(f, 0, left, w_left, rows_left, n, stats[slot],
-                                                  w_node, criterion, min_samples_leaf,
-                                                  min_weight_leaf, no_cst, no_bounds)
+                    left[np.int64(labels[a + i])] += w
                 else:
-                    value = regression_threshold_value(f, 0, w_left, sum_left, rows_left,
-                                                       pos_left, pos_total, n, stats[slot],
-                                                       criterion, min_samples_leaf,
-                                                       min_weight_leaf, no_cst, no_bounds)
-                # the lowest children impurity; ties to the lowest feature (select_best_splits)
-                if value < best_value or (value == best_value and value < np.inf
-                                          and f < best_f):
-                    best_f = f
-                    best_value = value
-                    best_t = thr
-                    best_missing = missing_side(n_miss, missing_left, rows_left, n)
-                    values, best_values = best_values, values
-            if best_f < 0:
-                continue
-            improvement = (w_node * impurity - best_value) / tree_weight[t]
-            if improvement + EPSILON < min_impurity_decrease:
-                continue
-            if count + 2 > capacity:
-                count = -1
-                break
-            # move the rows, left child first, both sides in order, adding up the children's
-            # statistics in that order (what _range_stats would add over each child)
-            left_slot = base + count
-            right_slot = left_slot + 1
-            stats[left_slot, :] = 0.0
-            stats[right_slot, :] = 0.0
-            n_left = 0
-            n_right = 0
-            missing_go = best_missing == 0
-            for p in range(a, b):  # branch-free: each row written to both sides
-                v = best_values[p - a]
-                go = np.int64((v <= best_t) | (missing_go & (v != v)))
-                child = right_slot - go
-                w = 1.0 if unit_weight else np.float64(weight[p])
-                row, label = rows[p], labels[p]
-                if classification:
-                    stats[child, np.int64(label)] += w
-                else:
-                    stats[child, 0] += w
-                    stats[child, 1] += w * label
-                    stats[child, 2] += w * regression_target_term(label, criterion)
-                rows[a + n_left] = row
-                labels[a + n_left] = label
-                spare_rows[n_right] = row
-                spare_labels[n_right] = label
-                if not unit_weight:
-                    wp = weight[p]
-                    weight[a + n_left] = wp
-                    spare_weight[n_right] = wp
-                n_left += go
-                n_right += 1 - go
-            for i in range(n_right):
-                rows[a + n_left + i] = spare_rows[i]
-                labels[a + n_left + i] = spare_labels[i]
-                if not unit_weight:
-                    weight[a + n_left + i] = spare_weight[i]
-            feature[slot] = best_f
-            threshold[slot] = best_t
-            missing_branch[slot] = best_missing
-            child_left[slot] = count
-            for child, size in ((left_slot, n_left), (right_slot, n_right)):
-                child_left[child] = -1
-                depth[child] = depth[slot] + 1
-                n_node_samples[child] = size
-            # right pushed first: the left child is grown next
-            stack, top = _push(stack, top, count + 1, a + n_left, b, child_key(key, 1))
-            stack, top = _push(stack, top, count, a, a + n_left, child_key(key, 0))
-            count += 2
-        node_count[t] = count
+                    sum_left += w * labels[a + i]
+                    pos_left += go & (labels[a + i] > 0.0)
+            if classification:
+                value = class_threshold_value(f, 0, left, w_left, rows_left, n, stats[slot],
+                                              w_node, criterion, min_samples_leaf,
+                                              min_weight_leaf, no_cst, no_bounds)
+            else:
+                value = regression_threshold_value(f, 0, w_left, sum_left, rows_left,
+                                                   pos_left, pos_total, n, stats[slot],
+                                                   criterion, min_samples_leaf,
+                                                   min_weight_leaf, no_cst, no_bounds)
+            # the lowest children impurity; ties to the lowest feature (select_best_splits)
+            if value < best_value or (value == best_value and value < np.inf
+                                      and f < best_f):
+                best_f = f
+                best_value = value
+                best_t = thr
+                best_missing = missing_side(n_miss, missing_left, rows_left, n)
+                values, best_values = best_values, values
+        if best_f < 0:
+            continue
+        improvement = (w_node * impurity - best_value) / tree_weight[t]
+        if improvement + EPSILON < min_impurity_decrease:
+            continue
+        if count + 2 > capacity:
+            count = -1
+            break
+        # move the rows, left child first, both sides in order, adding up the children's
+        # statistics in that order (what _range_stats would add over each child)
+        left_slot = base + count
+        right_slot = left_slot + 1
+        stats[left_slot, :] = 0.0
+        stats[right_slot, :] = 0.0
+        n_left = 0
+        n_right = 0
+        missing_go = best_missing == 0
+        for p in range(a, b):  # branch-free: each row written to both sides
+            v = best_values[p - a]
+            go = np.int64((v <= best_t) | (missing_go & (v != v)))
+            child = right_slot - go
+            w = 1.0 if unit_weight else np.float64(weight[p])
+            row, label = rows[p], labels[p]
+            if classification:
+                stats[child, np.int64(label)] += w
+            else:
+                stats[child, 0] += w
+                stats[child, 1] += w * label
+                stats[child, 2] += w * regression_target_term(label, criterion)
+            rows[a + n_left] = row
+            labels[a + n_left] = label
+            spare_rows[n_right] = row
+            spare_labels[n_right] = label
+            if not unit_weight:
+                wp = weight[p]
+                weight[a + n_left] = wp
+                spare_weight[n_right] = wp
+            n_left += go
+            n_right += 1 - go
+        for i in range(n_right):
+            rows[a + n_left + i] = spare_rows[i]
+            labels[a + n_left + i] = spare_labels[i]
+            if not unit_weight:
+                weight[a + n_left + i] = spare_weight[i]
+        feature[slot] = best_f
+        threshold[slot] = best_t
+        missing_branch[slot] = best_missing
+        child_left[slot] = count
+        for child, size in ((left_slot, n_left), (right_slot, n_right)):
+            child_left[child] = -1
+            depth[child] = depth[slot] + 1
+            n_node_samples[child] = size
+        # right pushed first: the left child is grown next
+        stack, top = _push(stack, top, count + 1, a + n_left, b, child_key(key, 1))
+        stack, top = _push(stack, top, count, a, a + n_left, child_key(key, 0))
+        count += 2
+    return count
 
 
 @njit(cache=True)
