@@ -460,9 +460,10 @@ class TreeGrower:
     def grow_trees(self):
         """Grow every tree of the splitter's layout at once; a list of
         :class:`~fasttree.tree.Tree`, in the order of its ``tree_offsets``."""
-        if self.counts is not None and depth_first.serves(
-                self.params, self.any_categorical, self.multi_output is not None,
-                self.monotonic_cst is not None):
+        dense = self.splitter is None and not is_sparse(self.X)
+        if dense and depth_first.serves(self.params, self.any_categorical,
+                                        self.multi_output is not None,
+                                        self.monotonic_cst is not None):
             return self._grow_depth_first()
         t_total = time.perf_counter()
         self._n_threads = numba.get_num_threads()  # the fit's (numba_threads), restored after
@@ -513,10 +514,12 @@ class TreeGrower:
         return trees
 
     def _grow_depth_first(self):
-        """Every tree of ``counts`` grown depth first, one per thread (:mod:`fasttree.
-        depth_first`): the trees level-wise growth grows, without its cost per level."""
+        """Every tree of ``counts`` (or the one tree of every row) grown depth first, one per
+        thread (:mod:`fasttree.depth_first`): the trees level-wise growth grows, without its
+        cost per level."""
         t_total = time.perf_counter()
-        counts = check_counts(self.counts, self.X.shape[0], self.sample_weight)
+        counts = (np.ones((1, self.X.shape[0]), dtype=np.uint8) if self.counts is None
+                  else check_counts(self.counts, self.X.shape[0], self.sample_weight))
         n_trees = counts.shape[0]
         if len(self._rngs) != n_trees or None in self._rngs:
             raise ValueError(f"rng needs one generator per tree ({n_trees})")

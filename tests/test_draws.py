@@ -94,8 +94,10 @@ def test_best_first_growth_draws_what_level_wise_growth_draws(cls, params):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(400, 6)).astype(np.float32)
     X[rng.random(X.shape) < 0.05] = np.nan
+    # whole-number targets: level-wise growth grows extra trees depth first, adding a node's
+    # rows in another order than best-first growth on the presorted layout; exact either way
     y = (X[:, 0] + rng.normal(size=400) > 0).astype(int) if cls._estimator_type == "classifier" \
-        else np.nan_to_num(X[:, 1]) + rng.normal(size=400)
+        else np.round(3 * np.nan_to_num(X[:, 1]) + rng.normal(size=400))
     level = cls(random_state=5, **params).fit(X, y)
     best = cls(random_state=5, max_leaf_nodes=10_000, **params).fit(X, y)
     assert level.tree_.node_count == best.tree_.node_count

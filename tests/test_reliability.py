@@ -206,7 +206,9 @@ RELABEL_CASES = {
     "entropy": ("classifier", dict(criterion="entropy", max_depth=8), {}),
     "weighted gini": ("classifier", dict(max_depth=8), {"weights": True}),
     "best-first": ("classifier", dict(max_leaf_nodes=40), {}),
-    "random thresholds": ("classifier", dict(splitter="random", random_state=0, max_depth=9), {}),
+    # random thresholds of numeric features alone grow depth first, without this layout
+    "random thresholds": ("classifier", dict(splitter="random", random_state=0, max_depth=9,
+                                             categorical_features=[5]), {}),
     "categorical, missing": ("classifier", dict(categorical_features=[5], max_depth=7,
                                                  missing="learn"), {"nan": True}),
     "squared error": ("regressor", dict(max_depth=8), {"weights": True}),

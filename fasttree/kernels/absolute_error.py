@@ -361,7 +361,7 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
     best /= n_outputs
     if random:
         rows_left = best_p + 1 + (n_miss if missing_left else 0)
-        _store_random_split(f, s, best, node_error, w_total, w_best, t, rows_left, n_node,
+        _store_random_split(f, s, best, node_error, w_total, t, rows_left, n_node,
                             n_miss, missing_left, children_impurity, gain, split_info, threshold,
                             n_left, n_branches, missing_branch, n_missing, n_candidates)
     else:

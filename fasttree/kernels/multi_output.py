@@ -217,7 +217,7 @@ def find_splits_multioutput(
                 continue
             if random:
                 rows_left = best_p + 1 + (n_miss if missing_left else 0)
-                _store_random_split(f, s, best, seg_weighted_impurity[s], w_total, w_best, t,
+                _store_random_split(f, s, best, seg_weighted_impurity[s], w_total, t,
                                     rows_left, n_node, n_miss, missing_left, children_impurity,
                                     gain, split_info, threshold, n_left, n_branches,
                                     missing_branch, n_missing, n_candidates)

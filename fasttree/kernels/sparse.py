@@ -1449,7 +1449,7 @@ def find_splits_sparse_generic(
                 if best_p < 0 or best == np.inf:
                     continue
                 if random:
-                    _store_random_split(f, s, best, seg_weighted_impurity[s], w_total, best_w,
+                    _store_random_split(f, s, best, seg_weighted_impurity[s], w_total,
                                         t, best_p + 1, n_node, 0, False, children_impurity,
                                         gain, split_info, threshold, n_left, n_branches,
                                         missing_branch, n_missing, n_candidates)
