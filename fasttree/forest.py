@@ -281,12 +281,14 @@ class _BaseForest(_TableInput, BaseEstimator):
             template._resolve_params(n_samples, n_features, float(n_samples), False),
             bool(template._n_categories().any()), offsets is not None,
             monotonic_cst is not None and bool(np.any(monotonic_cst)))
-        if grows_depth_first:  # each tree on one thread: a batch keeps every thread busy
+        if grows_depth_first:
             bytes_per_row = depth_first.bytes_per_row(bool(n_classes))
-            min_trees = numba.get_num_threads()
+            # each tree on one thread: a batch holds a multiple of the threads, each thread
+            # then grows as many trees
+            batch_multiple = numba.get_num_threads()
         else:
             bytes_per_row = ExactSplitter.bytes_per_row(n_features, bool(n_classes))
-            min_trees = 1
+            batch_multiple = 1
         # rows of all the trees of a batch
         per_batch = max(1, max(LAYOUT_BUDGET, X.nbytes) // bytes_per_row)
         timings = {}
@@ -302,7 +304,8 @@ class _BaseForest(_TableInput, BaseEstimator):
                 tree_weight = _balanced_subsample(codes, drawn) if subsample else None
             batch.append((seed, counts, tree_weight))
             rows = sum(int(np.count_nonzero(c)) for _, c, _ in batch)
-            if (rows >= per_batch and len(batch) >= min_trees) or i == len(seeds) - 1:
+            full = rows >= per_batch and len(batch) % batch_multiple == 0
+            if full or i == len(seeds) - 1:
                 if self.verbose > 1:
                     print(f"building trees {i + 2 - len(batch)} to {i + 1} of {len(seeds)}")
                 self._grow_batch(template, X, targets, n_classes, multi_output, monotonic_cst,
