@@ -307,7 +307,7 @@ class ExactSplitter:
         Tree ``k`` sees each row as often as ``counts[k]`` says: rows drawn several times weigh
         that many times as much (scikit-learn's bootstrap), rows drawn none are not in its
         block at all.  Grown by :class:`~fasttree.grower.TreeGrower` (one generator per tree in
-        ``rng`` and in ``random_thresholds``), tree ``k`` is the tree grown alone on the rows
+        ``rng``: each root's key), tree ``k`` is the tree grown alone on the rows
         ``counts[k] > 0`` in order with weights ``counts[k]`` (times ``sample_weight``).
 
         Parameters
