@@ -285,8 +285,9 @@ class _DaskTree:
         _wait_alive(client, addresses, lambda t: wait(parts, timeout=t), timeout,
                     "placing the columns")
         target = y if n_classes is None else y.astype(label_dtype(n_classes))
+        # keys of their own, as the columns' (sample_weight None alone was one key for all fits)
         shared = client.scatter([target, sample_weight, X.rows], workers=addresses,
-                                broadcast=True)
+                                broadcast=True, hash=False)
         self._futures += shared
         settings = {"n_classes": n_classes, "criterion_code": params.criterion_code,
                     "min_samples_leaf": params.min_samples_leaf,
@@ -315,7 +316,10 @@ class _DaskTree:
     def _place_columns(self, client, data, blocks, addresses):
         """Futures of the column blocks (all rows each), the ``j``-th meant for worker ``j``."""
         if not _is_dask(data):
-            parts = [client.scatter(np.ascontiguousarray(data[:, lo:hi]), workers=[address])
+            # keys of their own (hash=False): a key named after the content is shared by every
+            # fit of the same data, and one fit releasing it loses it under another
+            parts = [client.scatter(np.ascontiguousarray(data[:, lo:hi]), workers=[address],
+                                    hash=False)
                      for lo, hi, address in zip(blocks[:-1], blocks[1:], addresses)]
         else:
             widths = tuple(int(w) for w in np.diff(blocks))
