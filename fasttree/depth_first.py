@@ -15,7 +15,7 @@ from ._dtypes import label_dtype
 from .kernels import node_impurity
 from .kernels.depth_first import breadth_first_order, grow_random_trees
 from .kernels.draws import root_key
-from .splitter import small_counts
+from .splitter import drawn_weights, small_counts
 
 #: the node slots given a classification tree of ``n`` rows at first: full-depth extra trees
 #: grew 0.32 nodes per row (800,000 x 20, ``make_classification``); a tree needing more is
@@ -45,14 +45,8 @@ def _layout(y, counts, sample_weight, n_classes):
     """Tree after tree, each tree's rows in order: row ids, targets and weights by position
     (None: every weight 1), where each tree's block starts, and each root's weight."""
     in_sample = counts > 0
-    tree, rows = np.nonzero(in_sample)  # tree-major, rows in order
-    weight = counts[tree, rows].astype(np.float64)
-    if sample_weight is not None and sample_weight.shape == counts.shape:
-        weight *= sample_weight[tree, rows]
-    elif sample_weight is not None:
-        weight *= sample_weight[rows]
-    elif np.all(weight == 1.0):
-        weight = None
+    rows = np.nonzero(in_sample)[1]  # tree-major, rows in order
+    weight = drawn_weights(counts, sample_weight)
     tree_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(in_sample.sum(axis=1), out=tree_offsets[1:])
     bounds = zip(tree_offsets[:-1], tree_offsets[1:])

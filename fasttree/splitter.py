@@ -81,6 +81,21 @@ def check_counts(counts, n_samples, sample_weight):
     return counts
 
 
+def drawn_weights(counts, sample_weight):
+    """The weight of every drawn row, tree after tree, each tree's rows in order: its count
+    times ``sample_weight`` (of shape (n_samples,) or that of ``counts``); None when every one
+    is 1."""
+    in_sample = counts > 0
+    weight = counts[in_sample].astype(np.float64)
+    if sample_weight is not None and sample_weight.shape == counts.shape:
+        weight *= sample_weight[in_sample]
+    elif sample_weight is not None:
+        weight *= sample_weight[np.nonzero(in_sample)[1]]
+    elif np.all(weight == 1.0):
+        weight = None
+    return weight
+
+
 def small_counts(sample_weight):
     """``sample_weight`` as uint8 counts when every weight is a whole number from 0 to 255 (a
     bootstrap's counts, say): the classification search then counts in integers; else None
@@ -335,13 +350,7 @@ class ExactSplitter:
         timings = {}
         t0 = time.perf_counter()
         tree_x, tree_idx, origin, tree_offsets = presort_samples(X, in_sample)
-        weight = counts[in_sample].astype(np.float64)  # tree-major, rows in order: by new id
-        if sample_weight is not None and sample_weight.shape == counts.shape:
-            weight *= sample_weight[in_sample]
-        elif sample_weight is not None:
-            weight *= sample_weight[origin]
-        elif np.all(weight == 1.0):
-            weight = None
+        weight = drawn_weights(counts, sample_weight)  # by new id
         n_classes = kwargs["n_classes"]
         if kwargs.get("multi_output") is not None:
             Y, offsets = kwargs.pop("multi_output")
