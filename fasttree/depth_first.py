@@ -1,5 +1,4 @@
-"""Forests of extra trees grown depth first, one tree per thread
-(:mod:`fasttree.kernels.depth_first`).
+"""Forests grown depth first, one tree per thread (:mod:`fasttree.kernels.depth_first`).
 
 :func:`grow_depth_first` takes what :class:`~fasttree.grower.TreeGrower` takes for several trees
 (``X``, the targets, each tree's counts and weights, the stopping rules, one generator per tree)
@@ -12,8 +11,8 @@ import time
 import numpy as np
 
 from ._dtypes import label_dtype
-from .kernels import node_impurity
-from .kernels.depth_first import breadth_first_order, grow_random_trees
+from .kernels import node_impurity, xlog2x_table
+from .kernels.depth_first import breadth_first_order, grow_best_trees, grow_random_trees
 from .kernels.draws import root_key
 from .splitter import drawn_weights, small_counts
 
@@ -23,13 +22,20 @@ from .splitter import drawn_weights, small_counts
 FIRST_SLOTS_PER_ROW = 0.5
 
 
-def serves(params, any_categorical, several_outputs, monotonic):
-    """Whether :func:`grow_depth_first` grows trees of these parameters: random thresholds of
-    numeric features, one output, gini, entropy, squared error or Poisson, level-wise rules (no
-    ``max_leaf_nodes``), no constraints, missing values learned."""
-    return (params.splitter == "random" and not any_categorical and not several_outputs
-            and not monotonic and params.max_leaf_nodes is None and params.missing == "learn"
-            and params.criterion in ("gini", "entropy", "log_loss", "squared_error", "poisson"))
+def serves(params, any_categorical, several_outputs, monotonic, classification, forest):
+    """Whether :func:`grow_depth_first` grows trees of these parameters: numeric features, one
+    output, level-wise rules (no ``max_leaf_nodes``), no constraints, missing values learned;
+    random thresholds with gini, entropy, squared error or Poisson, or the best thresholds of a
+    forest's classification trees (gini or entropy).  A single tree of the best thresholds keeps
+    the presorted layout, whose levels use every thread."""
+    if (any_categorical or several_outputs or monotonic or params.max_leaf_nodes is not None
+            or params.missing != "learn"):
+        return False
+    if params.splitter == "random":
+        return params.criterion in ("gini", "entropy", "log_loss", "squared_error", "poisson")
+    return (params.splitter == "best" and forest and classification
+            and params.criterion in ("gini", "entropy", "log_loss")
+            and params.min_branch_fraction == 0.0)
 
 
 def bytes_per_row(classification):
@@ -136,14 +142,22 @@ def _grow(X, X_t, rows, labels, weight, tree_offsets, keys, tree_weights, n_clas
     stats = np.empty((n_slots, width))
     node_count = np.zeros(which.size, dtype=np.int64)
     p = params
-    grow_random_trees(
-        X, X_t, rows[positions], labels[positions],
-        weight[positions] if weight.shape[0] else weight, weight.dtype == np.uint8, offsets,
-        keys[which],
-        tree_weights[which], n_classes or 0, p.criterion_code, p.max_features, p.max_depth,
-        p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf, p.min_impurity_decrease,
-        node_offsets, child_left, feature, threshold, missing_branch, depth, n_node_samples,
-        stats, node_count)
+    layout = (X, X_t, rows[positions], labels[positions],
+              weight[positions] if weight.shape[0] else weight)
+    rules = (p.criterion_code, p.max_features, p.max_depth, p.min_samples_split,
+             p.min_samples_leaf, p.min_weight_leaf, p.min_impurity_decrease)
+    nodes = (node_offsets, child_left, feature, threshold, missing_branch, depth, n_node_samples,
+             stats, node_count)
+    if p.splitter == "best":
+        # whole weights: c log2 c of every count a node can hold (its rows, or their draws)
+        whole = weight.shape[0] == 0 or weight.dtype == np.uint8
+        table = (xlog2x_table(max(int(np.max(np.diff(offsets))),
+                                  int(np.max(tree_weights[which])))) if whole else np.empty(0))
+        grow_best_trees(*layout, offsets, keys[which], tree_weights[which], *rules, table,
+                        *nodes)
+    else:
+        grow_random_trees(*layout, weight.dtype == np.uint8, offsets, keys[which],
+                          tree_weights[which], n_classes or 0, *rules, *nodes)
     grown = []
     for j in range(which.size):
         if node_count[j] < 0:

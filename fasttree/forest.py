@@ -280,7 +280,7 @@ class _BaseForest(_TableInput, BaseEstimator):
         grows_depth_first = depth_first.serves(
             template._resolve_params(n_samples, n_features, float(n_samples), False),
             bool(template._n_categories().any()), offsets is not None,
-            monotonic_cst is not None and bool(np.any(monotonic_cst)))
+            monotonic_cst is not None and bool(np.any(monotonic_cst)), bool(n_classes), True)
         if grows_depth_first:
             bytes_per_row = depth_first.bytes_per_row(bool(n_classes))
             # each tree on one thread: a batch holds a multiple of the threads, each thread

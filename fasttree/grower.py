@@ -463,7 +463,8 @@ class TreeGrower:
         dense = self.splitter is None and not is_sparse(self.X)
         if dense and depth_first.serves(self.params, self.any_categorical,
                                         self.multi_output is not None,
-                                        self.monotonic_cst is not None):
+                                        self.monotonic_cst is not None,
+                                        self.n_classes is not None, self.counts is not None):
             return self._grow_depth_first()
         t_total = time.perf_counter()
         self._n_threads = numba.get_num_threads()  # the fit's (numba_threads), restored after

@@ -1,5 +1,6 @@
-"""Extra trees grown depth first (fasttree.depth_first) are the trees the level-wise grower
-grows: every array, for every rule and weight kind whose sums are exact in any order."""
+"""Trees grown depth first (fasttree.depth_first: a forest's extra trees, random thresholds, and
+its random-forest trees, best thresholds) are the trees the level-wise grower grows: every
+array, for every rule and weight kind whose sums are exact in any order."""
 
 from collections import deque
 
@@ -7,7 +8,11 @@ import numpy as np
 import pytest
 
 from fasttree import depth_first
-from fasttree.estimators import ExtraTreeClassifier, ExtraTreeRegressor
+from fasttree.estimators import (
+    DecisionTreeClassifier,
+    ExtraTreeClassifier,
+    ExtraTreeRegressor,
+)
 from fasttree.grower import TreeGrower
 from fasttree.kernels.depth_first import breadth_first_order
 
@@ -63,17 +68,19 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("criterion, n_classes, options", CASES)
+@pytest.mark.parametrize("splitter, criterion, n_classes, options",
+                         [("random", *case) for case in CASES]
+                         + [("best", *case) for case in CASES if case[1]])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_depth_first_trees_are_the_level_wise_trees(monkeypatch, criterion, n_classes, options,
-                                                   weighted):
+def test_depth_first_trees_are_the_level_wise_trees(monkeypatch, splitter, criterion, n_classes,
+                                                   options, weighted):
     X, y, counts = _data(3, n_classes=n_classes)
     if criterion == "poisson":
         y = np.abs(y)
     cls = ExtraTreeClassifier if n_classes else ExtraTreeRegressor
-    est = cls(criterion=criterion, **{"max_features": "sqrt", **options})
+    est = cls(criterion=criterion, splitter=splitter, **{"max_features": "sqrt", **options})
     params = est._resolve_params(X.shape[0], X.shape[1], float(counts[0].sum()), True)
-    assert depth_first.serves(params, False, False, False)
+    assert depth_first.serves(params, False, False, False, n_classes is not None, True)
     # whole weights up to 255 move as counts; larger whole weights as float64: exact sums both
     weight = np.arange(X.shape[0]) % 300 + 1.0 if weighted else None
     trees = _grow(X, y, counts, params, n_classes, 5, weight)
@@ -136,15 +143,38 @@ def test_breadth_first_order_against_a_queue(seed):
     assert left.tolist() == want_left
 
 
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_best_thresholds_of_large_nodes(monkeypatch, criterion):
+    """Nodes of thousands of rows (the radix sort's passes, not the insertion sort of small
+    ones), whole values with many ties and missing values, every count 1 and bootstrap counts:
+    the level-wise trees."""
+    X, y, counts = _data(6, n=6000, m=5, n_classes=3)
+    X[:, 3] = np.round(X[:, 3] * 1000)  # values of every magnitude sign and exponent
+    counts[1] = 1
+    params = DecisionTreeClassifier(criterion=criterion, max_features=3)._resolve_params(
+        X.shape[0], X.shape[1], float(counts[0].sum()), True)
+    trees = _grow(X, y, counts, params, 3, 2)
+    assert all(t.max_depth > 8 for t in trees)
+    monkeypatch.setattr(depth_first, "serves", lambda *args: False)
+    _assert_same(trees, _grow(X, y, counts, params, 3, 2))
+
+
 def test_what_it_serves():
     est = ExtraTreeClassifier()
     params = est._resolve_params(100, 3, 100.0, False)
-    assert depth_first.serves(params, False, False, False)
-    assert not depth_first.serves(params, True, False, False)  # categorical features
-    assert not depth_first.serves(params, False, True, False)  # several outputs
-    assert not depth_first.serves(params, False, False, True)  # monotonicity constraints
+    assert depth_first.serves(params, False, False, False, True, False)
+    assert not depth_first.serves(params, True, False, False, True, False)  # categorical
+    assert not depth_first.serves(params, False, True, False, True, False)  # several outputs
+    assert not depth_first.serves(params, False, False, True, True, False)  # constraints
     for other in (ExtraTreeClassifier(max_leaf_nodes=5), ExtraTreeClassifier(missing="fractional"),
-                  ExtraTreeRegressor(criterion="absolute_error"),
-                  ExtraTreeClassifier(splitter="best")):
+                  ExtraTreeRegressor(criterion="absolute_error")):
         assert not depth_first.serves(other._resolve_params(100, 3, 100.0, False), False,
-                                      False, False)
+                                      False, False, True, True)
+    best = DecisionTreeClassifier()._resolve_params(100, 3, 100.0, False)
+    assert depth_first.serves(best, False, False, False, True, True)  # a forest's trees
+    assert not depth_first.serves(best, False, False, False, True, False)  # one tree alone
+    assert not depth_first.serves(best, False, False, False, False, True)  # regression
+    for other in (DecisionTreeClassifier(criterion="gain_ratio"),
+                  DecisionTreeClassifier(splitter="hist")):
+        assert not depth_first.serves(other._resolve_params(100, 3, 100.0, False), False,
+                                      False, False, True, True)

@@ -33,6 +33,7 @@ from fasttree.kernels import (
     unconstrained,
 )
 from fasttree.tree import Tree
+from fasttree.kernels.presort import sort_values
 from reference import apply_naive, brute_force_split, missing_aware_numeric_split
 
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY}
@@ -124,6 +125,22 @@ def test_presort_any_float32_values(values):
     x = np.array(values, dtype=np.float32)[:, None]
     sorted_x, sorted_idx = layout(x)
     np.testing.assert_array_equal(sorted_idx[0], np.argsort(x[:, 0], kind="stable"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.floats(width=32, allow_nan=True, allow_infinity=True),
+                          st.sampled_from([0.0, -0.0, 1.5])), max_size=90))
+def test_sort_values_is_a_stable_argsort(values):
+    """The radix (and, up to 32 values, insertion) sort of a node's values: numpy's stable
+    argsort (NaN last), zeros unsigned, every NaN one quiet NaN."""
+    x = np.array(values, dtype=np.float32)
+    sorted_x, order = x.copy(), np.empty(x.size, dtype=np.int32)
+    sort_values(sorted_x, order, np.empty(x.size, np.uint32), np.empty(x.size, np.int32),
+                np.empty((3, 2048), np.int64))
+    expected = np.argsort(np.where(x == 0, np.float32(0), x), kind="stable")
+    np.testing.assert_array_equal(order, expected)
+    np.testing.assert_array_equal(sorted_x, x[expected])  # NaN == NaN here, -0.0 == 0.0
+    assert not np.signbit(sorted_x[sorted_x == 0]).any()
 
 
 def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mwl):

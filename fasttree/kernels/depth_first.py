@@ -1,11 +1,16 @@
-"""Whole trees of random thresholds grown depth first, one tree per thread.
+"""Whole trees grown depth first, one tree per thread: random thresholds (extra trees) or the
+best ones (random forests).
 
 Level-wise growth streams every open node's rows once per level; for a layout that reads
 features through row ids (scikit-learn's, the one random thresholds need, as they need no
 sorted order) that means a cache miss per row and feature once a level's nodes lie scattered
 over ``X``.  Depth first, a node's rows were just moved by its parent's split and a small
-subtree's rows stay in cache to its leaves.  So a forest of extra trees grows each tree here in
-one kernel call, the trees shared out to the threads.
+subtree's rows stay in cache to its leaves.  So a forest grows each tree here in one kernel
+call, the trees shared out to the threads.  Random thresholds need no sorted order; the best
+ones sort each searched feature's values of the node (:func:`~fasttree.kernels.presort.
+sort_values`, a radix sort) and scan them with the presorted search's own scans
+(:func:`~fasttree.kernels.split_search._class_scan`), where the presorted layout keeps every
+feature of every node sorted (moving all of them at every split) for the few a node searches.
 
 The layout is :mod:`fasttree.kernels.index_layout`'s idea, here one tree per block: tree ``t``
 holds the positions ``[tree_offsets[t], tree_offsets[t + 1])`` of ``rows`` (row ids of ``X``, in
@@ -25,18 +30,19 @@ add in another order, so a split may differ where two candidates tie to the last
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._jit import njit, specialized, with_globals
 
-from .._dtypes import CRITERION_POISSON, EPSILON
+from .._dtypes import CRITERION_ENTROPY, CRITERION_POISSON, EPSILON
 from .criteria import regression_target_term, row_impurity
 from .draws import child_key, coin_draw, order_draw, threshold_draw
+from .presort import sort_values
 from .random_split import (
     class_threshold_value,
     missing_side,
     regression_threshold_value,
     threshold_between,
 )
-from .split_search import _same_value
+from .split_search import _class_scan, _midpoint, _same_value
 
 #: a node whose rows span fewer row ids than this many times their number reads a feature
 #: from ``X`` transposed (16 float32 values per cache line)
@@ -101,6 +107,93 @@ def _push(stack, top, node, a, b, key):
     stack[top, 2] = np.uint64(b)
     stack[top, 3] = key
     return stack, top + 1
+
+
+@njit(cache=True, inline="always")
+def _opens(w_node, impurity, n, node_depth, max_depth, min_samples_split, min_samples_leaf,
+           min_weight_leaf):
+    """Whether the stopping rules let a node be searched (the grower's ``_candidates``)."""
+    return (node_depth < max_depth and n >= min_samples_split and n >= 2 * min_samples_leaf
+            and w_node >= 2.0 * min_weight_leaf and impurity > EPSILON)
+
+
+@njit(cache=True, inline="always")
+def _draw_order(key, order_key, taken):
+    """A node's feature draw order (``order_key``, read by :func:`_next_drawn`), none taken."""
+    for f in range(order_key.shape[0]):
+        order_key[f] = order_draw(key, f)
+    taken[:] = 0
+
+
+@njit(cache=True, inline="always")
+def _split_node(rows, labels, weight, a, b, values, thr, missing, f, slot, base, count, key,
+                stack, top, spare_rows, spare_labels, spare_weight, classification, criterion,
+                child_left, feature, threshold, missing_branch, depth, n_node_samples, stats):
+    """Split node ``slot`` (rows ``[a, b)``) on ``values[i] <= thr`` (``values`` in position
+    order; NaN to the left when ``missing`` is 0): move its rows, left child first, both sides in
+    order, adding up the children's statistics in that order (what :func:`_range_stats` would
+    add over each child), write the split and the children (local numbers ``count`` and
+    ``count + 1``) and push them, the left one on top.  Returns the stack and its top."""
+    left_slot = base + count
+    right_slot = left_slot + 1
+    unit_weight = weight.shape[0] == 0
+    stats[left_slot, :] = 0.0
+    stats[right_slot, :] = 0.0
+    n_left = 0
+    n_right = 0
+    missing_go = missing == 0
+    for p in range(a, b):  # branch-free (a coin flip to the branch predictor): both sides written
+        v = values[p - a]
+        go = np.int64((v <= thr) | (missing_go & (v != v)))
+        child = right_slot - go
+        w = 1.0 if unit_weight else np.float64(weight[p])
+        row, label = rows[p], labels[p]
+        if classification:
+            stats[child, np.int64(label)] += w
+        else:
+            stats[child, 0] += w
+            stats[child, 1] += w * label
+            stats[child, 2] += w * regression_target_term(label, criterion)
+        rows[a + n_left] = row
+        labels[a + n_left] = label
+        spare_rows[n_right] = row
+        spare_labels[n_right] = label
+        if not unit_weight:
+            wp = weight[p]
+            weight[a + n_left] = wp
+            spare_weight[n_right] = wp
+        n_left += go
+        n_right += 1 - go
+    for i in range(n_right):
+        rows[a + n_left + i] = spare_rows[i]
+        labels[a + n_left + i] = spare_labels[i]
+        if not unit_weight:
+            weight[a + n_left + i] = spare_weight[i]
+    feature[slot] = f
+    threshold[slot] = thr
+    missing_branch[slot] = missing
+    child_left[slot] = count
+    for child, size in ((left_slot, n_left), (right_slot, n_right)):
+        child_left[child] = -1
+        depth[child] = depth[slot] + 1
+        n_node_samples[child] = size
+    # right pushed first: the left child is grown next
+    stack, top = _push(stack, top, count + 1, a + n_left, b, child_key(key, 1))
+    return _push(stack, top, count, a, a + n_left, child_key(key, 0))
+
+
+@njit(cache=True, inline="always")
+def _root(t, labels, weight, tree_offsets, root_key, n_classes, criterion, node_offsets,
+          child_left, depth, n_node_samples, stats):
+    """Tree ``t``'s root written to its first slot; the stack holding it."""
+    base = node_offsets[t]
+    a0 = tree_offsets[t]
+    b0 = tree_offsets[t + 1]
+    _range_stats(labels, weight, a0, b0, n_classes, criterion, stats[base])
+    child_left[base] = -1
+    depth[base] = 0
+    n_node_samples[base] = b0 - a0
+    return _push(np.empty((64, 4), dtype=np.uint64), 0, 0, a0, b0, root_key[t])
 
 
 @njit(parallel=True, cache=True)
@@ -185,23 +278,18 @@ def _grow_tree(
     no_bounds = np.empty((0, 2))
     base = node_offsets[t]
     capacity = node_offsets[t + 1] - base
-    a0 = tree_offsets[t]
-    b0 = tree_offsets[t + 1]
-    values = np.empty(b0 - a0, dtype=np.float32)
-    best_values = np.empty(b0 - a0, dtype=np.float32)  # the best feature's so far
-    spare_rows = np.empty(b0 - a0, dtype=rows.dtype)
-    spare_labels = np.empty(b0 - a0, dtype=labels.dtype)
-    spare_weight = np.empty(0 if unit_weight else b0 - a0, dtype=weight.dtype)
+    size = tree_offsets[t + 1] - tree_offsets[t]
+    values = np.empty(size, dtype=np.float32)
+    best_values = np.empty(size, dtype=np.float32)  # the best feature's so far
+    spare_rows = np.empty(size, dtype=rows.dtype)
+    spare_labels = np.empty(size, dtype=labels.dtype)
+    spare_weight = np.empty(0 if unit_weight else size, dtype=weight.dtype)
     left = np.empty(max(n_classes, 1))
     order_key = np.empty(n_features)
     taken = np.empty(n_features, dtype=np.uint8)
-    stack = np.empty((64, 4), dtype=np.uint64)
-    _range_stats(labels, weight, a0, b0, n_classes, criterion, stats[base])
-    child_left[base] = -1
-    depth[base] = 0
-    n_node_samples[base] = b0 - a0
+    stack, top = _root(t, labels, weight, tree_offsets, root_key, n_classes, criterion,
+                       node_offsets, child_left, depth, n_node_samples, stats)
     count = 1
-    stack, top = _push(stack, 0, 0, a0, b0, root_key[t])
     while top > 0:
         top -= 1
         node = np.int64(stack[top, 0])
@@ -211,14 +299,11 @@ def _grow_tree(
         slot = base + node
         n = b - a
         w_node, impurity = row_impurity(stats[slot], criterion, 0.0)
-        if not (depth[slot] < max_depth and n >= min_samples_split
-                and n >= 2 * min_samples_leaf and w_node >= 2.0 * min_weight_leaf
-                and impurity > EPSILON):
+        if not _opens(w_node, impurity, n, depth[slot], max_depth, min_samples_split,
+                      min_samples_leaf, min_weight_leaf):
             continue
         if select:  # the first max_features non-constant features in draw order
-            for f in range(n_features):
-                order_key[f] = order_draw(key, f)
-            taken[:] = 0
+            _draw_order(key, order_key, taken)
         pos_total = 0
         if not classification and criterion == CRITERION_POISSON:
             for p in range(a, b):
@@ -294,57 +379,194 @@ def _grow_tree(
         if improvement + EPSILON < min_impurity_decrease:
             continue
         if count + 2 > capacity:
-            count = -1
-            break
-        # move the rows, left child first, both sides in order, adding up the children's
-        # statistics in that order (what _range_stats would add over each child)
-        left_slot = base + count
-        right_slot = left_slot + 1
-        stats[left_slot, :] = 0.0
-        stats[right_slot, :] = 0.0
-        n_left = 0
-        n_right = 0
-        missing_go = best_missing == 0
-        for p in range(a, b):  # branch-free: each row written to both sides
-            v = best_values[p - a]
-            go = np.int64((v <= best_t) | (missing_go & (v != v)))
-            child = right_slot - go
-            w = 1.0 if unit_weight else np.float64(weight[p])
-            row, label = rows[p], labels[p]
-            if classification:
-                stats[child, np.int64(label)] += w
-            else:
-                stats[child, 0] += w
-                stats[child, 1] += w * label
-                stats[child, 2] += w * regression_target_term(label, criterion)
-            rows[a + n_left] = row
-            labels[a + n_left] = label
-            spare_rows[n_right] = row
-            spare_labels[n_right] = label
-            if not unit_weight:
-                wp = weight[p]
-                weight[a + n_left] = wp
-                spare_weight[n_right] = wp
-            n_left += go
-            n_right += 1 - go
-        for i in range(n_right):
-            rows[a + n_left + i] = spare_rows[i]
-            labels[a + n_left + i] = spare_labels[i]
-            if not unit_weight:
-                weight[a + n_left + i] = spare_weight[i]
-        feature[slot] = best_f
-        threshold[slot] = best_t
-        missing_branch[slot] = best_missing
-        child_left[slot] = count
-        for child, size in ((left_slot, n_left), (right_slot, n_right)):
-            child_left[child] = -1
-            depth[child] = depth[slot] + 1
-            n_node_samples[child] = size
-        # right pushed first: the left child is grown next
-        stack, top = _push(stack, top, count + 1, a + n_left, b, child_key(key, 1))
-        stack, top = _push(stack, top, count, a, a + n_left, child_key(key, 0))
+            return -1
+        stack, top = _split_node(
+            rows, labels, weight, a, b, best_values, best_t, best_missing, best_f, slot, base,
+            count, key, stack, top, spare_rows, spare_labels, spare_weight, classification,
+            criterion, child_left, feature, threshold, missing_branch, depth, n_node_samples,
+            stats)
         count += 2
     return count
+
+
+def grow_best_trees(
+    X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion, max_features,
+    max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
+    xlog2x, node_offsets, child_left, feature, threshold, missing_branch, depth,
+    n_node_samples, stats, node_count,
+):
+    """Grow every tree of a layout depth first, best thresholds (random forests); classes.
+
+    The arguments are :func:`grow_random_trees`' (``n_classes`` is ``stats.shape[1]``; no
+    ``counts_weight``: uint8 weights are counts), and ``xlog2x``: ``c log2 c`` for the counts
+    (:func:`~fasttree.kernels.xlog2x_table` of each tree's largest total weight, or of its rows
+    with unit weights), needed with unit or uint8 weights, ignored with float64 ones.
+
+    Each node searches its features (every one, or the first ``max_features`` non-constant ones
+    in its draw order) as the presorted search does: its values of the feature sorted with their
+    positions (:func:`~fasttree.kernels.presort.sort_values`), then the same scan of every
+    midpoint between distinct values, missing rows tried on either side
+    (:mod:`fasttree.kernels.split_search`), so that each tree is the level-wise grower's.
+
+    Notes
+    -----
+    A Python function choosing the kernel compiled for the kind of weights (unit, uint8
+    counts or float64) and whether there are two classes: a kind compiles its own scans only.
+    Parallel over trees, one thread each: the result does not depend on the number of threads.
+    """
+    unit_weight = weight.shape[0] == 0
+    counted = weight.dtype == np.uint8 and not unit_weight
+    if weight.dtype not in (np.float64, np.uint8):
+        raise TypeError(f"weight must be float64 or uint8 counts, got {weight.dtype}")
+    integer = unit_weight or counted
+    n_classes = stats.shape[1]
+    if integer and xlog2x.shape[0] <= max(np.max(tree_weight, initial=0.0),
+                                          np.max(np.diff(tree_offsets), initial=0)):
+        raise ValueError("unit or uint8 weights need xlog2x longer than each tree's total "
+                         f"weight (xlog2x_table), got {xlog2x.shape[0]}")
+    kernel = specialized(_best_trees, unit_weight, integer and n_classes == 2, counted)
+    kernel(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
+           max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+           min_impurity_decrease, xlog2x, node_offsets, child_left, feature, threshold,
+           missing_branch, depth, n_node_samples, stats, node_count)
+
+
+def _best_trees(unit_weight, binary, counted):
+    """The parallel loop of :func:`grow_best_trees` over the trees, for one kind of weights."""
+
+    def grow(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
+             max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+             min_impurity_decrease, xlog2x, node_offsets, child_left, feature, threshold,
+             missing_branch, depth, n_node_samples, stats, node_count):
+        for t in prange(tree_offsets.shape[0] - 1):
+            node_count[t] = grow_tree(
+                t, X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight,
+                criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
+                min_weight_leaf, min_impurity_decrease, xlog2x, node_offsets, child_left,
+                feature, threshold, missing_branch, depth, n_node_samples, stats)
+
+    return njit(parallel=True, cache=True)(with_globals(
+        grow, grow_tree=specialized(_best_tree, unit_weight, binary, counted)))
+
+
+def _best_tree(unit_weight, binary, counted):
+    """One tree of :func:`grow_best_trees`, for one kind of weights: ``unit_weight`` (none),
+    ``binary`` (two classes, integer weights), ``counted`` (uint8 counts); the flags of
+    :func:`~fasttree.kernels.split_search._class_scan`, constants of the tree's code."""
+    integer = unit_weight or counted
+    count = np.int64 if integer else np.float64  # class counts: integers with integer weights
+
+    def grow_tree(t, X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight,
+                  criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
+                  min_weight_leaf, min_impurity_decrease, xlog2x, node_offsets, child_left,
+                  feature, threshold, missing_branch, depth, n_node_samples, stats):
+        n_features = X.shape[1]
+        n_classes = stats.shape[1]
+        select = max_features < n_features
+        base = node_offsets[t]
+        capacity = node_offsets[t + 1] - base
+        size = tree_offsets[t + 1] - tree_offsets[t]
+        xs = np.empty(size, dtype=np.float32)  # a feature's values of the node, then sorted
+        best_xs = np.empty(size, dtype=np.float32)  # the best feature's so far
+        order = np.empty(size, dtype=np.int32)  # where each sorted value was
+        best_order = np.empty(size, dtype=np.int32)
+        keys_tmp = np.empty(size, dtype=np.uint32)
+        idx_tmp = np.empty(size, dtype=np.int32)
+        sort_counts = np.empty((3, 2048), dtype=np.int64)
+        sorted_labels = np.empty(size, dtype=labels.dtype)
+        sorted_positions = np.empty(size, dtype=np.int32)  # the scans read weights through them
+        spare_rows = np.empty(size, dtype=rows.dtype)
+        spare_labels = np.empty(size, dtype=labels.dtype)
+        spare_weight = np.empty(0 if unit_weight else size, dtype=weight.dtype)
+        total = np.empty(n_classes, dtype=count)
+        left = np.empty(n_classes, dtype=count)
+        scratch = np.empty((2, n_classes), dtype=count)
+        order_key = np.empty(n_features)
+        taken = np.empty(n_features, dtype=np.uint8)
+        # the presorted search's minimums: with unit weights a child's weight is its rows
+        min_rows = (max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf))) if unit_weight
+                    else min_samples_leaf)
+        table = xlog2x if integer and criterion == CRITERION_ENTROPY else np.empty(0)
+        stack, top = _root(t, labels, weight, tree_offsets, root_key, n_classes, criterion,
+                           node_offsets, child_left, depth, n_node_samples, stats)
+        count_nodes = 1
+        while top > 0:
+            top -= 1
+            node = np.int64(stack[top, 0])
+            a = np.int64(stack[top, 1])
+            b = np.int64(stack[top, 2])
+            key = stack[top, 3]
+            slot = base + node
+            n = b - a
+            w_node, impurity = row_impurity(stats[slot], criterion, 0.0)
+            if not _opens(w_node, impurity, n, depth[slot], max_depth, min_samples_split,
+                          min_samples_leaf, min_weight_leaf):
+                continue
+            if select:  # the first max_features non-constant features in draw order
+                _draw_order(key, order_key, taken)
+            for k in range(n_classes):
+                total[k] = count(stats[slot, k])
+            best_f = -1
+            best_value = np.inf
+            best_t = 0.0
+            best_missing = 0
+            found = 0
+            for j in range(n_features):
+                if select and found == max_features:
+                    break
+                f = _next_drawn(order_key, taken, n_features) if select else j
+                lo, hi, n_miss = _gather(X, X_t, f, rows, a, xs[:n])
+                if n_miss == 0 and _same_value(lo, hi):
+                    continue  # constant in the node: no candidate, not drawn
+                found += 1
+                sort_values(xs[:n], order[:n], keys_tmp, idx_tmp, sort_counts)
+                for i in range(n):
+                    p = a + order[i]
+                    sorted_labels[i] = labels[p]
+                    sorted_positions[i] = p
+                left[:] = 0
+                if n_miss > 0:
+                    value, best_p, missing_left, _, _ = scan_two_sided(
+                        xs[:n], sorted_positions[:n], sorted_labels[:n], weight, total, left,
+                        n_miss, scratch, criterion, min_rows, min_weight_leaf, table, 0,
+                        -np.inf, np.inf, 0, n)
+                else:
+                    value, best_p, missing_left, _, _ = scan_one_sided(
+                        xs[:n], sorted_positions[:n], sorted_labels[:n], weight, total, left,
+                        0, scratch, criterion, min_rows, min_weight_leaf, table, 0, -np.inf,
+                        np.inf, 0, n)
+                # the lowest children impurity; ties to the lowest feature (select_best_splits)
+                if best_p >= 0 and (value < best_value or (value == best_value and f < best_f)):
+                    best_f = f
+                    best_value = value
+                    n_known = n - n_miss
+                    # _store_binary_split's threshold and missing branch
+                    best_t = (np.inf if best_p + 1 == n_known
+                              else _midpoint(xs[best_p], xs[best_p + 1]))
+                    rows_left = best_p + 1 + (n_miss if missing_left else 0)
+                    best_missing = missing_side(n_miss, missing_left, rows_left, n)
+                    xs, best_xs = best_xs, xs
+                    order, best_order = best_order, order
+            if best_f < 0:
+                continue
+            improvement = (w_node * impurity - best_value) / tree_weight[t]
+            if improvement + EPSILON < min_impurity_decrease:
+                continue
+            if count_nodes + 2 > capacity:
+                return -1
+            for i in range(n):  # the split feature's values back in position order
+                xs[best_order[i]] = best_xs[i]
+            stack, top = _split_node(
+                rows, labels, weight, a, b, xs, best_t, best_missing, best_f, slot, base,
+                count_nodes, key, stack, top, spare_rows, spare_labels, spare_weight, True,
+                criterion, child_left, feature, threshold, missing_branch, depth,
+                n_node_samples, stats)
+            count_nodes += 2
+        return count_nodes
+
+    return njit(cache=True)(with_globals(
+        grow_tree, scan_one_sided=_class_scan(unit_weight, binary, False, False, counted),
+        scan_two_sided=_class_scan(unit_weight, binary, True, False, counted)))
 
 
 @njit(cache=True)

@@ -196,16 +196,45 @@ def _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp):
 def _sort_row(values, row_ids, keys_tmp, idx_tmp):
     """Radix-sort one feature row in place: ``values`` (float32, in row order) become sorted and
     ``row_ids`` receives their rows (the loop body of :func:`presort_features`, a function of
-    its own so that numba's parallel passes see a small loop: compile time).
+    its own so that numba's parallel passes see a small loop: compile time)."""
+    sort_values(values, row_ids, keys_tmp, idx_tmp, np.empty((_N_PASSES, _N_BUCKETS), np.int64))
 
-    The keys replace the float bits in ``values``' own memory and the row ids start in
-    ``row_ids``, so the scratch is one array of keys and one of ids (``keys_tmp``, ``idx_tmp``,
-    as long as the row).
+
+#: a slice of at most this many values is sorted by insertion: fewer steps than a radix sort's
+#: bucket counts and prefix sums
+_INSERTION_MAX = 32
+
+
+@njit(cache=True)
+def sort_values(values, order, keys_tmp, idx_tmp, counts):
+    """Sort float32 ``values`` in place, stably: numbers in increasing order (``-0.0`` as
+    ``0.0``), then every NaN (as one positive quiet NaN); ``order[i]`` receives the position
+    the ``i``-th sorted value had.
+
+    An LSD radix sort (three passes of 11 bits, a pass skipped when every key has the same
+    digit) of the values' order-preserving integer keys, or an insertion sort of them for at
+    most ``_INSERTION_MAX`` values; both stable, so the result is a stable argsort's.  The keys
+    replace the float bits in ``values``' own memory and the positions start in ``order``, so
+    the scratch is one array of keys and one of positions (``keys_tmp``, ``idx_tmp``: uint32
+    and ``order``'s dtype, at least as long) and ``counts`` (int64, (3, 2048), overwritten).
     """
     n = values.shape[0]
     keys = values.view(np.uint32)
-    idx = row_ids
-    counts = np.zeros((_N_PASSES, _N_BUCKETS), dtype=np.int64)
+    idx = order
+    if n <= _INSERTION_MAX:
+        for i in range(n):
+            key = _float_to_key(keys[i])
+            j = i
+            while j > 0 and keys[j - 1] > key:  # strict: equal keys keep their order
+                keys[j] = keys[j - 1]
+                idx[j] = idx[j - 1]
+                j -= 1
+            keys[j] = key
+            idx[j] = i
+        for p in range(n):
+            keys[p] = _key_to_float_bits(keys[p])
+        return
+    counts[:] = 0
     for i in range(n):
         key = _float_to_key(keys[i])
         keys[i] = key
@@ -217,17 +246,17 @@ def _sort_row(values, row_ids, keys_tmp, idx_tmp):
         shift = np.uint32(d * _RADIX_BITS)
         if counts[d, (keys[0] >> shift) & _DIGIT_MASK] == n:
             continue  # every key has the same digit: the pass would not move anything
-        # exclusive prefix sums: offset[b] = first output slot of bucket b
-        offset = np.empty(_N_BUCKETS, dtype=np.int64)
+        # exclusive prefix sums: counts[d, b] becomes the first output slot of bucket b
         running = 0
         for b in range(_N_BUCKETS):
-            offset[b] = running
-            running += counts[d, b]
+            c = counts[d, b]
+            counts[d, b] = running
+            running += c
         for i in range(n):
             key = keys[i]
             b = (key >> shift) & _DIGIT_MASK
-            slot = offset[b]
-            offset[b] = slot + 1
+            slot = counts[d, b]
+            counts[d, b] = slot + 1
             keys_tmp[slot] = key
             idx_tmp[slot] = idx[i]
         keys, keys_tmp = keys_tmp, keys
@@ -238,7 +267,7 @@ def _sort_row(values, row_ids, keys_tmp, idx_tmp):
         out_bits[p] = _key_to_float_bits(keys[p])
     if in_scratch:
         for p in range(n):
-            row_ids[p] = idx[p]
+            order[p] = idx[p]
 
 
 def check_row_ids(sorted_idx, n_ids, what="n_ids"):
