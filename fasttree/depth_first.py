@@ -16,10 +16,11 @@ from .kernels.depth_first import breadth_first_order, grow_best_trees, grow_rand
 from .kernels.draws import root_key
 from .splitter import drawn_weights, small_counts
 
-#: the node slots given a classification tree of ``n`` rows at first: full-depth extra trees
-#: grew 0.32 nodes per row (800,000 x 20, ``make_classification``); a tree needing more is
-#: grown again with ``2 n - 1``, as many as a tree of ``n`` rows can have
-FIRST_SLOTS_PER_ROW = 0.5
+#: the node slots per row given a classification tree at first, by splitter: full-depth extra
+#: trees grew 0.30 nodes per row and random-forest trees 0.134 per distinct drawn row
+#: (800,000 x 20, ``make_classification``); a tree needing more is grown again with as many as
+#: a tree of its rows (or of ``max_depth``) can have
+FIRST_SLOTS_PER_ROW = {"random": 0.5, "best": 0.25}
 
 
 def serves(params, any_categorical, several_outputs, monotonic, classification, forest):
@@ -38,36 +39,42 @@ def serves(params, any_categorical, several_outputs, monotonic, classification, 
             and params.min_branch_fraction == 0.0)
 
 
-def bytes_per_row(classification):
+def bytes_per_row(classification, splitter="random"):
     """Bytes a tree of this growth holds per row of its sample while it grows: its row ids,
     targets and weights, and its first node slots (:data:`FIRST_SLOTS_PER_ROW`, or two per row
     for regression)."""
     slot = 4 * 8 + 1 + 8 * (2 if classification else 3)  # the node arrays and two-class stats
-    return 4 + (1 if classification else 8) + 8 + slot * (FIRST_SLOTS_PER_ROW if classification
-                                                          else 2)
+    return 4 + (1 if classification else 8) + 8 + slot * (FIRST_SLOTS_PER_ROW[splitter]
+                                                          if classification else 2)
 
 
 def _layout(y, counts, sample_weight, n_classes):
     """Tree after tree, each tree's rows in order: row ids, targets and weights by position
     (None: every weight 1), where each tree's block starts, and each root's weight."""
     in_sample = counts > 0
-    rows = np.nonzero(in_sample)[1]  # tree-major, rows in order
-    weight = drawn_weights(counts, sample_weight)
     tree_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(in_sample.sum(axis=1), out=tree_offsets[1:])
+    rows = np.empty(tree_offsets[-1], dtype=np.int32)  # tree-major, rows in order
+    for t, (a, b) in enumerate(zip(tree_offsets[:-1], tree_offsets[1:])):
+        rows[a:b] = np.flatnonzero(in_sample[t])
+    if sample_weight is None and counts.dtype == np.uint8:  # a bootstrap's counts as they are
+        weight = counts[in_sample]
+        weight = None if np.all(weight == 1) else weight
+    else:
+        weight = drawn_weights(counts, sample_weight)
     bounds = zip(tree_offsets[:-1], tree_offsets[1:])
-    tree_weights = np.array([float(b - a) if weight is None else weight[a:b].sum()
-                             for a, b in bounds])
+    tree_weights = np.array([float(b - a) if weight is None else float(weight[a:b].sum(
+        dtype=np.float64)) for a, b in bounds])
     labels = y[rows] if n_classes is None else y[rows].astype(label_dtype(n_classes))
     if weight is None:
         weight = np.empty(0)
-    else:  # whole weights up to 255 (a bootstrap's counts) move and add as one byte each
+    elif weight.dtype != np.uint8:  # whole weights up to 255 move and add as one byte each
         counts8 = small_counts(weight)
         weight = weight if counts8 is None else counts8
-    return rows.astype(np.int32), labels, weight, tree_offsets, tree_weights
+    return rows, labels, weight, tree_offsets, tree_weights
 
 
-def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timings):
+def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timings, X_t=None):
     """Grow one tree per row of ``counts`` depth first.
 
     Parameters
@@ -85,6 +92,8 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
         One per tree: each root's key.
     timings : dict
         Seconds per phase (``layout``, ``grow``, ``build``) are added here.
+    X_t : ndarray of shape (n_features, n_samples), float32, C-contiguous, or None
+        ``X`` transposed (made here when None).
 
     Returns
     -------
@@ -96,40 +105,47 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
         Features with missing values in the trees' rows.
     """
     t0 = time.perf_counter()
-    rows, labels, weight, tree_offsets, tree_weights = _layout(y, counts, sample_weight,
-                                                               n_classes)
+    layout = _layout(y, counts, sample_weight, n_classes)
     missing_features = np.zeros(X.shape[1], dtype=bool)
     if np.isnan(X).any():  # the features missing in some tree's rows
         missing_features = np.isnan(X[counts.any(axis=0)]).any(axis=0)
     keys = np.array([root_key(rng) for rng in rngs], dtype=np.uint64)
-    X_t = np.ascontiguousarray(X.T)  # dense nodes read their features from it
+    if X_t is None:  # dense nodes read their features from it
+        X_t = np.ascontiguousarray(X.T)
+    elif X_t.shape != X.shape[::-1] or X_t.dtype != np.float32 or not X_t.flags.c_contiguous:
+        raise ValueError("X_t must be X transposed: float32, C-contiguous, of shape "
+                         f"{X.shape[::-1]}")
     timings["layout"] = timings.get("layout", 0.0) + time.perf_counter() - t0
-    n_rows = np.diff(tree_offsets)
-    slots = (2 * n_rows - 1 if n_classes is None
-             else np.minimum(2 * n_rows - 1, (FIRST_SLOTS_PER_ROW * n_rows).astype(np.int64) + 64))
+    n_rows = np.diff(layout[3])
+    most = 2 * n_rows - 1  # as many as a tree of n rows can have, or one of max_depth
+    if params.max_depth < 62:
+        most = np.minimum(most, (1 << (params.max_depth + 1)) - 1)
+    first = (FIRST_SLOTS_PER_ROW[params.splitter] * n_rows).astype(np.int64) + 64
+    slots = most if n_classes is None else np.minimum(most, first)
     trees = [None] * counts.shape[0]
     pending = np.arange(counts.shape[0])
     while pending.size:
         t0 = time.perf_counter()
-        grown = _grow(X, X_t, rows, labels, weight, tree_offsets, keys, tree_weights, n_classes,
-                      params, pending, slots[pending])
+        grown = _grow(X, X_t, *layout, keys[pending], n_classes, params, slots[pending])
         timings["grow"] = timings.get("grow", 0.0) + time.perf_counter() - t0
         t0 = time.perf_counter()
         for t, tree in zip(pending, grown):
             trees[t] = None if tree is None else _level_order(tree, params.criterion_code)
         timings["build"] = timings.get("build", 0.0) + time.perf_counter() - t0
         pending = np.array([t for t in pending if trees[t] is None], dtype=np.int64)
-        slots[pending] = 2 * n_rows[pending] - 1  # as many as any tree of its rows has
+        if pending.size:  # grown again from their samples (the layout was moved)
+            t0 = time.perf_counter()
+            own_weight = (sample_weight[pending] if sample_weight is not None
+                          and sample_weight.ndim == 2 else sample_weight)
+            layout = _layout(y, counts[pending], own_weight, n_classes)
+            slots[pending] = most[pending]
+            timings["layout"] += time.perf_counter() - t0
     return trees, missing_features
 
 
-def _grow(X, X_t, rows, labels, weight, tree_offsets, keys, tree_weights, n_classes, params, which,
-          slots):
-    """Grow the trees ``which`` with ``slots`` node slots each; a tree that needed more is
-    None.  Each tree's rows are moved on copies, so a tree grown again starts from its sample."""
-    own = [np.arange(tree_offsets[t], tree_offsets[t + 1]) for t in which]
-    positions = np.concatenate(own)
-    offsets = np.concatenate([[0], np.cumsum([o.size for o in own])]).astype(np.int64)
+def _grow(X, X_t, rows, labels, weight, offsets, tree_weights, keys, n_classes, params, slots):
+    """Grow every tree of a layout (moving its rows) with ``slots`` node slots each; a tree that
+    needed more is None."""
     node_offsets = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
     n_slots = int(node_offsets[-1])
     width = 3 if n_classes is None else n_classes
@@ -140,10 +156,9 @@ def _grow(X, X_t, rows, labels, weight, tree_offsets, keys, tree_weights, n_clas
     threshold = np.empty(n_slots)
     missing_branch = np.empty(n_slots, dtype=np.int32)
     stats = np.empty((n_slots, width))
-    node_count = np.zeros(which.size, dtype=np.int64)
+    node_count = np.zeros(keys.size, dtype=np.int64)
     p = params
-    layout = (X, X_t, rows[positions], labels[positions],
-              weight[positions] if weight.shape[0] else weight)
+    layout = (X, X_t, rows, labels, weight)
     rules = (p.criterion_code, p.max_features, p.max_depth, p.min_samples_split,
              p.min_samples_leaf, p.min_weight_leaf, p.min_impurity_decrease)
     nodes = (node_offsets, child_left, feature, threshold, missing_branch, depth, n_node_samples,
@@ -151,15 +166,14 @@ def _grow(X, X_t, rows, labels, weight, tree_offsets, keys, tree_weights, n_clas
     if p.splitter == "best":
         # whole weights: c log2 c of every count a node can hold (its rows, or their draws)
         whole = weight.shape[0] == 0 or weight.dtype == np.uint8
-        table = (xlog2x_table(max(int(np.max(np.diff(offsets))),
-                                  int(np.max(tree_weights[which])))) if whole else np.empty(0))
-        grow_best_trees(*layout, offsets, keys[which], tree_weights[which], *rules, table,
-                        *nodes)
+        table = (xlog2x_table(max(int(np.max(np.diff(offsets))), int(np.max(tree_weights))))
+                 if whole else np.empty(0))
+        grow_best_trees(*layout, offsets, keys, tree_weights, *rules, table, *nodes)
     else:
-        grow_random_trees(*layout, weight.dtype == np.uint8, offsets, keys[which],
-                          tree_weights[which], n_classes or 0, *rules, *nodes)
+        grow_random_trees(*layout, weight.dtype == np.uint8, offsets, keys, tree_weights,
+                          n_classes or 0, *rules, *nodes)
     grown = []
-    for j in range(which.size):
+    for j in range(keys.size):
         if node_count[j] < 0:
             grown.append(None)
             continue

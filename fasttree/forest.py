@@ -277,12 +277,14 @@ class _BaseForest(_TableInput, BaseEstimator):
         multi_output = None if offsets is None else (np.ascontiguousarray(targets, np.float64),
                                                      offsets)
         monotonic_cst = template._check_monotonic_cst(n_features, n_classes)
+        params = template._resolve_params(n_samples, n_features, float(n_samples), False)
         grows_depth_first = depth_first.serves(
-            template._resolve_params(n_samples, n_features, float(n_samples), False),
-            bool(template._n_categories().any()), offsets is not None,
+            params, bool(template._n_categories().any()), offsets is not None,
             monotonic_cst is not None and bool(np.any(monotonic_cst)), bool(n_classes), True)
+        X_t = None
         if grows_depth_first:
-            bytes_per_row = depth_first.bytes_per_row(bool(n_classes))
+            X_t = np.ascontiguousarray(X.T)  # read by every batch
+            bytes_per_row = depth_first.bytes_per_row(bool(n_classes), params.splitter)
             # each tree on one thread: a batch holds a multiple of the threads, each thread
             # then grows as many trees
             batch_multiple = numba.get_num_threads()
@@ -301,6 +303,8 @@ class _BaseForest(_TableInput, BaseEstimator):
                 drawn = sample_indices(seed, n_samples, self._n_samples_bootstrap,
                                        self._sample_weight)
                 counts = np.bincount(drawn, minlength=n_samples)
+                # kept small until the batch grows: int64 counts are 8 bytes a row per tree
+                counts = counts.astype(np.uint8 if counts.max() <= 255 else np.int32, copy=False)
                 tree_weight = _balanced_subsample(codes, drawn) if subsample else None
             batch.append((seed, counts, tree_weight))
             rows = sum(int(np.count_nonzero(c)) for _, c, _ in batch)
@@ -309,15 +313,15 @@ class _BaseForest(_TableInput, BaseEstimator):
                 if self.verbose > 1:
                     print(f"building trees {i + 2 - len(batch)} to {i + 1} of {len(seeds)}")
                 self._grow_batch(template, X, targets, n_classes, multi_output, monotonic_cst,
-                                 batch, scale, subsample, timings)
+                                 batch, scale, subsample, timings, X_t)
                 batch = []
         self.fit_timings_ = timings
 
     def _grow_batch(self, template, X, targets, n_classes, multi_output, monotonic_cst, batch,
-                    scale, subsample, timings):
+                    scale, subsample, timings, X_t=None):
         seeds = [seed for seed, _, _ in batch]
         counts = np.stack([c for _, c, _ in batch])
-        counts = counts.astype(np.uint8 if counts.max() <= 255 else np.int32)
+        counts = counts.astype(np.uint8 if counts.max() <= 255 else np.int32, copy=False)
         if subsample:  # each tree its own weights: counts times its class weights
             weight = np.stack([w for _, _, w in batch])
             scale = _power_of_two_scale(weight)
@@ -335,12 +339,12 @@ class _BaseForest(_TableInput, BaseEstimator):
             if not np.all(totals == totals[0]):  # each tree its own minimum: one at a time
                 for one in batch:
                     self._grow_batch(template, X, targets, n_classes, multi_output,
-                                     monotonic_cst, [one], scale, subsample, timings)
+                                     monotonic_cst, [one], scale, subsample, timings, X_t)
                 return
         grower = TreeGrower(X, targets, weight, params, n_classes=n_classes,
                             rng=[np.random.default_rng(seed) for seed in seeds],
                             n_categories=template._n_categories(), multi_output=multi_output,
-                            monotonic_cst=monotonic_cst, counts=counts)
+                            monotonic_cst=monotonic_cst, counts=counts, X_t=X_t)
         trees = grower.grow_trees()
         for phase, seconds in grower.timings.items():
             timings[phase] = timings.get(phase, 0.0) + seconds

@@ -173,6 +173,9 @@ class TreeGrower:
         trees (:meth:`~fasttree.splitter.ExactSplitter.from_samples`); ``rng`` then gives one
         generator per tree, and :meth:`grow_trees` returns the trees.  Dense ``X`` and
         ``splitter="best"`` or ``"random"`` only.
+    X_t : ndarray of shape (n_features, n_samples), float32, C-contiguous, or None
+        ``X`` transposed, when the caller has it (a forest's batches share one): trees grown
+        depth first (:mod:`fasttree.depth_first`) read it; None: made when needed.
 
     Attributes
     ----------
@@ -192,8 +195,9 @@ class TreeGrower:
     """
 
     def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None, n_categories=None,
-                 splitter=None, multi_output=None, monotonic_cst=None, counts=None):
+                 splitter=None, multi_output=None, monotonic_cst=None, counts=None, X_t=None):
         self.X = X
+        self.X_t = X_t
         self.y = y
         self.sample_weight = sample_weight
         self.params = params
@@ -527,7 +531,7 @@ class TreeGrower:
         self.timings = {}
         nodes, self.missing_features = depth_first.grow_depth_first(
             self.X, self.y, counts, self.sample_weight, self.params, self.n_classes,
-            self._rngs, self.timings)
+            self._rngs, self.timings, self.X_t)
         trees = []
         for n in nodes:
             size = n["left"].shape[0]

@@ -98,7 +98,7 @@ def test_unit_weights_and_a_tree_regrown_with_more_slots(monkeypatch):
     params = ExtraTreeClassifier(max_features="sqrt")._resolve_params(
         X.shape[0], X.shape[1], float(X.shape[0]), False)
     trees = _grow(X, y, counts, params, 2, 9)
-    monkeypatch.setattr(depth_first, "FIRST_SLOTS_PER_ROW", 0.0)  # 64 slots: too few
+    monkeypatch.setattr(depth_first, "FIRST_SLOTS_PER_ROW", {"random": 0.0})  # 64: too few
     timings = {}
     nodes, _ = depth_first.grow_depth_first(X, y, counts, None, params, 2,
                                             [np.random.default_rng(9 + k) for k in range(3)],

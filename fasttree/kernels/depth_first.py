@@ -12,7 +12,7 @@ sort_values`, a radix sort) and scan them with the presorted search's own scans
 (:func:`~fasttree.kernels.split_search._class_scan`), where the presorted layout keeps every
 feature of every node sorted (moving all of them at every split) for the few a node searches.
 
-The layout is :mod:`fasttree.kernels.index_layout`'s idea, here one tree per block: tree ``t``
+The layout is one block of row ids per tree (scikit-learn's, not the presorted one): tree ``t``
 holds the positions ``[tree_offsets[t], tree_offsets[t + 1])`` of ``rows`` (row ids of ``X``, in
 increasing order), ``labels`` (classes, or float64 targets) and ``weight`` (empty: every weight
 1).  A node is a range of positions; its split moves its rows, labels and weights, left child
@@ -474,8 +474,7 @@ def _best_tree(unit_weight, binary, counted):
         idx_tmp = np.empty(size, dtype=np.int32)
         sort_counts = np.empty((3, 2048), dtype=np.int64)
         sorted_labels = np.empty(size, dtype=labels.dtype)
-        sorted_positions = np.empty(size, dtype=np.int32)  # the scans read weights through them
-        spare_rows = np.empty(size, dtype=rows.dtype)
+        spare_rows = idx_tmp  # the sort's scratch, free while a node's rows move
         spare_labels = np.empty(size, dtype=labels.dtype)
         spare_weight = np.empty(0 if unit_weight else size, dtype=weight.dtype)
         total = np.empty(n_classes, dtype=count)
@@ -521,18 +520,18 @@ def _best_tree(unit_weight, binary, counted):
                 found += 1
                 sort_values(xs[:n], order[:n], keys_tmp, idx_tmp, sort_counts)
                 for i in range(n):
-                    p = a + order[i]
-                    sorted_labels[i] = labels[p]
-                    sorted_positions[i] = p
+                    sorted_labels[i] = labels[a + order[i]]
+                # the scans read a row's weight at its position in the node
+                node_weight = weight if unit_weight else weight[a:b]
                 left[:] = 0
                 if n_miss > 0:
                     value, best_p, missing_left, _, _ = scan_two_sided(
-                        xs[:n], sorted_positions[:n], sorted_labels[:n], weight, total, left,
+                        xs[:n], order[:n], sorted_labels[:n], node_weight, total, left,
                         n_miss, scratch, criterion, min_rows, min_weight_leaf, table, 0,
                         -np.inf, np.inf, 0, n)
                 else:
                     value, best_p, missing_left, _, _ = scan_one_sided(
-                        xs[:n], sorted_positions[:n], sorted_labels[:n], weight, total, left,
+                        xs[:n], order[:n], sorted_labels[:n], node_weight, total, left,
                         0, scratch, criterion, min_rows, min_weight_leaf, table, 0, -np.inf,
                         np.inf, 0, n)
                 # the lowest children impurity; ties to the lowest feature (select_best_splits)

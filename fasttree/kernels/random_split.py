@@ -114,8 +114,9 @@ def regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_
 
 @njit(cache=True, inline="always")
 def missing_side(n_miss, missing_left, rows_left, n_node):
-    """The branch (0 left, 1 right) of a random threshold's missing rows: the coin's where the
-    node has some, else the branch with more rows (scikit-learn's rule)."""
+    """The branch (0 left, 1 right) of a binary split's missing rows: the side they were tried
+    on where the node has some (a random threshold's coin), else the branch with more rows
+    (scikit-learn's rule, :func:`~fasttree.kernels.split_search._store_binary_split`'s)."""
     if n_miss > 0:
         return 0 if missing_left else 1
     return 0 if rows_left > n_node - rows_left else 1
