@@ -88,8 +88,9 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     params : GrowerParams
         Parameters :func:`serves`.
     n_classes : int or None
-    rngs : list of numpy.random.Generator
-        One per tree: each root's key.
+    rngs : list of numpy.random.Generator or None
+        One per tree: each root's key (None where nothing is drawn: every feature searched,
+        best thresholds).
     timings : dict
         Seconds per phase (``layout``, ``grow``, ``build``) are added here.
     X_t : ndarray of shape (n_features, n_samples), float32, C-contiguous, or None
@@ -109,7 +110,7 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     missing_features = np.zeros(X.shape[1], dtype=bool)
     if np.isnan(X).any():  # the features missing in some tree's rows
         missing_features = np.isnan(X[counts.any(axis=0)]).any(axis=0)
-    keys = np.array([root_key(rng) for rng in rngs], dtype=np.uint64)
+    keys = np.array([0 if rng is None else root_key(rng) for rng in rngs], dtype=np.uint64)
     if X_t is None:  # dense nodes read their features from it
         X_t = np.ascontiguousarray(X.T)
     elif X_t.shape != X.shape[::-1] or X_t.dtype != np.float32 or not X_t.flags.c_contiguous:

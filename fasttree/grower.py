@@ -526,12 +526,15 @@ class TreeGrower:
         counts = (np.ones((1, self.X.shape[0]), dtype=np.uint8) if self.counts is None
                   else check_counts(self.counts, self.X.shape[0], self.sample_weight))
         n_trees = counts.shape[0]
-        if len(self._rngs) != n_trees or None in self._rngs:
-            raise ValueError(f"rng needs one generator per tree ({n_trees})")
+        rngs = [None] * n_trees  # no key needed where nothing is drawn
+        if self.params.max_features < self.n_features or self.params.splitter == "random":
+            if len(self._rngs) != n_trees or None in self._rngs:
+                raise ValueError(f"rng needs one generator per tree ({n_trees})")
+            rngs = self._rngs
         self.timings = {}
         nodes, self.missing_features = depth_first.grow_depth_first(
-            self.X, self.y, counts, self.sample_weight, self.params, self.n_classes,
-            self._rngs, self.timings, self.X_t)
+            self.X, self.y, counts, self.sample_weight, self.params, self.n_classes, rngs,
+            self.timings, self.X_t)
         trees = []
         for n in nodes:
             size = n["left"].shape[0]

@@ -159,6 +159,45 @@ def test_best_thresholds_of_large_nodes(monkeypatch, criterion):
     _assert_same(trees, _grow(X, y, counts, params, 3, 2))
 
 
+@pytest.mark.parametrize("per_tree", [False, True])
+def test_best_thresholds_with_fractional_weights(monkeypatch, per_tree):
+    """Fractional weights (class weights, say) add up in the presorted layout's order (a root's
+    rows in feature 0's sorted order, a child's in its parent's split feature's): the very
+    level-wise trees, values and impurities too."""
+    X, y, counts = _data(7, n_classes=3)
+    rng = np.random.default_rng(1)
+    weight = rng.uniform(0.1, 2.0, size=counts.shape if per_tree else counts.shape[1])
+    params = DecisionTreeClassifier(max_features="sqrt", min_weight_fraction_leaf=0.01)\
+        ._resolve_params(X.shape[0], X.shape[1], float((counts * weight).sum(axis=-1).min()),
+                         True)
+    trees = _grow(X, y, counts, params, 3, 11, weight)
+    monkeypatch.setattr(depth_first, "serves", lambda *args: False)
+    _assert_same(trees, _grow(X, y, counts, params, 3, 11, weight))
+
+
+def test_grow_best_trees_refuses_what_it_cannot_grow():
+    from fasttree._dtypes import CRITERION_GINI, CRITERION_SQUARED_ERROR
+    from fasttree.kernels.depth_first import grow_best_trees
+
+    X = np.zeros((4, 2), dtype=np.float32)
+    nodes = [np.zeros(3, np.int64), np.zeros(7, np.int64), np.zeros(7, np.int64), np.zeros(7),
+             np.zeros(7, np.int32), np.zeros(7, np.int64), np.zeros(7, np.int64),
+             np.zeros((7, 2)), np.zeros(1, np.int64)]
+
+    def grow(weight, criterion=CRITERION_GINI, table=np.zeros(9)):
+        grow_best_trees(X, np.ascontiguousarray(X.T), np.arange(4, dtype=np.int32),
+                        np.zeros(4, np.uint8), weight, np.array([0, 4]),
+                        np.zeros(1, np.uint64), np.array([4.0]), criterion, 2, 5, 2, 1, 0.0,
+                        0.0, table, *nodes)
+
+    with pytest.raises(TypeError, match="weight must be float64 or uint8"):
+        grow(np.ones(4, dtype=np.float32))
+    with pytest.raises(ValueError, match="criterion must be gini"):
+        grow(np.empty(0), CRITERION_SQUARED_ERROR)
+    with pytest.raises(ValueError, match="xlog2x longer"):
+        grow(np.ones(4, dtype=np.uint8), table=np.zeros(3))
+
+
 def test_what_it_serves():
     est = ExtraTreeClassifier()
     params = est._resolve_params(100, 3, 100.0, False)

@@ -32,7 +32,7 @@ from numba import prange
 
 from .._jit import njit, specialized, with_globals
 
-from .._dtypes import CRITERION_ENTROPY, CRITERION_POISSON, EPSILON
+from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI, CRITERION_POISSON, EPSILON
 from .criteria import regression_target_term, row_impurity
 from .draws import child_key, coin_draw, order_draw, threshold_draw
 from .presort import sort_values
@@ -418,6 +418,9 @@ def grow_best_trees(
     counted = weight.dtype == np.uint8 and not unit_weight
     if weight.dtype not in (np.float64, np.uint8):
         raise TypeError(f"weight must be float64 or uint8 counts, got {weight.dtype}")
+    if criterion not in (CRITERION_GINI, CRITERION_ENTROPY):
+        raise ValueError(f"best thresholds grow classification trees: criterion must be gini "
+                         f"({CRITERION_GINI}) or entropy ({CRITERION_ENTROPY}), got {criterion}")
     integer = unit_weight or counted
     n_classes = stats.shape[1]
     if integer and xlog2x.shape[0] <= max(np.max(tree_weight, initial=0.0),
@@ -488,6 +491,19 @@ def _best_tree(unit_weight, binary, counted):
         table = xlog2x if integer and criterion == CRITERION_ENTROPY else np.empty(0)
         stack, top = _root(t, labels, weight, tree_offsets, root_key, n_classes, criterion,
                            node_offsets, child_left, depth, n_node_samples, stats)
+        child_stats = np.empty((2, n_classes))
+        if not integer:
+            # Float weights add up in another order to other sums: as the presorted layout
+            # does, a root's statistics add its rows in feature 0's sorted order, a child's in
+            # its parent's split feature's (integer weights add exactly in any order).
+            a0 = tree_offsets[t]
+            n0 = tree_offsets[t + 1] - a0
+            _gather(X, X_t, 0, rows, a0, xs[:n0])
+            sort_values(xs[:n0], order[:n0], keys_tmp, idx_tmp, sort_counts)
+            stats[base, :] = 0.0
+            for i in range(n0):
+                p = a0 + order[i]
+                stats[base, np.int64(labels[p])] += weight[p]
         count_nodes = 1
         while top > 0:
             top -= 1
@@ -509,6 +525,8 @@ def _best_tree(unit_weight, binary, counted):
             best_value = np.inf
             best_t = 0.0
             best_missing = 0
+            best_last_left = 0  # the best split's sorted rows: [0, last) left, and the
+            best_n_known = 0  # missing ones [n_known, n) too when they go left
             found = 0
             for j in range(n_features):
                 if select and found == max_features:
@@ -544,6 +562,8 @@ def _best_tree(unit_weight, binary, counted):
                               else _midpoint(xs[best_p], xs[best_p + 1]))
                     rows_left = best_p + 1 + (n_miss if missing_left else 0)
                     best_missing = missing_side(n_miss, missing_left, rows_left, n)
+                    best_last_left = best_p + 1
+                    best_n_known = n_known if missing_left else n
                     xs, best_xs = best_xs, xs
                     order, best_order = best_order, order
             if best_f < 0:
@@ -555,11 +575,19 @@ def _best_tree(unit_weight, binary, counted):
                 return -1
             for i in range(n):  # the split feature's values back in position order
                 xs[best_order[i]] = best_xs[i]
+            if not integer:  # each child's rows added in the split feature's sorted order
+                child_stats[:] = 0.0
+                for i in range(n):
+                    p = a + best_order[i]
+                    side = 0 if i < best_last_left or i >= best_n_known else 1
+                    child_stats[side, np.int64(labels[p])] += weight[p]
             stack, top = _split_node(
                 rows, labels, weight, a, b, xs, best_t, best_missing, best_f, slot, base,
                 count_nodes, key, stack, top, spare_rows, spare_labels, spare_weight, True,
                 criterion, child_left, feature, threshold, missing_branch, depth,
                 n_node_samples, stats)
+            if not integer:
+                stats[base + count_nodes:base + count_nodes + 2] = child_stats
             count_nodes += 2
         return count_nodes
 
