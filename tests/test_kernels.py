@@ -136,7 +136,7 @@ def test_sort_values_is_a_stable_argsort(values):
     x = np.array(values, dtype=np.float32)
     sorted_x, order = x.copy(), np.empty(x.size, dtype=np.int32)
     sort_values(sorted_x, order, np.empty(x.size, np.uint32), np.empty(x.size, np.int32),
-                np.empty((3, 2048), np.int64))
+                np.empty((4, 2048), np.int64))
     expected = np.argsort(np.where(x == 0, np.float32(0), x), kind="stable")
     np.testing.assert_array_equal(order, expected)
     np.testing.assert_array_equal(sorted_x, x[expected])  # NaN == NaN here, -0.0 == 0.0

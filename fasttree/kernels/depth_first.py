@@ -475,7 +475,7 @@ def _best_tree(unit_weight, binary, counted):
         best_order = np.empty(size, dtype=np.int32)
         keys_tmp = np.empty(size, dtype=np.uint32)
         idx_tmp = np.empty(size, dtype=np.int32)
-        sort_counts = np.empty((3, 2048), dtype=np.int64)
+        sort_counts = np.empty((4, 2048), dtype=np.int64)
         sorted_labels = np.empty(size, dtype=labels.dtype)
         spare_rows = idx_tmp  # the sort's scratch, free while a node's rows move
         spare_labels = np.empty(size, dtype=labels.dtype)

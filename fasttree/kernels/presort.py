@@ -197,12 +197,7 @@ def _sort_row(values, row_ids, keys_tmp, idx_tmp):
     """Radix-sort one feature row in place: ``values`` (float32, in row order) become sorted and
     ``row_ids`` receives their rows (the loop body of :func:`presort_features`, a function of
     its own so that numba's parallel passes see a small loop: compile time)."""
-    sort_values(values, row_ids, keys_tmp, idx_tmp, np.empty((_N_PASSES, _N_BUCKETS), np.int64))
-
-
-#: a slice of at most this many values is sorted by insertion: fewer steps than a radix sort's
-#: bucket counts and prefix sums
-_INSERTION_MAX = 32
+    sort_values(values, row_ids, keys_tmp, idx_tmp, np.empty((4, _N_BUCKETS), np.int64))
 
 
 @njit(cache=True)
@@ -211,50 +206,71 @@ def sort_values(values, order, keys_tmp, idx_tmp, counts):
     ``0.0``), then every NaN (as one positive quiet NaN); ``order[i]`` receives the position
     the ``i``-th sorted value had.
 
-    An LSD radix sort (three passes of 11 bits, a pass skipped when every key has the same
-    digit) of the values' order-preserving integer keys, or an insertion sort of them for at
-    most ``_INSERTION_MAX`` values; both stable, so the result is a stable argsort's.  The keys
+    An LSD radix sort of the values' order-preserving integer keys (three passes of 11 bits,
+    or four of 8 bits for at most ``_SMALL_RADIX`` values: fewer buckets to count and sum; a
+    pass skipped when every key has the same digit), or an insertion sort of them for at most
+    ``_INSERTION_MAX`` values; all stable, so the result is a stable argsort's.  The keys
     replace the float bits in ``values``' own memory and the positions start in ``order``, so
     the scratch is one array of keys and one of positions (``keys_tmp``, ``idx_tmp``: uint32
-    and ``order``'s dtype, at least as long) and ``counts`` (int64, (3, 2048), overwritten).
+    and ``order``'s dtype, at least as long) and ``counts`` (int64, (4, 2048), overwritten).
     """
     n = values.shape[0]
     keys = values.view(np.uint32)
-    idx = order
     if n <= _INSERTION_MAX:
         for i in range(n):
             key = _float_to_key(keys[i])
             j = i
             while j > 0 and keys[j - 1] > key:  # strict: equal keys keep their order
                 keys[j] = keys[j - 1]
-                idx[j] = idx[j - 1]
+                order[j] = order[j - 1]
                 j -= 1
             keys[j] = key
-            idx[j] = i
+            order[j] = i
         for p in range(n):
             keys[p] = _key_to_float_bits(keys[p])
         return
-    counts[:] = 0
+    if n <= _SMALL_RADIX:
+        _radix_sort(values, order, keys_tmp, idx_tmp, counts, 8, 4)
+    else:
+        _radix_sort(values, order, keys_tmp, idx_tmp, counts, _RADIX_BITS, _N_PASSES)
+
+
+#: a slice of at most this many values is sorted by insertion: fewer steps than a radix sort's
+#: bucket counts and prefix sums
+_INSERTION_MAX = 32
+#: at most this many values are sorted with 8-bit digits
+_SMALL_RADIX = 4096
+
+
+@njit(cache=True, inline="always")
+def _radix_sort(values, order, keys_tmp, idx_tmp, counts, bits, n_passes):
+    """:func:`sort_values`' radix sort, ``n_passes`` digits of ``bits`` (constants: inlined,
+    its loops unrolled)."""
+    n = values.shape[0]
+    keys = values.view(np.uint32)
+    idx = order
+    mask = np.uint32((1 << bits) - 1)
+    counts[:n_passes, :1 << bits] = 0
     for i in range(n):
         key = _float_to_key(keys[i])
         keys[i] = key
         idx[i] = i
-        for d in range(_N_PASSES):
-            counts[d, (key >> np.uint32(d * _RADIX_BITS)) & _DIGIT_MASK] += 1
+        for d in range(n_passes):
+            counts[d, (key >> np.uint32(d * bits)) & mask] += 1
     in_scratch = False  # whether the latest pass wrote to the scratch arrays
-    for d in range(_N_PASSES):
-        shift = np.uint32(d * _RADIX_BITS)
-        if counts[d, (keys[0] >> shift) & _DIGIT_MASK] == n:
+    for d in range(n_passes):
+        shift = np.uint32(d * bits)
+        if counts[d, (keys[0] >> shift) & mask] == n:
             continue  # every key has the same digit: the pass would not move anything
         # exclusive prefix sums: counts[d, b] becomes the first output slot of bucket b
         running = 0
-        for b in range(_N_BUCKETS):
+        for b in range(1 << bits):
             c = counts[d, b]
             counts[d, b] = running
             running += c
         for i in range(n):
             key = keys[i]
-            b = (key >> shift) & _DIGIT_MASK
+            b = (key >> shift) & mask
             slot = counts[d, b]
             counts[d, b] = slot + 1
             keys_tmp[slot] = key
