@@ -143,6 +143,24 @@ def test_sort_values_is_a_stable_argsort(values):
     assert not np.signbit(sorted_x[sorted_x == 0]).any()
 
 
+@pytest.mark.parametrize("n", [33, 1000, 4096, 4097, 20000])
+def test_sort_values_of_every_size(rng, n):
+    """Each way of sorting (8-bit digits up to 4,096 values, 11-bit above), on values of every
+    sign and magnitude, ties, zeros of both signs, infinities and NaN."""
+    x = (rng.choice([-1, 1], size=n) * 10.0 ** rng.uniform(-38, 38, size=n)).astype(np.float32)
+    special = rng.random(n)
+    x[special < 0.1] = np.round(x[special < 0.1], 0)
+    x[special < 0.02] = np.nan
+    x[(special > 0.5) & (special < 0.52)] = -0.0
+    x[(special > 0.6) & (special < 0.61)] = np.inf
+    sorted_x, order = x.copy(), np.empty(n, dtype=np.int32)
+    sort_values(sorted_x, order, np.empty(n, np.uint32), np.empty(n, np.int32),
+                np.empty((4, 2048), np.int64))
+    expected = np.argsort(x, kind="stable")
+    np.testing.assert_array_equal(order, expected)
+    np.testing.assert_array_equal(sorted_x, x[expected])
+
+
 def check_classification(rng, X, y, w, n_classes, criterion, n_segments, msl, mwl):
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, n_segments)
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
