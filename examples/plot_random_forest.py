@@ -1,11 +1,12 @@
 """
-Random forests: scikit-learn's draws, trees grown together
-==========================================================
+Random forests: scikit-learn's draws, fasttree's trees
+======================================================
 
 :class:`fasttree.RandomForestClassifier` takes scikit-learn's parameters and draws as
 scikit-learn's forest does: for the same ``random_state`` each tree gets the same seed and the
 same bootstrap rows, so the two forests have the same out-of-bag rows.  The trees themselves
-grow together, each level of every tree in one call of the kernels (see :doc:`/forests`).
+grow depth first, one tree per thread, each node sorting only the features it searches (see
+:doc:`/forests`).
 
 This example grows both forests on the same data, compares their fit time, test accuracy and
 out-of-bag estimates, and follows the out-of-bag score as ``warm_start`` adds trees.

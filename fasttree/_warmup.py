@@ -8,7 +8,7 @@ monotonic constraints, the criterion, several outputs, weights, the number of cl
 random splitter, pruning): :data:`KINDS` lists one tiny fit and predict per kind, on data made
 with numpy (the ``table`` kind reads a bundled CSV).  The first ten are those issue 25 measures;
 the next four are what a fit of another common kind still compiled after them, and
-``forest`` what a random forest (its trees grown together on bootstrap counts) compiles,
+``forest`` what a random forest (its trees grown depth first on bootstrap counts) compiles,
 ``extra_trees`` what a forest of extra trees (grown depth first) compiles.
 ``asv_bench/compile_times.py`` times each in a fresh process with an empty cache;
 :func:`fill_cache` runs them all, in several processes at once when asked, so that later
@@ -169,7 +169,7 @@ KINDS = (
          _numeric_classification, _extra_tree),
     Kind("ccp_alpha", "cost-complexity pruning (ccp_alpha > 0), two classes",
          _numeric_classification, _classifier(ccp_alpha=0.005)),
-    Kind("forest", "RandomForestClassifier: three trees on bootstrap counts grown together, "
+    Kind("forest", "RandomForestClassifier: three trees on bootstrap counts grown depth first, "
                    "out-of-bag score, two classes", _numeric_classification, _forest),
     Kind("extra_trees", "ExtraTreesClassifier: three trees grown depth first, two classes",
          _numeric_classification, _extra_trees),

@@ -48,9 +48,13 @@ def bytes_per_row(classification, splitter="random"):
                                                           if classification else 2)
 
 
-def _layout(y, counts, sample_weight, n_classes):
+def _layout(y, counts, sample_weight, n_classes, weight_dtype=None):
     """Tree after tree, each tree's rows in order: row ids, targets and weights by position
-    (None: every weight 1), where each tree's block starts, and each root's weight."""
+    (empty: every weight 1), where each tree's block starts, and each root's weight.
+
+    ``weight_dtype``: the weights' kind of the batch these trees were laid out in first (a
+    tree grown again is grown with the kind the others were: uint8 counts and float weights
+    score two-class entropy by different formulas); None: this batch's own."""
     in_sample = counts > 0
     tree_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(in_sample.sum(axis=1), out=tree_offsets[1:])
@@ -71,6 +75,10 @@ def _layout(y, counts, sample_weight, n_classes):
     elif weight.dtype != np.uint8:  # whole weights up to 255 move and add as one byte each
         counts8 = small_counts(weight)
         weight = weight if counts8 is None else counts8
+    if weight_dtype == np.float64 and weight.dtype != np.float64:
+        weight = np.ones(rows.shape[0]) if weight.shape[0] == 0 else weight.astype(np.float64)
+    elif weight_dtype == np.uint8 and weight.shape[0] == 0:
+        weight = np.ones(rows.shape[0], dtype=np.uint8)
     return rows, labels, weight, tree_offsets, tree_weights
 
 
@@ -138,7 +146,8 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
             t0 = time.perf_counter()
             own_weight = (sample_weight[pending] if sample_weight is not None
                           and sample_weight.ndim == 2 else sample_weight)
-            layout = _layout(y, counts[pending], own_weight, n_classes)
+            kind = layout[2].dtype if layout[2].shape[0] else None
+            layout = _layout(y, counts[pending], own_weight, n_classes, kind)
             slots[pending] = most[pending]
             timings["layout"] += time.perf_counter() - t0
     return trees, missing_features

@@ -1,10 +1,12 @@
 """Random forests and extra-trees ensembles with scikit-learn's API.
 
-The trees of a forest grow together: each draws its bootstrap sample as small integer counts,
-the samples are presorted into one layout (:meth:`fasttree.splitter.ExactSplitter.from_samples`)
-and one :class:`~fasttree.grower.TreeGrower` grows every tree of that layout level by level, each
-kernel call serving the open nodes of all of them.  A large table's trees grow a few at a time
-(the layout of each tree is about as large as its sample), a small table's all at once.
+Each tree draws its bootstrap sample as small integer counts.  Extra trees and random forests'
+classification trees (numeric features, one output) grow depth first, one tree per thread, on
+their samples' row ids (:mod:`fasttree.depth_first`); the other forests' samples are presorted
+into one layout (:meth:`fasttree.splitter.ExactSplitter.from_samples`) and one
+:class:`~fasttree.grower.TreeGrower` grows every tree of that layout level by level, each
+kernel call serving the open nodes of all of them.  Either way a large table's trees grow a few
+at a time (a batch bounded by :data:`LAYOUT_BUDGET`), a small table's all at once.
 
 Draws follow scikit-learn's: the same ``random_state`` gives each tree the same seed, the same
 bootstrap rows (``estimators_samples_``) and out-of-bag rows as scikit-learn's forest.  Tree
@@ -644,7 +646,7 @@ _ATTRIBUTES_DOC = """
 
 
 class RandomForestClassifier(_ForestClassifier):
-    __doc__ = f"""A random forest classifier: bootstrapped exact trees grown together.
+    __doc__ = f"""A random forest classifier: bootstrapped exact trees.
 
     Parameters follow :class:`sklearn.ensemble.RandomForestClassifier`.
 
@@ -671,7 +673,7 @@ class RandomForestClassifier(_ForestClassifier):
 
 
 class ExtraTreesClassifier(RandomForestClassifier):
-    __doc__ = f"""An extra-trees classifier: trees of random thresholds grown together.
+    __doc__ = f"""An extra-trees classifier: trees of random thresholds.
 
     Parameters follow :class:`sklearn.ensemble.ExtraTreesClassifier` (``bootstrap=False`` by
     default); each node draws one threshold per drawn feature, uniformly between its smallest
@@ -690,7 +692,7 @@ class ExtraTreesClassifier(RandomForestClassifier):
 
 
 class RandomForestRegressor(_ForestRegressor):
-    __doc__ = f"""A random forest regressor: bootstrapped exact trees grown together.
+    __doc__ = f"""A random forest regressor: bootstrapped exact trees.
 
     Parameters follow :class:`sklearn.ensemble.RandomForestRegressor`.
 
@@ -714,7 +716,7 @@ class RandomForestRegressor(_ForestRegressor):
 
 
 class ExtraTreesRegressor(RandomForestRegressor):
-    __doc__ = f"""An extra-trees regressor: trees of random thresholds grown together.
+    __doc__ = f"""An extra-trees regressor: trees of random thresholds.
 
     Parameters follow :class:`sklearn.ensemble.ExtraTreesRegressor` (``bootstrap=False`` by
     default).

@@ -175,6 +175,30 @@ def test_best_thresholds_with_fractional_weights(monkeypatch, per_tree):
     _assert_same(trees, _grow(X, y, counts, params, 3, 11, weight))
 
 
+def test_a_tree_grown_again_keeps_its_batchs_kind_of_weights(monkeypatch):
+    """A tree that outgrows its first node slots is laid out again alone; it keeps the batch's
+    float weights although its own rows' weights are whole (uint8 counts score two-class
+    entropy by another formula: a tie could go the other way)."""
+    X, y, _ = _data(8, n=600, n_classes=2, missing=False)
+    counts = np.zeros((2, X.shape[0]), dtype=np.uint8)
+    counts[0, :40] = 1  # a small tree, drawing the one fractional row
+    counts[1, 40:] = 2  # a large one, whole weights alone
+    weight = np.ones(X.shape[0])
+    weight[0] = 0.5
+    params = DecisionTreeClassifier(criterion="entropy", max_features=3)._resolve_params(
+        X.shape[0], X.shape[1], 40.0, True)
+    monkeypatch.setattr(depth_first, "FIRST_SLOTS_PER_ROW", {"best": 0.0})  # 64 slots
+    kinds = []
+    grow = depth_first._grow
+    monkeypatch.setattr(depth_first, "_grow", lambda *args: kinds.append(args[4].dtype)
+                        or grow(*args))
+    trees = _grow(X, y, counts, params, 2, 3, weight)
+    assert kinds == [np.float64, np.float64]  # the first growth, then the large tree again
+    assert trees[0].node_count <= 64 < trees[1].node_count
+    monkeypatch.setattr(depth_first, "serves", lambda *args: False)
+    _assert_same(trees, _grow(X, y, counts, params, 2, 3, weight))
+
+
 def test_grow_best_trees_refuses_what_it_cannot_grow():
     from fasttree._dtypes import CRITERION_GINI, CRITERION_SQUARED_ERROR
     from fasttree.kernels.depth_first import grow_best_trees

@@ -110,9 +110,9 @@ def test_weighted_bootstrap_draws_like_sklearn():
 def test_each_tree_is_the_tree_grown_alone_on_its_counts(cls, tree_cls, kwargs):
     """Tree ``k`` is the tree of seed ``estimators_[k].random_state`` fitted on every row with
     the bootstrap counts (times "balanced_subsample"'s class weights) as sample weights: every
-    array equal, though the forest grew its trees together.  A forest of extra trees grows
-    them depth first (fasttree.depth_first), where a regression tree's sums add its rows in
-    another order: their values and impurities equal to rounding."""
+    array equal, though the forest grew its trees depth first (fasttree.depth_first) or
+    together, where the tree alone grows level by level.  An extra trees' regression tree
+    adds its rows' sums in another order: its values and impurities equal to rounding."""
     X, y = make_data(11, n=300, task=_task(cls))
     forest = cls(n_estimators=5, random_state=4, **kwargs).fit(X, y)
     tree_params = {k: v for k, v in kwargs.items()

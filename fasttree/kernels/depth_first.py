@@ -23,8 +23,10 @@ the presorted kernels' (:mod:`fasttree.kernels.random_split`, :mod:`fasttree.ker
 and every draw a function of the node's key (:mod:`fasttree.kernels.draws`), so a tree grown here
 is the tree the level-wise grower grows, its nodes numbered depth first (the caller renumbers
 them level by level, :func:`breadth_first_order`).  With whole weights (unit, or bootstrap
-counts) its statistics add exactly as there; with fractional weights or regression targets they
-add in another order, so a split may differ where two candidates tie to the last bits.
+counts) its statistics add exactly as there.  With fractional weights the best thresholds' trees
+add a node's statistics in the presorted layout's order, but the level-wise search adds a large
+node's rows in chunks, and random thresholds' trees (also with regression targets) add them in
+another order: a split may differ where two candidates tie to the last bits.
 """
 
 import numpy as np
