@@ -11,7 +11,8 @@ import time
 import numpy as np
 
 from ._dtypes import label_dtype
-from .kernels import node_impurity, xlog2x_table
+from ._dtypes import CRITERION_SQUARED_ERROR
+from .kernels import node_impurity, reciprocal_table, xlog2x_table
 from .kernels.depth_first import breadth_first_order, grow_best_trees, grow_random_trees
 from .kernels.draws import root_key
 from .splitter import drawn_weights, small_counts
@@ -26,17 +27,17 @@ FIRST_SLOTS_PER_ROW = {"random": 0.5, "best": 0.25}
 def serves(params, any_categorical, several_outputs, monotonic, classification, forest):
     """Whether :func:`grow_depth_first` grows trees of these parameters: numeric features, one
     output, level-wise rules (no ``max_leaf_nodes``), no constraints, missing values learned;
-    random thresholds with gini, entropy, squared error or Poisson, or the best thresholds of a
-    forest's classification trees (gini or entropy).  A single tree of the best thresholds keeps
-    the presorted layout, whose levels use every thread."""
+    random thresholds, or the best thresholds of a forest's trees; gini, entropy, squared error
+    or Poisson.  A single tree of the best thresholds keeps the presorted layout, whose levels
+    use every thread."""
     if (any_categorical or several_outputs or monotonic or params.max_leaf_nodes is not None
             or params.missing != "learn"):
         return False
     if params.splitter == "random":
         return params.criterion in ("gini", "entropy", "log_loss", "squared_error", "poisson")
-    return (params.splitter == "best" and forest and classification
-            and params.criterion in ("gini", "entropy", "log_loss")
-            and params.min_branch_fraction == 0.0)
+    return (params.splitter == "best" and forest and params.min_branch_fraction == 0.0
+            and params.criterion in (("gini", "entropy", "log_loss") if classification
+                                     else ("squared_error", "poisson")))
 
 
 def bytes_per_row(classification, splitter="random"):
@@ -174,10 +175,16 @@ def _grow(X, X_t, rows, labels, weight, offsets, tree_weights, keys, n_classes, 
     nodes = (node_offsets, child_left, feature, threshold, missing_branch, depth, n_node_samples,
              stats, node_count)
     if p.splitter == "best":
-        # whole weights: c log2 c of every count a node can hold (its rows, or their draws)
         whole = weight.shape[0] == 0 or weight.dtype == np.uint8
-        table = (xlog2x_table(max(int(np.max(np.diff(offsets))), int(np.max(tree_weights))))
-                 if whole else np.empty(0))
+        largest = int(np.max(np.diff(offsets)))
+        if n_classes is not None:  # whole weights: c log2 c of every count a node can hold
+            table = (xlog2x_table(max(largest, int(np.max(tree_weights)))) if whole
+                     else np.empty(0))
+        else:  # sums: the presorted search's float64 weights; 1 / n for unit squared error
+            if weight.dtype == np.uint8:
+                layout = layout[:4] + (weight.astype(np.float64),)
+            table = (reciprocal_table(largest) if weight.shape[0] == 0
+                     and p.criterion_code == CRITERION_SQUARED_ERROR else np.empty(0))
         grow_best_trees(*layout, offsets, keys, tree_weights, *rules, table, *nodes)
     else:
         grow_random_trees(*layout, weight.dtype == np.uint8, offsets, keys, tree_weights,

@@ -1,7 +1,7 @@
 """Random forests and extra-trees ensembles with scikit-learn's API.
 
-Each tree draws its bootstrap sample as small integer counts.  Extra trees and random forests'
-classification trees (numeric features, one output) grow depth first, one tree per thread, on
+Each tree draws its bootstrap sample as small integer counts.  Extra trees and random forests
+(numeric features, one output, no constraints) grow depth first, one tree per thread, on
 their samples' row ids (:mod:`fasttree.depth_first`); the other forests' samples are presorted
 into one layout (:meth:`fasttree.splitter.ExactSplitter.from_samples`) and one
 :class:`~fasttree.grower.TreeGrower` grows every tree of that layout level by level, each

@@ -10,6 +10,7 @@ import pytest
 from fasttree import depth_first
 from fasttree.estimators import (
     DecisionTreeClassifier,
+    DecisionTreeRegressor,
     ExtraTreeClassifier,
     ExtraTreeRegressor,
 )
@@ -70,7 +71,7 @@ CASES = [
 
 @pytest.mark.parametrize("splitter, criterion, n_classes, options",
                          [("random", *case) for case in CASES]
-                         + [("best", *case) for case in CASES if case[1]])
+                         + [("best", *case) for case in CASES])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_depth_first_trees_are_the_level_wise_trees(monkeypatch, splitter, criterion, n_classes,
                                                    options, weighted):
@@ -175,6 +176,20 @@ def test_best_thresholds_with_fractional_weights(monkeypatch, per_tree):
     _assert_same(trees, _grow(X, y, counts, params, 3, 11, weight))
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_best_thresholds_of_real_valued_targets(monkeypatch, weighted):
+    """Regression targets of any value (and fractional weights): each node's sums add its rows
+    in the presorted layout's order, so the trees are the level-wise ones to the last bit."""
+    X, _, counts = _data(9, n=700, n_classes=None)
+    y = np.random.default_rng(2).normal(size=X.shape[0]) * 3.7
+    weight = np.random.default_rng(3).uniform(0.2, 3.0, X.shape[0]) if weighted else None
+    params = DecisionTreeRegressor(max_features=4, min_samples_leaf=2)._resolve_params(
+        X.shape[0], X.shape[1], float(counts[0].sum()), True)
+    trees = _grow(X, y, counts, params, None, 4, weight)
+    monkeypatch.setattr(depth_first, "serves", lambda *args: False)
+    _assert_same(trees, _grow(X, y, counts, params, None, 4, weight))
+
+
 def test_a_tree_grown_again_keeps_its_batchs_kind_of_weights(monkeypatch):
     """A tree that outgrows its first node slots is laid out again alone; it keeps the batch's
     float weights although its own rows' weights are whole (uint8 counts score two-class
@@ -200,7 +215,7 @@ def test_a_tree_grown_again_keeps_its_batchs_kind_of_weights(monkeypatch):
 
 
 def test_grow_best_trees_refuses_what_it_cannot_grow():
-    from fasttree._dtypes import CRITERION_GINI, CRITERION_SQUARED_ERROR
+    from fasttree._dtypes import CRITERION_ABSOLUTE_ERROR, CRITERION_GINI
     from fasttree.kernels.depth_first import grow_best_trees
 
     X = np.zeros((4, 2), dtype=np.float32)
@@ -214,11 +229,11 @@ def test_grow_best_trees_refuses_what_it_cannot_grow():
                         np.zeros(1, np.uint64), np.array([4.0]), criterion, 2, 5, 2, 1, 0.0,
                         0.0, table, *nodes)
 
-    with pytest.raises(TypeError, match="weight must be float64 or uint8"):
+    with pytest.raises(TypeError, match="weight must be float64"):
         grow(np.ones(4, dtype=np.float32))
-    with pytest.raises(ValueError, match="criterion must be gini"):
-        grow(np.empty(0), CRITERION_SQUARED_ERROR)
-    with pytest.raises(ValueError, match="xlog2x longer"):
+    with pytest.raises(ValueError, match="gini, entropy, squared error or Poisson"):
+        grow(np.empty(0), CRITERION_ABSOLUTE_ERROR)
+    with pytest.raises(ValueError, match="a table longer"):
         grow(np.ones(4, dtype=np.uint8), table=np.zeros(3))
 
 
@@ -236,8 +251,11 @@ def test_what_it_serves():
     best = DecisionTreeClassifier()._resolve_params(100, 3, 100.0, False)
     assert depth_first.serves(best, False, False, False, True, True)  # a forest's trees
     assert not depth_first.serves(best, False, False, False, True, False)  # one tree alone
-    assert not depth_first.serves(best, False, False, False, False, True)  # regression
     for other in (DecisionTreeClassifier(criterion="gain_ratio"),
                   DecisionTreeClassifier(splitter="hist")):
         assert not depth_first.serves(other._resolve_params(100, 3, 100.0, False), False,
                                       False, False, True, True)
+    for criterion, served in (("squared_error", True), ("poisson", True),
+                              ("absolute_error", False)):
+        params = DecisionTreeRegressor(criterion=criterion)._resolve_params(100, 3, 100.0, False)
+        assert depth_first.serves(params, False, False, False, False, True) == served

@@ -23,9 +23,9 @@ the presorted kernels' (:mod:`fasttree.kernels.random_split`, :mod:`fasttree.ker
 and every draw a function of the node's key (:mod:`fasttree.kernels.draws`), so a tree grown here
 is the tree the level-wise grower grows, its nodes numbered depth first (the caller renumbers
 them level by level, :func:`breadth_first_order`).  With whole weights (unit, or bootstrap
-counts) its statistics add exactly as there.  With fractional weights the best thresholds' trees
-add a node's statistics in the presorted layout's order, but the level-wise search adds a large
-node's rows in chunks, and random thresholds' trees (also with regression targets) add them in
+counts) its statistics add exactly as there.  With fractional weights or regression targets the
+best thresholds' trees add a node's statistics in the presorted layout's order, but the
+level-wise search adds a large node's rows in chunks, and random thresholds' trees (also with regression targets) add them in
 another order: a split may differ where two candidates tie to the last bits.
 """
 
@@ -34,7 +34,13 @@ from numba import prange
 
 from .._jit import njit, specialized, with_globals
 
-from .._dtypes import CRITERION_ENTROPY, CRITERION_GINI, CRITERION_POISSON, EPSILON
+from .._dtypes import (
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
+    CRITERION_POISSON,
+    CRITERION_SQUARED_ERROR,
+    EPSILON,
+)
 from .criteria import regression_target_term, row_impurity
 from .draws import child_key, coin_draw, order_draw, threshold_draw
 from .presort import sort_values
@@ -44,7 +50,7 @@ from .random_split import (
     regression_threshold_value,
     threshold_between,
 )
-from .split_search import _class_scan, _midpoint, _same_value
+from .split_search import _class_scan, _midpoint, _same_value, _sum_scan
 
 #: a node whose rows span fewer row ids than this many times their number reads a feature
 #: from ``X`` transposed (16 float32 values per cache line)
@@ -125,6 +131,17 @@ def _draw_order(key, order_key, taken):
     for f in range(order_key.shape[0]):
         order_key[f] = order_draw(key, f)
     taken[:] = 0
+
+
+@njit(cache=True, inline="always")
+def _add_row(out, label, w, classification, criterion):
+    """Add a row of weight ``w`` to a node's statistics ``out`` (:func:`_range_stats`' terms)."""
+    if classification:
+        out[np.int64(label)] += w
+    else:
+        out[0] += w
+        out[1] += w * label
+        out[2] += w * regression_target_term(label, criterion)
 
 
 @njit(cache=True, inline="always")
@@ -394,15 +411,18 @@ def _grow_tree(
 def grow_best_trees(
     X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion, max_features,
     max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
-    xlog2x, node_offsets, child_left, feature, threshold, missing_branch, depth,
+    table, node_offsets, child_left, feature, threshold, missing_branch, depth,
     n_node_samples, stats, node_count,
 ):
-    """Grow every tree of a layout depth first, best thresholds (random forests); classes.
+    """Grow every tree of a layout depth first, best thresholds (random forests).
 
-    The arguments are :func:`grow_random_trees`' (``n_classes`` is ``stats.shape[1]``; no
-    ``counts_weight``: uint8 weights are counts), and ``xlog2x``: ``c log2 c`` for the counts
-    (:func:`~fasttree.kernels.xlog2x_table` of each tree's largest total weight, or of its rows
-    with unit weights), needed with unit or uint8 weights, ignored with float64 ones.
+    The arguments are :func:`grow_random_trees`' (``n_classes`` is ``stats.shape[1]`` for
+    gini and entropy, the statistics ``[w, sum w*y, c]`` for squared error and Poisson; no
+    ``counts_weight``: uint8 weights are counts, classification only), and ``table``: for
+    classes, ``c log2 c`` of the counts (:func:`~fasttree.kernels.xlog2x_table` of each tree's
+    largest total weight, or of its rows with unit weights), needed with unit or uint8 weights;
+    for squared error with unit weights, ``1 / n`` (:func:`~fasttree.kernels.reciprocal_table`
+    of each tree's rows); otherwise ignored.
 
     Each node searches its features (every one, or the first ``max_features`` non-constant ones
     in its draw order) as the presorted search does: its values of the feature sorted with their
@@ -418,26 +438,30 @@ def grow_best_trees(
     """
     unit_weight = weight.shape[0] == 0
     counted = weight.dtype == np.uint8 and not unit_weight
-    if weight.dtype not in (np.float64, np.uint8):
-        raise TypeError(f"weight must be float64 or uint8 counts, got {weight.dtype}")
-    if criterion not in (CRITERION_GINI, CRITERION_ENTROPY):
-        raise ValueError(f"best thresholds grow classification trees: criterion must be gini "
-                         f"({CRITERION_GINI}) or entropy ({CRITERION_ENTROPY}), got {criterion}")
+    classification = criterion in (CRITERION_GINI, CRITERION_ENTROPY)
+    if weight.dtype not in (np.float64, np.uint8) or (counted and not classification):
+        raise TypeError("weight must be float64 (or, for classes, uint8 counts), got "
+                        f"{weight.dtype}")
+    if not classification and criterion not in (CRITERION_SQUARED_ERROR, CRITERION_POISSON):
+        raise ValueError("best thresholds grow trees of gini, entropy, squared error or "
+                         f"Poisson, got criterion {criterion}")
     integer = unit_weight or counted
-    n_classes = stats.shape[1]
-    if integer and xlog2x.shape[0] <= max(np.max(tree_weight, initial=0.0),
-                                          np.max(np.diff(tree_offsets), initial=0)):
-        raise ValueError("unit or uint8 weights need xlog2x longer than each tree's total "
-                         f"weight (xlog2x_table), got {xlog2x.shape[0]}")
-    kernel = specialized(_best_trees, unit_weight, integer and n_classes == 2, counted)
+    by_reciprocal = unit_weight and criterion == CRITERION_SQUARED_ERROR
+    longest = max(np.max(tree_weight, initial=0.0), np.max(np.diff(tree_offsets), initial=0))
+    if ((classification and integer) or by_reciprocal) and table.shape[0] <= longest:
+        raise ValueError("unit or uint8 weights need a table longer than each tree's rows and "
+                         f"total weight (xlog2x_table, reciprocal_table), got {table.shape[0]}")
+    kernel = specialized(_best_trees, classification, unit_weight,
+                         integer and stats.shape[1] == 2, counted,
+                         criterion == CRITERION_POISSON)
     kernel(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
            max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-           min_impurity_decrease, xlog2x, node_offsets, child_left, feature, threshold,
+           min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
            missing_branch, depth, n_node_samples, stats, node_count)
 
 
-def _best_trees(unit_weight, binary, counted):
-    """The parallel loop of :func:`grow_best_trees` over the trees, for one kind of weights."""
+def _best_trees(classification, unit_weight, binary, counted, positive):
+    """The parallel loop of :func:`grow_best_trees` over the trees, for one kind of tree."""
 
     def grow(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
              max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
@@ -451,22 +475,28 @@ def _best_trees(unit_weight, binary, counted):
                 feature, threshold, missing_branch, depth, n_node_samples, stats)
 
     return njit(parallel=True, cache=True)(with_globals(
-        grow, grow_tree=specialized(_best_tree, unit_weight, binary, counted)))
+        grow, grow_tree=specialized(_best_tree, classification, unit_weight, binary, counted,
+                                    positive)))
 
 
-def _best_tree(unit_weight, binary, counted):
-    """One tree of :func:`grow_best_trees`, for one kind of weights: ``unit_weight`` (none),
-    ``binary`` (two classes, integer weights), ``counted`` (uint8 counts); the flags of
-    :func:`~fasttree.kernels.split_search._class_scan`, constants of the tree's code."""
-    integer = unit_weight or counted
+def _best_tree(classification, unit_weight, binary, counted, positive):
+    """One tree of :func:`grow_best_trees`, for one kind of tree: ``classification`` (class
+    statistics, else sums), ``unit_weight`` (none), ``binary`` (two classes, integer weights),
+    ``counted`` (uint8 counts), ``positive`` (Poisson); the flags of the scans
+    (:func:`~fasttree.kernels.split_search._class_scan`, ``_sum_scan``), constants of the tree's
+    code."""
+    integer = classification and (unit_weight or counted)
+    # sums of real targets, like fractional weights, add up to other values in another order
+    ordered_sums = not integer
+    by_reciprocal = not classification and unit_weight and not positive
     count = np.int64 if integer else np.float64  # class counts: integers with integer weights
 
     def grow_tree(t, X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight,
                   criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
-                  min_weight_leaf, min_impurity_decrease, xlog2x, node_offsets, child_left,
+                  min_weight_leaf, min_impurity_decrease, table, node_offsets, child_left,
                   feature, threshold, missing_branch, depth, n_node_samples, stats):
         n_features = X.shape[1]
-        n_classes = stats.shape[1]
+        n_classes = stats.shape[1] if classification else 0
         select = max_features < n_features
         base = node_offsets[t]
         capacity = node_offsets[t + 1] - base
@@ -482,22 +512,23 @@ def _best_tree(unit_weight, binary, counted):
         spare_rows = idx_tmp  # the sort's scratch, free while a node's rows move
         spare_labels = np.empty(size, dtype=labels.dtype)
         spare_weight = np.empty(0 if unit_weight else size, dtype=weight.dtype)
-        total = np.empty(n_classes, dtype=count)
-        left = np.empty(n_classes, dtype=count)
-        scratch = np.empty((2, n_classes), dtype=count)
+        total = np.empty(max(n_classes, 1), dtype=count)
+        left = np.empty(max(n_classes, 1), dtype=count)
+        scratch = np.empty((2, max(n_classes, 1)), dtype=count)
         order_key = np.empty(n_features)
         taken = np.empty(n_features, dtype=np.uint8)
         # the presorted search's minimums: with unit weights a child's weight is its rows
         min_rows = (max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf))) if unit_weight
                     else min_samples_leaf)
-        table = xlog2x if integer and criterion == CRITERION_ENTROPY else np.empty(0)
+        if classification:  # c log2 c of the counts, for entropy
+            table = table if integer and criterion == CRITERION_ENTROPY else np.empty(0)
         stack, top = _root(t, labels, weight, tree_offsets, root_key, n_classes, criterion,
                            node_offsets, child_left, depth, n_node_samples, stats)
-        child_stats = np.empty((2, n_classes))
-        if not integer:
-            # Float weights add up in another order to other sums: as the presorted layout
-            # does, a root's statistics add its rows in feature 0's sorted order, a child's in
-            # its parent's split feature's (integer weights add exactly in any order).
+        child_stats = np.empty((2, stats.shape[1]))
+        if ordered_sums:
+            # Float weights and targets add up in another order to other sums: as the presorted
+            # layout does, a root's statistics add its rows in feature 0's sorted order, a
+            # child's in its parent's split feature's (integer weights add exactly in any order).
             a0 = tree_offsets[t]
             n0 = tree_offsets[t + 1] - a0
             _gather(X, X_t, 0, rows, a0, xs[:n0])
@@ -505,7 +536,8 @@ def _best_tree(unit_weight, binary, counted):
             stats[base, :] = 0.0
             for i in range(n0):
                 p = a0 + order[i]
-                stats[base, np.int64(labels[p])] += weight[p]
+                _add_row(stats[base], labels[p], 1.0 if unit_weight else weight[p],
+                         classification, criterion)
         count_nodes = 1
         while top > 0:
             top -= 1
@@ -523,6 +555,11 @@ def _best_tree(unit_weight, binary, counted):
                 _draw_order(key, order_key, taken)
             for k in range(n_classes):
                 total[k] = count(stats[slot, k])
+            w_total = 0.0
+            sum_total = 0.0
+            if not classification:
+                w_total = stats[slot, 0]
+                sum_total = stats[slot, 1]
             best_f = -1
             best_value = np.inf
             best_t = 0.0
@@ -543,17 +580,35 @@ def _best_tree(unit_weight, binary, counted):
                     sorted_labels[i] = labels[a + order[i]]
                 # the scans read a row's weight at its position in the node
                 node_weight = weight if unit_weight else weight[a:b]
-                left[:] = 0
-                if n_miss > 0:
-                    value, best_p, missing_left, _, _ = scan_two_sided(
-                        xs[:n], order[:n], sorted_labels[:n], node_weight, total, left,
-                        n_miss, scratch, criterion, min_rows, min_weight_leaf, table, 0,
-                        -np.inf, np.inf, 0, n)
-                else:
-                    value, best_p, missing_left, _, _ = scan_one_sided(
-                        xs[:n], order[:n], sorted_labels[:n], node_weight, total, left,
-                        0, scratch, criterion, min_rows, min_weight_leaf, table, 0, -np.inf,
-                        np.inf, 0, n)
+                if classification:
+                    left[:] = 0
+                    if n_miss > 0:
+                        value, best_p, missing_left, _, _ = scan_two_sided(
+                            xs[:n], order[:n], sorted_labels[:n], node_weight, total, left,
+                            n_miss, scratch, criterion, min_rows, min_weight_leaf, table, 0,
+                            -np.inf, np.inf, 0, n)
+                    else:
+                        value, best_p, missing_left, _, _ = scan_one_sided(
+                            xs[:n], order[:n], sorted_labels[:n], node_weight, total, left,
+                            0, scratch, criterion, min_rows, min_weight_leaf, table, 0,
+                            -np.inf, np.inf, 0, n)
+                else:  # the largest proxy; the children's impurity c - proxy, at least 0
+                    if by_reciprocal and n_miss == 0:
+                        proxy, best_p, missing_left, _, _ = scan_by_reciprocal(
+                            xs[:n], sorted_labels[:n], order[:n], node_weight, w_total,
+                            sum_total, 0, min_rows, min_weight_leaf, criterion, 0.0, 0,
+                            -np.inf, np.inf, table, 0, n, 0.0, 0.0)
+                    elif n_miss > 0:
+                        proxy, best_p, missing_left, _, _ = sums_two_sided(
+                            xs[:n], sorted_labels[:n], order[:n], node_weight, w_total,
+                            sum_total, n_miss, min_rows, min_weight_leaf, criterion, 0.0, 0,
+                            -np.inf, np.inf, table, 0, n, 0.0, 0.0)
+                    else:
+                        proxy, best_p, missing_left, _, _ = sums_one_sided(
+                            xs[:n], sorted_labels[:n], order[:n], node_weight, w_total,
+                            sum_total, 0, min_rows, min_weight_leaf, criterion, 0.0, 0,
+                            -np.inf, np.inf, table, 0, n, 0.0, 0.0)
+                    value = max(stats[slot, 2] - proxy, 0.0)
                 # the lowest children impurity; ties to the lowest feature (select_best_splits)
                 if best_p >= 0 and (value < best_value or (value == best_value and f < best_f)):
                     best_f = f
@@ -577,25 +632,32 @@ def _best_tree(unit_weight, binary, counted):
                 return -1
             for i in range(n):  # the split feature's values back in position order
                 xs[best_order[i]] = best_xs[i]
-            if not integer:  # each child's rows added in the split feature's sorted order
+            if ordered_sums:  # each child's rows added in the split feature's sorted order
                 child_stats[:] = 0.0
                 for i in range(n):
                     p = a + best_order[i]
                     side = 0 if i < best_last_left or i >= best_n_known else 1
-                    child_stats[side, np.int64(labels[p])] += weight[p]
+                    _add_row(child_stats[side], labels[p], 1.0 if unit_weight else weight[p],
+                             classification, criterion)
             stack, top = _split_node(
                 rows, labels, weight, a, b, xs, best_t, best_missing, best_f, slot, base,
-                count_nodes, key, stack, top, spare_rows, spare_labels, spare_weight, True,
-                criterion, child_left, feature, threshold, missing_branch, depth,
+                count_nodes, key, stack, top, spare_rows, spare_labels, spare_weight,
+                classification, criterion, child_left, feature, threshold, missing_branch, depth,
                 n_node_samples, stats)
-            if not integer:
+            if ordered_sums:
                 stats[base + count_nodes:base + count_nodes + 2] = child_stats
             count_nodes += 2
         return count_nodes
 
-    return njit(cache=True)(with_globals(
-        grow_tree, scan_one_sided=_class_scan(unit_weight, binary, False, False, counted),
-        scan_two_sided=_class_scan(unit_weight, binary, True, False, counted)))
+    if classification:
+        scans = dict(scan_one_sided=_class_scan(unit_weight, binary, False, False, counted),
+                     scan_two_sided=_class_scan(unit_weight, binary, True, False, counted))
+    else:
+        scans = dict(sums_one_sided=_sum_scan(unit_weight, False, False, False, positive, False),
+                     sums_two_sided=_sum_scan(unit_weight, False, True, False, positive, False))
+        if by_reciprocal:
+            scans["scan_by_reciprocal"] = _sum_scan(True, True, False, False, False, False)
+    return njit(cache=True)(with_globals(grow_tree, **scans))
 
 
 @njit(cache=True)
