@@ -153,6 +153,8 @@ def _cases(d):
                                                        random_state=3), Xn, y3, w),
         ("forest_balanced", fasttree.RandomForestClassifier(
             n_estimators=3, class_weight="balanced_subsample", random_state=5), X, y3, None),
+        ("forest_reg", fasttree.RandomForestRegressor(n_estimators=3, max_depth=8,
+                                                      random_state=6), Xn, yr, w),
         ("extra_trees_reg", fasttree.ExtraTreesRegressor(n_estimators=3, max_depth=8,
                                                          bootstrap=True, random_state=4),
          Xn, yr, None),

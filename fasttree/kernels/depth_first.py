@@ -118,11 +118,24 @@ def _push(stack, top, node, a, b, key):
 
 
 @njit(cache=True, inline="always")
-def _opens(w_node, impurity, n, node_depth, max_depth, min_samples_split, min_samples_leaf,
-           min_weight_leaf):
-    """Whether the stopping rules let a node be searched (the grower's ``_candidates``)."""
-    return (node_depth < max_depth and n >= min_samples_split and n >= 2 * min_samples_leaf
-            and w_node >= 2.0 * min_weight_leaf and impurity > EPSILON)
+def _next_node(stack, top, base, stats, depth, criterion, max_depth, min_samples_split,
+               min_samples_leaf, min_weight_leaf, select, order_key, taken):
+    """Pop the node on top of the stack: the new top, the node's number, rows ``[a, b)`` and
+    key, its weight and impurity, and whether the stopping rules let it be searched (the
+    grower's ``_candidates``); if so and features are drawn, its draw order too."""
+    top -= 1
+    node = np.int64(stack[top, 0])
+    a = np.int64(stack[top, 1])
+    b = np.int64(stack[top, 2])
+    key = stack[top, 3]
+    n = b - a
+    w_node, impurity = row_impurity(stats[base + node], criterion, 0.0)
+    opens = (depth[base + node] < max_depth and n >= min_samples_split
+             and n >= 2 * min_samples_leaf and w_node >= 2.0 * min_weight_leaf
+             and impurity > EPSILON)
+    if opens and select:  # the first max_features non-constant features in draw order
+        _draw_order(key, order_key, taken)
+    return top, node, a, b, key, w_node, impurity, opens
 
 
 @njit(cache=True, inline="always")
@@ -310,19 +323,13 @@ def _grow_tree(
                        node_offsets, child_left, depth, n_node_samples, stats)
     count = 1
     while top > 0:
-        top -= 1
-        node = np.int64(stack[top, 0])
-        a = np.int64(stack[top, 1])
-        b = np.int64(stack[top, 2])
-        key = stack[top, 3]
+        top, node, a, b, key, w_node, impurity, opens = _next_node(
+            stack, top, base, stats, depth, criterion, max_depth, min_samples_split,
+            min_samples_leaf, min_weight_leaf, select, order_key, taken)
+        if not opens:
+            continue
         slot = base + node
         n = b - a
-        w_node, impurity = row_impurity(stats[slot], criterion, 0.0)
-        if not _opens(w_node, impurity, n, depth[slot], max_depth, min_samples_split,
-                      min_samples_leaf, min_weight_leaf):
-            continue
-        if select:  # the first max_features non-constant features in draw order
-            _draw_order(key, order_key, taken)
         pos_total = 0
         if not classification and criterion == CRITERION_POISSON:
             for p in range(a, b):
@@ -540,19 +547,13 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                          classification, criterion)
         count_nodes = 1
         while top > 0:
-            top -= 1
-            node = np.int64(stack[top, 0])
-            a = np.int64(stack[top, 1])
-            b = np.int64(stack[top, 2])
-            key = stack[top, 3]
+            top, node, a, b, key, w_node, impurity, opens = _next_node(
+                stack, top, base, stats, depth, criterion, max_depth, min_samples_split,
+                min_samples_leaf, min_weight_leaf, select, order_key, taken)
+            if not opens:
+                continue
             slot = base + node
             n = b - a
-            w_node, impurity = row_impurity(stats[slot], criterion, 0.0)
-            if not _opens(w_node, impurity, n, depth[slot], max_depth, min_samples_split,
-                          min_samples_leaf, min_weight_leaf):
-                continue
-            if select:  # the first max_features non-constant features in draw order
-                _draw_order(key, order_key, taken)
             for k in range(n_classes):
                 total[k] = count(stats[slot, k])
             w_total = 0.0
