@@ -39,6 +39,7 @@ from .estimators import (
     without_friedman_mse,
 )
 from .grower import TreeGrower
+from .packed_forest import PackedForest, packs
 from .splitter import ExactSplitter
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor", "ExtraTreesClassifier",
@@ -383,6 +384,32 @@ class _BaseForest(_TableInput, BaseEstimator):
         return total / n_trees.reshape((-1,) + (1,) * len(width))
 
     # -- prediction --------------------------------------------------------------------------
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_packed", None)  # rebuilt from the trees on the first prediction
+        return state
+
+    def _packed_forest(self, X):
+        """The trees packed for prediction (:class:`~fasttree.packed_forest.PackedForest`), or
+        None where the trees walk one by one: sparse ``X``, categorical splits, C4.5's fractional
+        missing values.  Packed once for the trees of ``estimators_``."""
+        if is_sparse(X):
+            return None
+        trees = [e.tree_ for e in self.estimators_]
+        cached = getattr(self, "_packed", None)
+        if cached is None or len(cached[0]) != len(trees) or any(
+                a is not b for a, b in zip(cached[0], trees)):
+            cached = (trees, PackedForest.from_trees(trees, self.n_features_in_)
+                      if packs(trees) else None)
+            self._packed = cached
+        return cached[1]
+
+    def _tree_sum(self, X):
+        """Sum over the trees of each row's leaf values (``value`` flattened: outputs, then
+        classes), float64, or None where the trees walk one by one (:meth:`_packed_forest`)."""
+        packed = self._packed_forest(X)
+        return None if packed is None else packed.values(X)
+
     def apply(self, X):
         """Index of the leaf each sample ends in, in each tree.
 
@@ -391,7 +418,10 @@ class _BaseForest(_TableInput, BaseEstimator):
         X_leaves : ndarray of shape (n_samples, n_estimators), int64
         """
         X = self._validate_X_predict(X)
+        packed = self._packed_forest(X)
         with numba_threads(self.n_jobs, n_rows=X.shape[0]):
+            if packed is not None:
+                return packed.apply(X)
             return np.stack([e.tree_.apply(X) for e in self.estimators_], axis=1).astype(
                 np.int64)
 
@@ -517,6 +547,13 @@ class _ForestClassifier(_BaseForest):
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs, n_rows=X.shape[0]):
+            total = self._tree_sum(X)
+            if total is not None:  # every row through every tree in one kernel call
+                total /= len(self.estimators_)
+                if self.n_outputs_ == 1:
+                    return total
+                total = total.reshape(X.shape[0], self.n_outputs_, -1)
+                return [total[:, k, :n] for k, n in enumerate(self.n_classes_)]
             # each tree's probabilities, one array per output, summed in turn (one tree's held
             # at a time)
             per_output = ([p] if self.n_outputs_ == 1 else p
@@ -585,7 +622,10 @@ class _ForestRegressor(_BaseForest):
         """
         X = self._validate_X_predict(X)
         with numba_threads(self.n_jobs, n_rows=X.shape[0]):
-            total = None
+            total = self._tree_sum(X)
+            if total is not None:  # every row through every tree in one kernel call
+                total /= len(self.estimators_)
+                return total[:, 0] if self.n_outputs_ == 1 else total
             for estimator in self.estimators_:
                 values = estimator._predict_values(X)
                 total = np.array(values, dtype=np.float64) if total is None else total + values

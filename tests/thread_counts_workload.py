@@ -25,8 +25,10 @@ import fasttree._base
 import fasttree.grower
 import fasttree.kernels.partition
 import fasttree.kernels.work_items
+import fasttree.packed_forest
 from fasttree import pruning
 from fasttree.hist_splitter import HistSplitter
+from fasttree.packed_forest import PackedForest
 from fasttree.preprocessing import EntropyDiscretizer
 from fasttree.sparse_splitter import SparseSplitter
 from fasttree.splitter import ExactSplitter
@@ -263,11 +265,16 @@ def workload():
     fasttree.kernels.partition.MIN_MOVE_CHUNK_ROWS = 8
     fasttree.kernels.partition.CHUNKED_MOVE_COST = 0.0
     fasttree._base.SMALL_PREDICTION_ROWS = 0  # every prediction on all threads
+    # forests walk small test sets in many blocks of rows
+    fasttree.packed_forest.MIN_ROWS_PER_BLOCK = 8
+    fasttree.packed_forest.MAX_ROWS_PER_BLOCK = 8
     search_threads, predict_threads = set(), set()
     for cls in (ExactSplitter, HistSplitter, SparseSplitter):
         _record_threads(cls, "find_splits", search_threads)
     for method in ("apply", "predict_value"):
         _record_threads(Tree, method, predict_threads)
+    for method in ("apply", "values"):
+        _record_threads(PackedForest, method, predict_threads)
     d = _data()
     out = {}
     fitted = {}

@@ -57,6 +57,7 @@ from .criteria import (
 )
 from .discretize import entropy_cut_level
 from .draws import child_keys, node_draws, root_key
+from .forest_predict import forest_leaves, forest_values
 from .monotonic import unconstrained
 from .multi_output import find_splits_multioutput, segment_multi_stats
 from .node_stats import segment_class_weights, segment_target_sums
@@ -99,6 +100,8 @@ __all__ = [
     "decision_paths",
     "entropy_cut_level",
     "find_best_splits_categorical",
+    "forest_leaves",
+    "forest_values",
     "find_splits_absolute_error",
     "find_best_splits_classification",
     "find_best_splits_gradient",
