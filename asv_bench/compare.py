@@ -452,6 +452,7 @@ def run(args):
     hist_cases(args, want, add, phases, n_big, repeats)
     frontier_cases(want, add, phases, n_big, repeats)
     forest_cases(want, add, phases, n_big, repeats)
+    forest_model_cases(want, add, n_big, repeats)
 
     if want("B6"):
         # B6: predict 1M rows with a depth-12 tree (both trees fitted on the same 300k rows)
@@ -687,6 +688,32 @@ def forest_cases(want, add, phases, n_big, repeats):
             target, met)
         del forests
     del X, y
+
+
+def forest_model_cases(want, add, n_big, repeats):
+    """RP (issue 26): predict B1's 1M rows with 100 full-depth random-forest trees fitted on its
+    first 100,000 rows (``max_features="sqrt"``, two threads), each library its own forest."""
+    if not want("RP"):
+        return
+    X, y = classification_data(n_big, 20)
+    X = np.ascontiguousarray(X, np.float32)
+    n_fit, n_trees = n_big // 10, 100
+    forests = {label: f for label, f in forest_libraries(n_trees, None).items()
+               if label in ("fasttree", "sklearn", "sklearnex")}
+    for forest in forests.values():
+        forest.fit(X[:n_fit], y[:n_fit])
+        forest.predict(X[:1000])  # compile, load caches, pack
+    rounds = timed_rounds({label: (lambda f=f: f.predict(X)) for label, f in forests.items()},
+                          repeats)
+    t = {label: min(times) for label, times in rounds.items()}
+    nodes = sum(e.tree_.node_count for e in forests["fasttree"].estimators_) / n_trees
+    met = t["sklearn"] / t["fasttree"] >= 2 and t["fasttree"] <= t.get("sklearnex", np.inf)
+    add("RP", f"predict {n_big:,} rows, {n_trees} full-depth trees fitted on {n_fit:,} rows "
+        f"({nodes:,.0f} nodes a tree), seconds", t,
+        f"{t['sklearn'] / t['fasttree']:.1f}x faster than scikit-learn"
+        + (f", {t['fasttree'] / t['sklearnex']:.2f}x sklearn-intelex" if "sklearnex" in t
+           else ""), ">= 2x scikit-learn, <= sklearn-intelex", met)
+    del forests, X, y
 
 
 def categorical_case(n_samples, repeats, phases):

@@ -19,7 +19,7 @@ threshold splits every float32 value as that threshold does.
 
 Each thread takes blocks of ``rows_per_block`` rows and walks them through the trees, one
 at a time (a tree's nodes stay in the core's cache for the whole block).  A walk is a chain of
-dependent loads, so :data:`WALKS` rows walk at once, each on its own: a row that reaches its leaf
+dependent loads, so eight rows walk at once, each on its own: a row that reaches its leaf
 hands its slot to the next row of the block at once (no row waits for a deeper one, as rows
 walked in lock-step would).  Every row's values are added tree after tree, in order, so the sums
 do not depend on the number of threads.
@@ -30,56 +30,77 @@ from numba import prange
 
 from .._jit import njit
 
-#: rows of a block walking at the same time (independent chains of loads overlap in the CPU)
-WALKS = 16
 #: bit 30 of a node's feature: a missing value goes right
 MISSING_RIGHT_BIT = 30
 _FEATURE_MASK = np.int32((1 << MISSING_RIGHT_BIT) - 1)
 
 
 @njit(cache=True, inline="always")
-def _walk_block(X, first, size, nodes, thresholds, node_start, leaf, add, total, leaf_value,
-                leaf_start):
-    """Rows ``first .. first + size - 1`` of ``X`` walked through the tree whose internal nodes
-    start at row ``node_start`` of ``nodes``: with ``add`` (a constant), each row's leaf values
-    (rows ``leaf_start + ~child`` of ``leaf_value``) added to its row of ``total``; otherwise its
-    leaf (the tree's own leaf number) written to ``leaf[row - first]``."""
-    slot_row = np.empty(WALKS, dtype=np.int64)
-    slot_node = np.empty(WALKS, dtype=np.int64)
-    n_slots = min(WALKS, size)
-    for s in range(n_slots):
-        slot_row[s] = s
-        slot_node[s] = node_start
-    next_row = n_slots
-    walking = n_slots
-    while walking > 0:
-        for s in range(n_slots):
-            r = slot_row[s]
-            if r < 0:
-                continue
-            g = slot_node[s]
-            packed = nodes[g, 0]
-            x = X[first + r, np.uint64(packed & _FEATURE_MASK)]
-            # NaN compares false: it goes right only where the missing bit says so
-            right = np.int64(x > thresholds[g, 1]) | (
-                np.int64(x != x) & np.int64(packed >> MISSING_RIGHT_BIT))
-            child = np.int64(nodes[g, 2 + right])
-            if child >= 0:
-                slot_node[s] = node_start + child
-                continue
-            if add:
-                v = leaf_start + ~child
-                for k in range(leaf_value.shape[1]):
-                    total[first + r, k] += leaf_value[v, k]
-            else:
-                leaf[r] = ~child
-            if next_row < size:  # the slot walks the block's next row
-                slot_row[s] = next_row
-                slot_node[s] = node_start
-                next_row += 1
-            else:
-                slot_row[s] = -1
-                walking -= 1
+def _step(row, node, next_row, size, first, node_start, X, nodes, thresholds, missing_right,
+          add, total, leaf_value, leaf_start, leaf):
+    """One step of the walk a slot makes: ``row`` (of the block; ``size`` or more once the
+    block has no more rows for it) at internal node ``node`` of ``nodes`` moves to its child.
+    At a leaf, the row's leaf values are added to its row of ``total`` (``add``, a constant) or
+    its leaf number written to ``leaf[row]``, and the slot takes the block's next row.
+
+    Returns the slot's row and node and the block's next row."""
+    if row >= size:
+        return row, node, next_row
+    # unsigned indices: no test for a negative index at each load
+    at = np.uint64(node)
+    packed = nodes[at, 0]
+    x = X[np.uint64(first + row), np.uint64(packed & _FEATURE_MASK)]
+    right = np.int64(x > thresholds[at, 1])
+    if missing_right:  # NaN compares false: it goes right only where the missing bit says so
+        right |= np.int64(x != x) & np.int64(packed >> MISSING_RIGHT_BIT)
+    child = np.int64(nodes[at, np.uint64(2 + right)])
+    if child >= 0:
+        return row, node_start + child, next_row
+    if add:
+        v = leaf_start + ~child
+        for k in range(leaf_value.shape[1]):
+            total[first + row, k] += leaf_value[v, k]
+    else:
+        leaf[row] = ~child
+    return next_row, node_start, next_row + 1
+
+
+@njit(cache=True, inline="always")
+def _walk_block(X, first, size, nodes, thresholds, missing_right, node_start, add, total,
+                leaf_value, leaf_start, leaf):
+    """Rows ``first .. first + size - 1`` of ``X`` through the tree whose internal nodes start
+    at row ``node_start`` of ``nodes``: eight rows walk at once, each on its own (the slots are
+    spelled out so that they live in registers)."""
+    r0, r1, r2, r3, r4, r5, r6, r7 = 0, 1, 2, 3, 4, 5, 6, 7
+    n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = node_start
+    nxt = 8
+    while (r0 < size or r1 < size or r2 < size or r3 < size or r4 < size or r5 < size
+           or r6 < size or r7 < size):
+        r0, n0, nxt = _step(r0, n0, nxt, size, first, node_start, X, nodes, thresholds,
+                            missing_right, add, total, leaf_value, leaf_start, leaf)
+        r1, n1, nxt = _step(r1, n1, nxt, size, first, node_start, X, nodes, thresholds,
+                            missing_right, add, total, leaf_value, leaf_start, leaf)
+        r2, n2, nxt = _step(r2, n2, nxt, size, first, node_start, X, nodes, thresholds,
+                            missing_right, add, total, leaf_value, leaf_start, leaf)
+        r3, n3, nxt = _step(r3, n3, nxt, size, first, node_start, X, nodes, thresholds,
+                            missing_right, add, total, leaf_value, leaf_start, leaf)
+        r4, n4, nxt = _step(r4, n4, nxt, size, first, node_start, X, nodes, thresholds,
+                            missing_right, add, total, leaf_value, leaf_start, leaf)
+        r5, n5, nxt = _step(r5, n5, nxt, size, first, node_start, X, nodes, thresholds,
+                            missing_right, add, total, leaf_value, leaf_start, leaf)
+        r6, n6, nxt = _step(r6, n6, nxt, size, first, node_start, X, nodes, thresholds,
+                            missing_right, add, total, leaf_value, leaf_start, leaf)
+        r7, n7, nxt = _step(r7, n7, nxt, size, first, node_start, X, nodes, thresholds,
+                            missing_right, add, total, leaf_value, leaf_start, leaf)
+
+
+@njit(cache=True)
+def _any_missing_right(nodes):
+    """Whether a node sends missing values right (otherwise NaN needs no test of its own)."""
+    for g in range(nodes.shape[0]):
+        if nodes[g, 0] >> MISSING_RIGHT_BIT:
+            return True
+    return False
 
 
 @njit(parallel=True, cache=True)
@@ -109,6 +130,7 @@ def forest_values(X, tree_node_start, tree_leaf_start, nodes, leaf_value, rows_p
     width = leaf_value.shape[1]
     thresholds = nodes.view(np.float32)
     total = np.zeros((n_samples, width))
+    missing_right = _any_missing_right(nodes)
     no_leaf = np.empty(0, dtype=np.int64)
     rows_per_block = max(1, rows_per_block)
     n_blocks = (n_samples + rows_per_block - 1) // rows_per_block
@@ -117,8 +139,8 @@ def forest_values(X, tree_node_start, tree_leaf_start, nodes, leaf_value, rows_p
         size = min(rows_per_block, n_samples - first)
         for t in range(n_trees):
             if tree_node_start[t + 1] > tree_node_start[t]:
-                _walk_block(X, first, size, nodes, thresholds, tree_node_start[t], no_leaf, True,
-                            total, leaf_value, tree_leaf_start[t])
+                _walk_block(X, first, size, nodes, thresholds, missing_right, tree_node_start[t],
+                            True, total, leaf_value, tree_leaf_start[t], no_leaf)
             else:  # a tree that is one leaf
                 for r in range(size):
                     for k in range(width):
@@ -143,6 +165,7 @@ def forest_leaves(X, tree_node_start, nodes, rows_per_block):
     n_trees = tree_node_start.shape[0] - 1
     thresholds = nodes.view(np.float32)
     out = np.empty((n_samples, n_trees), dtype=np.int32)
+    missing_right = _any_missing_right(nodes)
     no_total = np.empty((0, 0))
     no_value = np.empty((0, 0))
     rows_per_block = max(1, rows_per_block)
@@ -153,8 +176,8 @@ def forest_leaves(X, tree_node_start, nodes, rows_per_block):
         leaf = np.zeros(size, dtype=np.int64)
         for t in range(n_trees):
             if tree_node_start[t + 1] > tree_node_start[t]:
-                _walk_block(X, first, size, nodes, thresholds, tree_node_start[t], leaf, False,
-                            no_total, no_value, 0)
+                _walk_block(X, first, size, nodes, thresholds, missing_right, tree_node_start[t],
+                            False, no_total, no_value, 0, leaf)
             else:
                 leaf[:] = 0
             for r in range(size):
