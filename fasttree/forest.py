@@ -16,6 +16,7 @@ sample weights.
 """
 
 import warnings
+import weakref
 
 import numba
 import numpy as np
@@ -50,6 +51,9 @@ MAX_INT = np.iinfo(np.int32).max  # the range of the trees' seeds (scikit-learn'
 # at least: X's own size if larger.  A table of 800,000 x 20 grows one tree at a time (a peak
 # of about 2 X.nbytes above X), 20,000 x 20 about thirty (a level's fixed costs shared).
 LAYOUT_BUDGET = 64 * 2**20
+# each forest's trees packed for prediction, with the trees they were packed from: beside the
+# forest, not in it (predicting leaves the estimator's __dict__ as it was, and pickles hold none)
+_PACKED = weakref.WeakKeyDictionary()
 # what every tree shares with the forest's fit (encodings, classes, shapes)
 _SHARED_FITTED = ("classes_", "n_classes_", "n_outputs_", "n_features_in_", "feature_names_in_",
                   "is_categorical_", "categories_", "max_features_", "missing_in_fit_")
@@ -384,11 +388,6 @@ class _BaseForest(_TableInput, BaseEstimator):
         return total / n_trees.reshape((-1,) + (1,) * len(width))
 
     # -- prediction --------------------------------------------------------------------------
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_packed", None)  # rebuilt from the trees on the first prediction
-        return state
-
     def _packed_forest(self, X):
         """The trees packed for prediction (:class:`~fasttree.packed_forest.PackedForest`), or
         None where the trees walk one by one: sparse ``X``, categorical splits, C4.5's fractional
@@ -396,12 +395,12 @@ class _BaseForest(_TableInput, BaseEstimator):
         if is_sparse(X):
             return None
         trees = [e.tree_ for e in self.estimators_]
-        cached = getattr(self, "_packed", None)
+        cached = _PACKED.get(self)
         if cached is None or len(cached[0]) != len(trees) or any(
                 a is not b for a, b in zip(cached[0], trees)):
             cached = (trees, PackedForest.from_trees(trees, self.n_features_in_)
                       if packs(trees) else None)
-            self._packed = cached
+            _PACKED[self] = cached
         return cached[1]
 
     def _tree_sum(self, X):
@@ -456,6 +455,24 @@ class _BaseForest(_TableInput, BaseEstimator):
         mean = np.mean(importances, axis=0, dtype=np.float64)
         return mean / mean.sum()
 
+    def save(self, path):
+        """Write the fitted forest to a model file that :func:`fasttree.load` reads back.
+
+        The file holds what prediction needs: the trees packed (float32 thresholds, which split
+        every input as the fitted ones do, int32 children, leaf values only), each tree's
+        feature importances and JSON metadata; not the trees' node statistics (impurity, sample
+        counts, internal nodes' values: NaN once loaded), out-of-bag predictions or sample
+        weights.  Trees with categorical splits cannot be saved (pickle them).  See
+        ``docs/model_files.rst``; loading executes nothing.
+
+        Parameters
+        ----------
+        path : str, os.PathLike or writable binary file object
+        """
+        from .model_io import save
+
+        save(self, path)
+
     def to_sklearn(self):
         """The same fitted forest as scikit-learn's forest of the same name (for SHAP, ONNX,
         treelite); see :func:`fasttree.interop.forest_to_sklearn` (scikit-learn is imported
@@ -479,6 +496,9 @@ class _BaseForest(_TableInput, BaseEstimator):
         list of ndarray of int32
         """
         self._check_is_fitted()
+        if self._n_samples is None:
+            raise AttributeError("estimators_samples_ of a forest fitted with sample or class "
+                                 "weights is not stored in its model file (refit it).")
         if not self.bootstrap:
             return [np.arange(self._n_samples, dtype=np.int32) for _ in self.estimators_]
         return [sample_indices(e.random_state, self._n_samples, self._n_samples_bootstrap,

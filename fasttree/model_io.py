@@ -19,6 +19,8 @@ import numpy as np
 
 from ._dtypes import NODE_DTYPE, SPLIT_SUBSET, SPLIT_THRESHOLD, TREE_LEAF
 from .kernels import check_tree
+from .kernels.forest_predict import MISSING_RIGHT_BIT
+from .packed_forest import PackedForest, check_packed_forest, packs
 from .tree import TREE_UNDEFINED, Tree
 
 #: Name in ``metadata.json``'s ``format`` field.
@@ -52,6 +54,23 @@ TREE_ARRAYS = {
     "category_branch": ("<i4", ("m",)),
 }
 
+#: A forest's members: its trees packed for prediction (see
+#: :mod:`fasttree.kernels.forest_predict`: internal nodes in preorder, float32 thresholds, int32
+#: children, leaf values only), each node's id in its tree, each tree's (unnormalized) feature
+#: importances and, for :class:`~fasttree.RandomTreesEmbedding`, the leaves its output columns
+#: stand for.  Shapes in terms of the trees ``t`` (``t1`` = t + 1), internal nodes ``i``, leaves
+#: ``l``, the width of a leaf's values ``w``, the features ``f`` and the embedding's columns ``e``.
+FOREST_ARRAYS = {
+    "tree_node_start": ("<i8", ("t1",)),
+    "tree_leaf_start": ("<i8", ("t1",)),
+    "nodes": ("<i4", ("i", 4)),
+    "leaf_value": ("<f8", ("l", "w")),
+    "node_id": ("<i4", ("i",)),
+    "leaf_node": ("<i4", ("l",)),
+    "importances": ("<f8", ("t", "f")),
+    "embedding_leaf": ("<i4", ("e",)),
+}
+
 # A metadata member larger than this is not a model file (2**24 categories of short strings fit).
 _MAX_METADATA_BYTES = 1 << 30
 # Label arrays (classes, categories) restored from JSON: at most this many bytes.
@@ -72,6 +91,14 @@ def _estimator_classes():
         estimators.ID3Classifier, estimators.C45Classifier)}
 
 
+def _forest_classes():
+    from . import forest
+
+    return {cls.__name__: cls for cls in (
+        forest.RandomForestClassifier, forest.RandomForestRegressor,
+        forest.ExtraTreesClassifier, forest.ExtraTreesRegressor, forest.RandomTreesEmbedding)}
+
+
 # -- writing ---------------------------------------------------------------------------------
 def save(estimator, path):
     """Write a fitted fasttree estimator to a model file.
@@ -80,7 +107,9 @@ def save(estimator, path):
     ----------
     estimator : fitted fasttree estimator
         One of ``DecisionTreeClassifier``, ``DecisionTreeRegressor``, ``ExtraTreeClassifier``,
-        ``ExtraTreeRegressor``, ``ID3Classifier``, ``C45Classifier``.
+        ``ExtraTreeRegressor``, ``ID3Classifier``, ``C45Classifier``, or a forest
+        (``RandomForestClassifier``, ``RandomForestRegressor``, ``ExtraTreesClassifier``,
+        ``ExtraTreesRegressor``, ``RandomTreesEmbedding``; see :func:`_forest_members`).
     path : str, os.PathLike or writable binary file object
 
     Raises
@@ -91,22 +120,57 @@ def save(estimator, path):
         ``estimator`` is not fitted.
     ValueError
         Class labels or categories that cannot be stored without pickle (see
-        ``docs/model_files.rst``).
+        ``docs/model_files.rst``); a forest with categorical splits.
 
     Notes
     -----
     Parameters that JSON cannot hold (a ``RandomState`` or ``Generator`` as ``random_state``)
     are stored as ``null`` and listed under ``params_not_saved``; they only matter to a refit.
     """
-    classes = _estimator_classes()
+    classes = {**_estimator_classes(), **_forest_classes()}
     name = type(estimator).__name__
     if classes.get(name) is not type(estimator):
         raise TypeError(f"save takes a fasttree estimator ({', '.join(sorted(classes))}); got "
                         f"{name}.")
     estimator._check_is_fitted()
+    metadata = _shared_metadata(estimator)
+    if name in _forest_classes():
+        extra, arrays = _forest_members(estimator)
+        metadata.update(extra)
+        specs = FOREST_ARRAYS
+    else:
+        tree = estimator.tree_
+        metadata.update({
+            "ccp_alpha": float(getattr(estimator, "ccp_alpha_", estimator.ccp_alpha)),
+            "target_name": _target_name(estimator),
+            "tree": {
+                "node_count": tree.node_count,
+                "n_map": int(tree.category_branch.shape[0]),
+                "fractional_missing": tree.fractional_missing,
+                "n_classes": None if tree._n_classes is None else [
+                    int(k) for k in tree._n_classes],
+            },
+        })
+        arrays, specs = {member: getattr(tree, member) for member in TREE_ARRAYS}, TREE_ARRAYS
+    try:
+        text = json.dumps(metadata, allow_nan=False, indent=1)
+    except ValueError as exc:  # a non-finite float among labels or parameters
+        raise ValueError(f"cannot save {name}: {exc}") from None
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo(METADATA_MEMBER, _ZIP_DATE), text.encode("utf-8"),
+                         compress_type=zipfile.ZIP_DEFLATED)
+        for member, (dtype, _) in specs.items():
+            buffer = io.BytesIO()
+            np.lib.format.write_array(
+                buffer, np.ascontiguousarray(arrays[member], dtype=dtype), allow_pickle=False)
+            archive.writestr(zipfile.ZipInfo(member + ".npy", _ZIP_DATE), buffer.getvalue(),
+                             compress_type=zipfile.ZIP_DEFLATED)
+
+
+def _shared_metadata(estimator):
+    """What a tree's and a forest's files both say: format, estimator, parameters, inputs."""
     from . import __version__
 
-    tree = estimator.tree_
     params, not_saved = {}, []
     for key, value in estimator.get_params().items():
         try:
@@ -120,45 +184,69 @@ def save(estimator, path):
         classes_ = [_labels_to_json(c, "classes_") for c in (
             [classes_] if n_outputs == 1 else classes_)]
     names = getattr(estimator, "feature_names_in_", None)
-    metadata = {
+    return {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "fasttree_version": __version__,
-        "estimator": name,
+        "estimator": type(estimator).__name__,
         "params": params,
         "params_not_saved": not_saved,
         "n_features_in": int(estimator.n_features_in_),
         "n_outputs": n_outputs,
         "max_features": int(estimator.max_features_),
-        "ccp_alpha": float(getattr(estimator, "ccp_alpha_", estimator.ccp_alpha)),
         "classes": classes_,
         "feature_names_in": None if names is None else [str(n) for n in names],
-        "target_name": _target_name(estimator),
         "is_categorical": [bool(b) for b in estimator.is_categorical_],
         "categories": [None if c is None else _labels_to_json(c, "categories_")
                        for c in estimator.categories_],
         "missing_in_fit": [bool(b) for b in estimator.missing_in_fit_],
-        "tree": {
-            "node_count": tree.node_count,
-            "n_map": int(tree.category_branch.shape[0]),
-            "fractional_missing": tree.fractional_missing,
-            "n_classes": None if tree._n_classes is None else [int(k) for k in tree._n_classes],
-        },
     }
-    try:
-        text = json.dumps(metadata, allow_nan=False, indent=1)
-    except ValueError as exc:  # a non-finite float among labels or parameters
-        raise ValueError(f"cannot save {name}: {exc}") from None
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(zipfile.ZipInfo(METADATA_MEMBER, _ZIP_DATE), text.encode("utf-8"),
-                         compress_type=zipfile.ZIP_DEFLATED)
-        for member, (dtype, _) in TREE_ARRAYS.items():
-            buffer = io.BytesIO()
-            np.lib.format.write_array(
-                buffer, np.ascontiguousarray(getattr(tree, member), dtype=dtype),
-                allow_pickle=False)
-            archive.writestr(zipfile.ZipInfo(member + ".npy", _ZIP_DATE), buffer.getvalue(),
-                             compress_type=zipfile.ZIP_DEFLATED)
+
+
+def _forest_members(forest):
+    """A forest's metadata and arrays (:data:`FOREST_ARRAYS`): what prediction needs.
+
+    The trees are stored packed (:class:`~fasttree.packed_forest.PackedForest`): thresholds as
+    the largest float32 not above them (the same split of every input, which prediction turns
+    into float32), leaf values only, and each tree's feature importances in place of its node
+    statistics (impurity, sample counts, the values of internal nodes), which are not stored.
+    """
+    trees = [e.tree_ for e in forest.estimators_]
+    if not packs(trees):
+        raise ValueError(f"cannot save {type(forest).__name__}: its trees have categorical "
+                         "splits or C4.5's fractional missing values (a forest file stores "
+                         "numeric thresholds); pickle it instead.")
+    packed = PackedForest.from_trees(trees, forest.n_features_in_)
+    leaf_ids = getattr(forest, "_leaf_ids", None)  # RandomTreesEmbedding's output columns
+    sample_weight = getattr(forest, "_sample_weight", None)
+    metadata = {"forest": {
+        "n_trees": len(trees),
+        "n_internal": int(packed.nodes.shape[0]),
+        "n_leaves": int(packed.leaf_value.shape[0]),
+        "tree_n_classes": None if trees[0]._n_classes is None else [
+            int(k) for k in trees[0]._n_classes],
+        "tree_random_state": [int(e.random_state) for e in forest.estimators_],
+        # what estimators_samples_ draws from (not with sample weights: they are not stored)
+        "n_samples": (None if sample_weight is not None
+                      or getattr(forest, "_n_samples", None) is None
+                      else int(forest._n_samples)),
+        "n_samples_bootstrap": (None if sample_weight is not None
+                                or getattr(forest, "_n_samples_bootstrap", None) is None
+                                else int(forest._n_samples_bootstrap)),
+        "oob_score": float(forest.oob_score_) if hasattr(forest, "oob_score_") else None,
+        "embedding_leaf_counts": None if leaf_ids is None else [int(ids.size)
+                                                                for ids in leaf_ids],
+    }}
+    arrays = {
+        "tree_node_start": packed.tree_node_start, "tree_leaf_start": packed.tree_leaf_start,
+        "nodes": packed.nodes, "leaf_value": packed.leaf_value, "node_id": packed.node_id,
+        "leaf_node": packed.leaf_node,
+        "importances": np.array([t.compute_feature_importances(normalize=False)
+                                 for t in trees]).reshape(len(trees), forest.n_features_in_),
+        "embedding_leaf": (np.empty(0, np.int32) if leaf_ids is None
+                           else np.concatenate(leaf_ids)),
+    }
+    return metadata, arrays
 
 
 def _target_name(estimator):
@@ -260,13 +348,16 @@ def _load_from(handle):
     try:
         with archive:
             metadata = _read_metadata(archive)
-            sizes = _array_sizes(metadata)
-            arrays = {name: _read_array(archive, name, sizes) for name in TREE_ARRAYS}
+            name = metadata.get("estimator")
+            forest = isinstance(name, str) and name in _forest_classes()
+            specs = FOREST_ARRAYS if forest else TREE_ARRAYS
+            sizes = _forest_sizes(metadata) if forest else _array_sizes(metadata)
+            arrays = {name: _read_array(archive, name, specs[name], sizes) for name in specs}
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError,
             NotImplementedError, UnicodeDecodeError, RecursionError, OverflowError) as exc:
         # a damaged archive: bad CRC, truncated or undecodable member, unknown compression
         raise ValueError(f"corrupted fasttree model file ({type(exc).__name__}: {exc})") from None
-    return _build_estimator(metadata, arrays)
+    return (_build_forest if forest else _build_estimator)(metadata, arrays)
 
 
 def _open_member(archive, name, max_bytes):
@@ -330,12 +421,12 @@ def _array_sizes(metadata):
     return sizes
 
 
-def _read_array(archive, name, sizes):
-    """One node array: its ``.npy`` header's dtype (never an object dtype: nothing is unpickled)
-    and shape, and the member's size, checked against the metadata before the data are read."""
-    dtype, shape_spec = TREE_ARRAYS[name]
+def _read_array(archive, name, spec, sizes):
+    """One array: its ``.npy`` header's dtype (never an object dtype: nothing is unpickled) and
+    shape, and the member's size, checked against the metadata before the data are read."""
+    dtype, shape_spec = spec
     dtype = np.dtype(dtype)
-    shape = tuple(sizes[s] for s in shape_spec)
+    shape = tuple(s if isinstance(s, int) else sizes[s] for s in shape_spec)
     n_bytes = math.prod(shape) * dtype.itemsize
     member = name + ".npy"
     data = _open_member(archive, member, n_bytes + 65536)  # + the .npy header
@@ -442,11 +533,10 @@ def _param_from_json(value, where):
     raise ValueError(f"model file: {where} holds an unknown value {value!r}")
 
 
-def _build_estimator(metadata, arrays):
-    """The estimator the metadata and node arrays describe, every cross-reference checked."""
+def _new_estimator(metadata, classes):
+    """The estimator class the metadata names, made with the parameters it stores."""
     from ._base import resolve_n_jobs
 
-    classes = _estimator_classes()
     name = _get(metadata, "estimator", str)
     if name not in classes:
         raise ValueError(f"model file: unknown estimator {name!r}; expected one of "
@@ -463,84 +553,235 @@ def _build_estimator(metadata, arrays):
         resolve_n_jobs(estimator.n_jobs)  # predict reads it
     except ValueError as exc:
         raise ValueError(f"model file: {exc}") from None
+    return estimator
 
+
+def _input_attributes(metadata, estimator):
+    """The fitted attributes a tree's and a forest's files share (inputs, outputs, classes),
+    checked, as ``{attribute: value}``; and the classes per output (None for a regressor)."""
     n_features = _get(metadata, "n_features_in", int)
     n_outputs = _get(metadata, "n_outputs", int)
     max_features = _get(metadata, "max_features", int)
     if n_features < 1 or n_outputs < 1 or not 1 <= max_features <= n_features:
         raise ValueError("model file: n_features_in, n_outputs and max_features must be "
                          "positive, max_features at most n_features_in")
-    tree_meta = _get(metadata, "tree", dict)
-    fractional = _get(tree_meta, "fractional_missing", bool, "tree")
-    node_count = tree_meta["node_count"]  # read and checked with the arrays
-    if node_count < 1:
-        raise ValueError("model file: the tree has no node")
-
-    classifier = cls._estimator_type == "classifier"
+    attributes = {"n_features_in_": n_features, "n_outputs_": n_outputs,
+                  "max_features_": max_features}
     raw_classes = metadata.get("classes")
-    value = arrays["value"]
-    if classifier:
+    n_classes = None
+    if estimator._estimator_type == "classifier":
         if not isinstance(raw_classes, list) or len(raw_classes) != n_outputs:
             raise ValueError(f"model file: a classifier needs a list of {n_outputs} class "
                              "arrays")
         class_arrays = [_labels_from_json(c, "classes") for c in raw_classes]
         n_classes = np.array([c.shape[0] for c in class_arrays], dtype=np.intp)
-        if n_classes.min() < 1 or value.shape[2] != n_classes.max():
-            raise ValueError("model file: the classes do not match the width of value")
-    elif raw_classes is not None or value.shape[2] != 1:
-        raise ValueError("model file: a regressor has no classes and one value per output")
-    # classes per output (1 for regression), recorded by trees of several outputs and by pruned
-    # trees
-    tree_n_classes = tree_meta.get("n_classes")
-    per_output = n_classes.tolist() if classifier else [1] * n_outputs
-    if tree_n_classes != per_output and (tree_n_classes is not None
-                                         or (classifier and n_outputs > 1)):
-        raise ValueError("model file: tree n_classes does not match the classes")
+        if n_classes.min() < 1:
+            raise ValueError("model file: a classifier needs classes")
+        attributes["classes_"] = class_arrays[0] if n_outputs == 1 else class_arrays
+        attributes["n_classes_"] = int(n_classes[0]) if n_outputs == 1 else n_classes
+    elif raw_classes is not None:
+        raise ValueError("model file: a regressor has no classes")
 
     names = metadata.get("feature_names_in")
-    if names is not None and (not isinstance(names, list) or len(names) != n_features
-                              or not all(isinstance(s, str) for s in names)):
-        raise ValueError(f"model file: feature_names_in must be {n_features} strings")
+    if names is not None:
+        if not isinstance(names, list) or len(names) != n_features or not all(
+                isinstance(s, str) for s in names):
+            raise ValueError(f"model file: feature_names_in must be {n_features} strings")
+        attributes["feature_names_in_"] = np.array(names, dtype=object)
     is_categorical = _bool_list(metadata, "is_categorical", n_features)
-    missing_in_fit = _bool_list(metadata, "missing_in_fit", n_features)
     raw_categories = _get(metadata, "categories", list)
     if len(raw_categories) != n_features or any(
             (c is None) == bool(is_cat) for c, is_cat in zip(raw_categories, is_categorical)):
         raise ValueError("model file: categories must list the categories of each categorical "
                          "feature and null for the others")
-    categories = [None if c is None else _labels_from_json(c, f"categories of feature {j}")
-                  for j, c in enumerate(raw_categories)]
+    attributes["is_categorical_"] = is_categorical
+    attributes["categories_"] = [
+        None if c is None else _labels_from_json(c, f"categories of feature {j}")
+        for j, c in enumerate(raw_categories)]
+    attributes["missing_in_fit_"] = _bool_list(metadata, "missing_in_fit", n_features)
+    return attributes, n_classes
+
+
+def _tree_n_classes(meta, where, n_classes, n_outputs):
+    """The classes per output a tree records (trees of several outputs, pruned trees), checked
+    against the classes (1 per output for a regressor)."""
+    tree_n_classes = meta.get("n_classes" if where == "tree" else "tree_n_classes")
+    per_output = [1] * n_outputs if n_classes is None else n_classes.tolist()
+    if tree_n_classes != per_output and (tree_n_classes is not None
+                                         or (n_classes is not None and n_outputs > 1)):
+        raise ValueError(f"model file: {where} n_classes does not match the classes")
+    return None if tree_n_classes is None else np.array(tree_n_classes, dtype=np.intp)
+
+
+def _build_estimator(metadata, arrays):
+    """The tree estimator the metadata and node arrays describe, every cross-reference
+    checked."""
+    estimator = _new_estimator(metadata, _estimator_classes())
+    attributes, n_classes = _input_attributes(metadata, estimator)
+    n_features, n_outputs = attributes["n_features_in_"], attributes["n_outputs_"]
+    tree_meta = _get(metadata, "tree", dict)
+    fractional = _get(tree_meta, "fractional_missing", bool, "tree")
+    node_count = tree_meta["node_count"]  # read and checked with the arrays
+    if node_count < 1:
+        raise ValueError("model file: the tree has no node")
+    width = arrays["value"].shape[2]
+    if width != (1 if n_classes is None else n_classes.max()):
+        raise ValueError("model file: the classes do not match the width of value")
+    tree_n_classes = _tree_n_classes(tree_meta, "tree", n_classes, n_outputs)
 
     _check_tree_arrays(arrays, n_features)
-    _check_categorical_nodes(arrays, is_categorical, categories)
-    tree = Tree(
-        **{k: arrays[k] for k in TREE_ARRAYS},
-        n_features=n_features, fractional_missing=fractional,
-        n_classes=None if tree_n_classes is None else np.array(tree_n_classes, dtype=np.intp))
+    _check_categorical_nodes(arrays, attributes["is_categorical_"], attributes["categories_"])
+    tree = Tree(**{k: arrays[k] for k in TREE_ARRAYS}, n_features=n_features,
+                fractional_missing=fractional, n_classes=tree_n_classes)
 
-    estimator.n_features_in_ = n_features
-    estimator.n_outputs_ = n_outputs
-    estimator.max_features_ = max_features
+    for name, value in attributes.items():
+        setattr(estimator, name, value)
     ccp_alpha = metadata.get("ccp_alpha", estimator.ccp_alpha)  # absent before ccp_folds
     if not (isinstance(ccp_alpha, numbers.Real) and not isinstance(ccp_alpha, bool)
             and ccp_alpha >= 0):
         raise ValueError("model file: ccp_alpha must be a number >= 0")
     estimator.ccp_alpha_ = float(ccp_alpha)
-    estimator.is_categorical_ = is_categorical
-    estimator.categories_ = categories
-    estimator.missing_in_fit_ = missing_in_fit
-    if names is not None:
-        estimator.feature_names_in_ = np.array(names, dtype=object)
     target_name = metadata.get("target_name")
     if target_name is not None:
         if not isinstance(target_name, str):
             raise ValueError("model file: target_name must be a string or null")
         estimator.target_name_ = target_name
-    if classifier:
-        estimator.classes_ = class_arrays[0] if n_outputs == 1 else class_arrays
-        estimator.n_classes_ = int(n_classes[0]) if n_outputs == 1 else n_classes
     estimator.tree_ = tree
     return estimator
+
+
+def _forest_sizes(metadata):
+    """The sizes a forest's arrays are written in (see :data:`FOREST_ARRAYS`)."""
+    forest = _get(metadata, "forest", dict)
+    n_trees = _get(forest, "n_trees", int, "forest")
+    counts = forest.get("embedding_leaf_counts")
+    if counts is not None and (not isinstance(counts, list) or len(counts) != n_trees
+                               or not all(_is_int(c) and c >= 0 for c in counts)):
+        raise ValueError("model file: embedding_leaf_counts must be a count per tree")
+    sizes = {"t": n_trees, "t1": n_trees + 1, "i": _get(forest, "n_internal", int, "forest"),
+             "l": _get(forest, "n_leaves", int, "forest"),
+             "f": _get(metadata, "n_features_in", int),
+             "e": 0 if counts is None else sum(counts)}
+    classes = _array_sizes({"tree": {"node_count": 0, "n_map": 0},
+                            "n_outputs": _get(metadata, "n_outputs", int),
+                            "classes": metadata.get("classes")})
+    sizes["w"] = classes["o"] * classes["c"]
+    if n_trees < 1 or min(sizes.values()) < 0:
+        raise ValueError("model file: a forest needs trees, and sizes of at least 0")
+    return sizes
+
+
+def _build_forest(metadata, arrays):
+    """The forest the metadata and packed arrays describe, every cross-reference checked; its
+    trees hold what prediction needs (see :func:`_forest_members`)."""
+    from .forest import _PACKED, _copy_fitted
+
+    forest = _new_estimator(metadata, _forest_classes())
+    attributes, n_classes = _input_attributes(metadata, forest)
+    n_features, n_outputs = attributes["n_features_in_"], attributes["n_outputs_"]
+    meta = _get(metadata, "forest", dict)
+    tree_n_classes = _tree_n_classes(meta, "forest", n_classes, n_outputs)
+    if attributes["is_categorical_"].any():
+        raise ValueError("model file: a forest file stores numeric features only")
+    packed = PackedForest(arrays["tree_node_start"], arrays["tree_leaf_start"], arrays["nodes"],
+                          arrays["leaf_value"], arrays["leaf_node"].astype(np.int64), n_features,
+                          arrays["node_id"].astype(np.int64))
+    check_packed_forest(n_features, packed.tree_node_start, packed.tree_leaf_start,
+                        packed.nodes, packed.leaf_value)
+    importances = arrays["importances"]
+    if not np.isfinite(importances).all() or not np.isfinite(packed.leaf_value).all():
+        raise ValueError("model file: importances and leaf values must be finite")
+    seeds = _get(meta, "tree_random_state", list, "forest")
+    if len(seeds) != packed.n_trees or not all(_is_int(s) and 0 <= s < 2**32 for s in seeds):
+        raise ValueError("model file: tree_random_state must be a seed per tree")
+
+    ccp_alpha = forest.ccp_alpha
+    if not (isinstance(ccp_alpha, numbers.Real) and not isinstance(ccp_alpha, bool)
+            and ccp_alpha >= 0):
+        raise ValueError("model file: ccp_alpha must be a number >= 0")
+    template = forest._make_tree()
+    for name, value in attributes.items():
+        setattr(template, name, value)
+    forest.estimators_ = []
+    for t, seed in enumerate(seeds):
+        tree = _unpack_tree(packed, t, n_outputs, n_features, tree_n_classes, importances[t])
+        estimator = forest._make_tree(random_state=seed)
+        _copy_fitted(template, estimator)
+        estimator.tree_ = tree
+        estimator.ccp_alpha_ = float(forest.ccp_alpha)
+        forest.estimators_.append(estimator)
+    for name, value in attributes.items():
+        setattr(forest, name, value)
+    forest.estimator_ = forest._make_tree()
+    _PACKED[forest] = ([e.tree_ for e in forest.estimators_], packed)  # packed already
+    forest._sample_weight = None
+    for key, attribute in (("n_samples", "_n_samples"),
+                           ("n_samples_bootstrap", "_n_samples_bootstrap")):
+        value = meta.get(key)
+        if value is not None and not (_is_int(value) and value >= 0):
+            raise ValueError(f"model file: forest {key} must be a count or null")
+        setattr(forest, attribute, value)
+    oob = meta.get("oob_score")
+    if oob is not None:
+        if not isinstance(oob, (int, float)) or isinstance(oob, bool):
+            raise ValueError("model file: oob_score must be a number or null")
+        forest.oob_score_ = float(oob)
+    counts = meta.get("embedding_leaf_counts")
+    if counts is not None:
+        ids = np.split(arrays["embedding_leaf"].astype(np.int64), np.cumsum(counts)[:-1])
+        for t, leaf_ids in enumerate(ids):
+            leaves = packed.leaf_node[packed.tree_leaf_start[t]:packed.tree_leaf_start[t + 1]]
+            if leaf_ids.size == 0 or np.any(np.diff(leaf_ids) <= 0) or not np.isin(
+                    leaf_ids, leaves).all():
+                raise ValueError("model file: embedding leaves must be sorted leaves of their "
+                                 "tree")
+        forest._leaf_ids = ids
+        forest._n_features_out = int(sum(counts))
+    return forest
+
+
+def _unpack_tree(packed, t, n_outputs, n_features, n_classes, importances):
+    """Tree ``t`` of a packed forest as a :class:`~fasttree.tree.Tree` with its own node ids:
+    float32 thresholds, leaf values; the statistics a forest file does not store (impurity,
+    sample counts, internal nodes' values) are NaN, its importances given."""
+    inner = slice(packed.tree_node_start[t], packed.tree_node_start[t + 1])
+    leaves = slice(packed.tree_leaf_start[t], packed.tree_leaf_start[t + 1])
+    node_id, leaf_node = packed.node_id[inner], packed.leaf_node[leaves]
+    nodes = packed.nodes[inner]
+    node_count = node_id.shape[0] + leaf_node.shape[0]
+    ids = np.concatenate([node_id, leaf_node])
+    if not np.array_equal(np.sort(ids), np.arange(node_count)) or (
+            node_id.shape[0] and node_id[0] != 0):
+        raise ValueError(f"model file: the node ids of tree {t} are not its nodes, root first")
+    children = nodes[:, 2:].astype(np.int64)
+    child_id = np.where(children >= 0, node_id[np.maximum(children, 0)],
+                        leaf_node[np.maximum(~children, 0)])
+    left = np.full(node_count, TREE_LEAF, dtype=np.int64)
+    right = left.copy()
+    left[node_id], right[node_id] = child_id[:, 0], child_id[:, 1]
+    feature = np.full(node_count, TREE_UNDEFINED, dtype=np.int64)
+    feature[node_id] = nodes[:, 0] & ((1 << MISSING_RIGHT_BIT) - 1)
+    threshold = np.full(node_count, float(TREE_UNDEFINED))
+    threshold[node_id] = nodes[:, 1].view(np.float32)
+    missing_branch = np.zeros(node_count, dtype=np.int32)
+    missing_branch[node_id] = nodes[:, 0] >> MISSING_RIGHT_BIT
+    width = packed.leaf_value.shape[1] // n_outputs
+    value = np.full((node_count, n_outputs, width), np.nan)
+    value[leaf_node] = packed.leaf_value[leaves].reshape(-1, n_outputs, width)
+    parent = np.zeros(node_count, dtype=np.int64)
+    parent[child_id] = node_id[:, None]
+    depth = np.zeros(node_count, dtype=np.int64)
+    for _ in range(node_count):  # a level a round (the structure is checked: it ends)
+        deeper = np.where(np.arange(node_count) == 0, 0, depth[parent] + 1)
+        if np.array_equal(deeper, depth):
+            break
+        depth = deeper
+    return Tree(children_left=left, children_right=right, feature=feature, threshold=threshold,
+                value=value, impurity=np.full(node_count, np.nan),
+                n_node_samples=np.zeros(node_count, dtype=np.int64),
+                weighted_n_node_samples=np.full(node_count, np.nan), depth=depth,
+                n_features=n_features, missing_branch=missing_branch, n_classes=n_classes,
+                importances=importances)
 
 
 def _check_tree_arrays(arrays, n_features):

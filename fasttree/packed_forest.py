@@ -78,23 +78,26 @@ class PackedForest:
     leaf_node : ndarray of shape (n_leaves,), int64
         Each leaf's node id in its tree (what ``apply`` returns).
     n_features : int
+    node_id : ndarray of shape (n_internal,), int64, optional
+        Each internal node's id in its tree.
     """
 
     def __init__(self, tree_node_start, tree_leaf_start, nodes, leaf_value, leaf_node,
-                 n_features):
+                 n_features, node_id=None):
         self.tree_node_start = tree_node_start
         self.tree_leaf_start = tree_leaf_start
         self.nodes = nodes
         self.leaf_value = leaf_value
         self.leaf_node = leaf_node
         self.n_features = n_features
+        self.node_id = node_id
 
     @classmethod
     def from_trees(cls, trees, n_features):
         """Pack fitted trees (:class:`fasttree.tree.Tree`, numeric thresholds only, as
         :func:`packs` says); a leaf's values are its ``value`` row flattened (outputs, then
         classes)."""
-        nodes, leaf_value, leaf_node = [], [], []
+        nodes, leaf_value, leaf_node, node_id = [], [], [], []
         node_start, leaf_start = [0], [0]
         for tree in trees:
             left, right = tree.children_left, tree.children_right
@@ -112,6 +115,7 @@ class PackedForest:
             packed[:, 2] = code[left[inner]]
             packed[:, 3] = code[right[inner]]
             nodes.append(packed)
+            node_id.append(inner)
             leaves = order[is_leaf]
             leaf_value.append(tree.value[leaves].reshape(leaves.shape[0], -1))
             leaf_node.append(leaves)
@@ -120,7 +124,8 @@ class PackedForest:
         return cls(np.array(node_start, dtype=np.int64), np.array(leaf_start, dtype=np.int64),
                    np.ascontiguousarray(np.concatenate(nodes)),
                    np.ascontiguousarray(np.concatenate(leaf_value), dtype=np.float64),
-                   np.concatenate(leaf_node).astype(np.int64), n_features)
+                   np.concatenate(leaf_node).astype(np.int64), n_features,
+                   np.concatenate(node_id).astype(np.int64))
 
     @property
     def n_trees(self):

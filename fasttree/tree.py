@@ -71,6 +71,10 @@ class Tree:
     depth : ndarray of shape (node_count,), intp
         Depth of each node (root 0).
     n_features : int
+    importances : ndarray of shape (n_features,), float64, or None
+        The total impurity decrease by feature, for a tree loaded from a forest's model file
+        without its node statistics (its ``impurity`` and ``weighted_n_node_samples`` are NaN);
+        None when :meth:`compute_feature_importances` computes it from them.
     """
 
     def __init__(
@@ -93,6 +97,7 @@ class Tree:
         category_branch=None,
         fractional_missing=False,
         n_classes=None,
+        importances=None,
     ):
         self.children_left = np.ascontiguousarray(children_left, dtype=NODE_DTYPE)
         self.children_right = np.ascontiguousarray(children_right, dtype=NODE_DTYPE)
@@ -119,6 +124,7 @@ class Tree:
             np.zeros(0) if category_branch is None else category_branch, dtype=np.int32)
         self.fractional_missing = bool(fractional_missing)
         self._n_classes = None if n_classes is None else np.asarray(n_classes, dtype=np.intp)
+        self.importances = None if importances is None else np.array(importances, np.float64)
         internal = self.children_left != TREE_LEAF
         binary = internal & (self.split_kind != SPLIT_MULTIWAY)
         if np.any(self.children_right[binary] != self.children_left[binary] + 1) or np.any(
@@ -295,15 +301,18 @@ class Tree:
         -------
         importances : ndarray of shape (n_features,), float64
         """
-        internal = ~self.is_leaf()
-        weighted = self.weighted_n_node_samples * self.impurity
-        parent = self.parent()
-        children = np.bincount(parent[1:], weights=weighted[1:], minlength=self.node_count)
-        decrease = weighted[internal] - children[internal]
-        importances = np.bincount(
-            self.feature[internal], weights=decrease, minlength=self.n_features
-        ).astype(np.float64)
-        importances /= self.weighted_n_node_samples[0]
+        if getattr(self, "importances", None) is not None:  # stored, not the node statistics
+            importances = self.importances.copy()
+        else:
+            internal = ~self.is_leaf()
+            weighted = self.weighted_n_node_samples * self.impurity
+            parent = self.parent()
+            children = np.bincount(parent[1:], weights=weighted[1:], minlength=self.node_count)
+            decrease = weighted[internal] - children[internal]
+            importances = np.bincount(
+                self.feature[internal], weights=decrease, minlength=self.n_features
+            ).astype(np.float64)
+            importances /= self.weighted_n_node_samples[0]
         if normalize:
             total = importances.sum()
             if total > 0.0:

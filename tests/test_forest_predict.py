@@ -156,7 +156,7 @@ def test_categorical_splits_and_sparse_input_walk_tree_by_tree():
     assert np.array_equal(numeric.predict_proba(X_csr), numeric.predict_proba(X))
 
 
-def test_packed_trees_follow_estimators_and_are_not_pickled():
+def test_packed_trees_follow_estimators_and_are_not_stored_in_the_forest():
     X, y = _data()
     forest = fasttree.RandomForestClassifier(4, warm_start=True, random_state=0).fit(X, y)
     four = forest.predict_proba(X)
@@ -164,8 +164,11 @@ def test_packed_trees_follow_estimators_and_are_not_pickled():
     assert np.array_equal(forest.predict_proba(X), _per_tree_proba(forest, X)[0])
     forest.estimators_ = forest.estimators_[:4]
     assert np.array_equal(forest.predict_proba(X), four)
-    assert "_packed" in vars(forest)
-    assert "_packed" not in vars(pickle.loads(pickle.dumps(forest)))
+    state = dict(vars(forest))
+    forest.predict(X)
+    assert vars(forest).keys() == state.keys()  # predicting leaves the estimator as it was
+    assert packed_forest.PackedForest not in {type(v) for v in vars(forest).values()}
+    assert len(pickle.dumps(forest)) < len(pickle.dumps(forest.estimators_)) + 10_000
 
 
 def test_thread_count_does_not_change_predictions(monkeypatch):

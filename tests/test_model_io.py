@@ -632,9 +632,12 @@ CORRUPTION_CHILD = textwrap.dedent("""
             sys.exit(1)
         same = all(np.array_equal(a, b) for a, b in zip(
             expected, (model.predict_proba(X), model.apply(X))))
-        for name in ("children_left", "feature", "threshold", "value", "category_branch"):
-            same = same and np.array_equal(getattr(model.tree_, name),
-                                           getattr(original.tree_, name))
+        trees = ([(model.tree_, original.tree_)] if hasattr(model, "tree_") else
+                 [(a.tree_, b.tree_) for a, b in zip(model.estimators_, original.estimators_)])
+        for tree, tree0 in trees:  # a forest's trees hold NaN statistics: equal_nan
+            for name in ("children_left", "feature", "threshold", "value", "category_branch"):
+                same = same and np.array_equal(getattr(tree, name), getattr(tree0, name),
+                                               equal_nan=name == "value")
         if not same:
             print(f"{label}: loaded a different model")
             sys.exit(1)
@@ -643,14 +646,16 @@ CORRUPTION_CHILD = textwrap.dedent("""
 """)
 
 
-def test_truncations_and_bit_flips_in_a_child_process(model_bytes):
+@pytest.mark.parametrize("which", ["tree", "forest"])
+def test_truncations_and_bit_flips_in_a_child_process(model_bytes, forest_bytes, which):
     """Truncations every 17 bytes and 400 seeded bit flips: ValueError or the same model; run in
     a child process so that a crash of the interpreter fails the test."""
-    out = subprocess.run([sys.executable, "-c", CORRUPTION_CHILD, "400"], input=model_bytes,
+    data = model_bytes if which == "tree" else forest_bytes
+    out = subprocess.run([sys.executable, "-c", CORRUPTION_CHILD, "400"], input=data,
                          capture_output=True, timeout=600)
     assert out.returncode == 0, (out.stdout + out.stderr).decode()[-3000:]
     counts = json.loads(out.stdout.decode().strip().splitlines()[-1])
-    assert counts["ValueError"] > len(model_bytes) // 17  # every truncation and most flips
+    assert counts["ValueError"] > len(data) // 17  # every truncation and most flips
 
 
 MUTATION_CHILD = textwrap.dedent("""
@@ -707,7 +712,8 @@ MUTATION_CHILD = textwrap.dedent("""
     for path in leaf_paths(metadata):
         for value in (None, -1, 2**70, "x", [], {"dtype": "|O"}):
             variants.append((f"metadata {path} = {value!r}", variant(meta=replaced(path, value))))
-    n = int(metadata["tree"]["node_count"])
+    n = int(metadata["tree"]["node_count"] if "tree" in metadata
+            else metadata["forest"]["n_internal"])
     for name in sorted(n for n in contents if n.endswith(".npy")):
         array = np.load(io.BytesIO(contents[name]), allow_pickle=False)
         if array.size == 0:
@@ -736,7 +742,9 @@ MUTATION_CHILD = textwrap.dedent("""
             sys.exit(1)
         try:  # a file that loads is a model every reader handles
             model.predict(X), model.apply(X), model.decision_path(X)
-            model.feature_importances_, fasttree.export_text(model), repr(model)
+            model.feature_importances_, repr(model)
+            if hasattr(model, "tree_"):
+                fasttree.export_text(model)
             if hasattr(model, "classes_"):
                 model.predict_proba(X)
         except BaseException as exc:
@@ -748,12 +756,159 @@ MUTATION_CHILD = textwrap.dedent("""
 """)
 
 
-def test_every_field_mutated_in_a_child_process(model_bytes):
+@pytest.mark.parametrize("which", ["tree", "forest"])
+def test_every_field_mutated_in_a_child_process(model_bytes, forest_bytes, which):
     """Each metadata field (first and last list entries) set to values of every JSON type, and
     entries of every node array set to boundary values: ValueError, or a model every reader
     (predict, apply, decision_path, importances, export_text) handles without an error."""
-    out = subprocess.run([sys.executable, "-c", MUTATION_CHILD], input=model_bytes,
+    out = subprocess.run([sys.executable, "-c", MUTATION_CHILD],
+                         input=model_bytes if which == "tree" else forest_bytes,
                          capture_output=True, timeout=600)
     assert out.returncode == 0, (out.stdout + out.stderr).decode()[-3000:]
     counts = json.loads(out.stdout.decode().strip().splitlines()[-1])
     assert counts["ValueError"] > counts["loaded"] > 0, counts
+
+
+# -- forests ----------------------------------------------------------------------------------
+def forest_data(seed=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(300, 5))
+    X[rng.random(300) < 0.1, 2] = np.nan
+    y = np.where(X[:, 0] + np.nan_to_num(X[:, 2]) > 0, "yes", "no")
+    return X, y
+
+
+FOREST_CASES = {
+    "random forest, oob": lambda X, y: fasttree.RandomForestClassifier(
+        8, oob_score=True, random_state=0).fit(X, y),
+    "extra trees, two outputs, class weights": lambda X, y: fasttree.ExtraTreesClassifier(
+        6, class_weight="balanced", random_state=0).fit(X, np.stack([y, X[:, 1] > 0], 1)),
+    "random forest regressor, depth 4": lambda X, y: fasttree.RandomForestRegressor(
+        5, max_depth=4, max_samples=0.5, random_state=0).fit(X, X[:, 0] * 3 + (y == "yes")),
+    "extra trees regressor, two outputs, weights": lambda X, y: fasttree.ExtraTreesRegressor(
+        4, random_state=0).fit(X, np.stack([X[:, 0], X[:, 1]], 1), sample_weight=X[:, 3] ** 2),
+    "embedding": lambda X, y: fasttree.RandomTreesEmbedding(5, random_state=0).fit(X),
+}
+
+
+@pytest.fixture(scope="module")
+def forest_bytes():
+    X, y = forest_data()
+    buffer = io.BytesIO()
+    FOREST_CASES["random forest, oob"](X, y).save(buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name", list(FOREST_CASES))
+def test_forest_round_trip(name, tmp_path):
+    X, y = forest_data()
+    forest = FOREST_CASES[name](X, y)
+    path = tmp_path / "forest.ftm"
+    forest.save(path)
+    loaded = fasttree.load(path)
+    assert type(loaded) is type(forest) and loaded.get_params() == forest.get_params()
+    X_new = np.vstack([X, forest_data(seed=4)[0]])
+    for method in ("predict", "predict_proba", "apply", "transform"):
+        if hasattr(forest, method):
+            a, b = getattr(forest, method)(X_new), getattr(loaded, method)(X_new)
+            for p, q in zip(a if isinstance(a, list) else [a], b if isinstance(b, list) else [b]):
+                p, q = (p.toarray(), q.toarray()) if sp.issparse(p) else (p, q)
+                np.testing.assert_array_equal(p, q, err_msg=method)
+    np.testing.assert_array_equal(loaded.feature_importances_, forest.feature_importances_)
+    assert (loaded.decision_path(X_new)[0] != forest.decision_path(X_new)[0]).nnz == 0
+    for a, b in zip(forest.estimators_, loaded.estimators_):
+        assert a.random_state == b.random_state
+        for attr in ("children_left", "children_right", "feature", "missing_branch", "depth"):
+            np.testing.assert_array_equal(getattr(a.tree_, attr), getattr(b.tree_, attr))
+        leaves = a.tree_.children_left == -1
+        np.testing.assert_array_equal(a.tree_.value[leaves], b.tree_.value[leaves])
+        np.testing.assert_array_equal(a.feature_importances_, b.feature_importances_)
+    if getattr(forest, "_sample_weight", None) is None:
+        for a, b in zip(forest.estimators_samples_, loaded.estimators_samples_):
+            np.testing.assert_array_equal(a, b)
+    else:  # drawn by weights, which the file does not hold
+        with pytest.raises(AttributeError, match="not stored in its model file"):
+            loaded.estimators_samples_
+    assert getattr(loaded, "oob_score_", None) == getattr(forest, "oob_score_", None)
+    again = io.BytesIO()
+    loaded.save(again)
+    assert again.getvalue() == path.read_bytes()  # what was loaded saves to the same bytes
+
+
+def test_forest_file_is_small_and_thresholds_split_float32_inputs_exactly():
+    X, y = forest_data()
+    forest = fasttree.RandomForestClassifier(10, random_state=0).fit(X, y)
+    buffer = io.BytesIO()
+    forest.save(buffer)
+    loaded = load_bytes(buffer.getvalue())
+    assert len(buffer.getvalue()) * 4 < len(pickle.dumps(forest))
+    for a, b in zip(forest.estimators_, loaded.estimators_):
+        inner = a.tree_.children_left != -1
+        t, t32 = a.tree_.threshold[inner], b.tree_.threshold[inner]
+        assert np.all(t32 <= t) and np.array_equal(t32.astype(np.float32).astype(np.float64), t32)
+        # inputs at both sides of each threshold go the same way
+        t32 = t32[np.isfinite(t32)]  # +inf: the known values from the missing ones
+        x = np.concatenate([t32, np.nextafter(t32.astype(np.float32), np.float32(np.inf))])
+        X_edge = np.tile(np.nan_to_num(X[:1]), (x.size, 1)).astype(np.float32)
+        X_edge[:, 0] = x
+        np.testing.assert_array_equal(a.apply(X_edge), b.apply(X_edge))
+
+
+def test_forest_with_categorical_splits_is_refused(tmp_path):
+    X, y = forest_data()
+    X[:, 4] = np.abs(np.round(X[:, 4] * 3))
+    forest = fasttree.RandomForestClassifier(4, max_features=None, categorical_features=[4],
+                                             random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="categorical splits"):
+        forest.save(tmp_path / "forest.ftm")
+
+
+def forest_array(data, name):
+    return tree_array(data, name)
+
+
+def _forest_set(name, index, value):
+    def change(data):
+        array = forest_array(data, name).copy()
+        array[index] = value
+        return {name: array}
+    return change
+
+
+TAMPERED_FOREST = {
+    "child out of range": (_forest_set("nodes", (0, 2), 10_000), "out of its tree"),
+    "child before its parent": (_forest_set("nodes", (1, 3), 0), "not after its parent"),
+    "feature out of range": (_forest_set("nodes", (0, 0), 5), "feature"),
+    "NaN threshold": (_forest_set("nodes", (0, 1), np.float32(np.nan).view(np.int32)), "NaN"),
+    "NaN leaf value": (_forest_set("leaf_value", (0, 0), np.nan), "finite"),
+    "NaN importance": (_forest_set("importances", (0, 0), np.nan), "finite"),
+    "node ids": (_forest_set("node_id", 1, 0), "node ids"),
+    "leaf ids": (_forest_set("leaf_node", 0, 10_000), "node ids"),
+    "tree starts": (_forest_set("tree_leaf_start", 1, 1), "one more leaf|tree starts"),
+    "nodes as int64": (lambda d: {"nodes": forest_array(d, "nodes").astype(np.int64)},
+                       "has dtype int64"),
+    "leaf values' shape": (lambda d: {"leaf_value": forest_array(d, "leaf_value")[:, :1]},
+                           "has shape"),
+}
+
+
+@pytest.mark.parametrize("name", list(TAMPERED_FOREST))
+def test_tampered_forest_arrays_raise_value_error(forest_bytes, name):
+    change, message = TAMPERED_FOREST[name]
+    load_bytes(rebuild(forest_bytes))  # unchanged, it loads
+    with pytest.raises(ValueError, match=message):
+        load_bytes(rebuild(forest_bytes, arrays=change(forest_bytes)))
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("tree_random_state", [1], "seed per tree"),
+    ("n_trees", 0, "needs trees"),
+    ("n_internal", 3, "has shape"),
+    ("oob_score", "high", "oob_score"),
+    ("n_samples", -1, "n_samples"),
+])
+def test_tampered_forest_metadata_raises_value_error(forest_bytes, key, value, message):
+    def change(metadata):
+        metadata["forest"][key] = value
+    with pytest.raises(ValueError, match=message):
+        load_bytes(rebuild(forest_bytes, meta=change))
