@@ -102,6 +102,15 @@ def test_same_forest_as_one_machine(client, kind, params, weighted):
     np.testing.assert_array_equal(sharded.predict(X), local.predict(X))
 
 
+def test_same_entropy_forest_on_larger_data(client):
+    """2,000 rows, entropy: where exact ties between mirrored splits are common, the trees are
+    still the single-machine forest's (both run the forest's own growth)."""
+    X, y, _, _ = _data(n=2000, seed=9)
+    params = {"n_estimators": 6, "random_state": 3, "criterion": "entropy"}
+    sharded = fdask.RandomForestClassifier(client=client, **params).fit(X, y)
+    assert_same_forest(sharded, fasttree.RandomForestClassifier(**params).fit(X, y))
+
+
 @pytest.mark.parametrize("n_workers", [1, 2])
 def test_any_number_of_workers_grows_the_same_forest(client, n_workers):
     X, y, _, weight = _data(seed=1)
