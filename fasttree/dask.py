@@ -57,7 +57,7 @@ from distributed.protocol import to_serialize
 
 from . import estimators as _local
 from . import forest as _forest
-from ._base import numba_threads
+from ._base import numba_threads, resolve_n_jobs
 from ._dtypes import label_dtype
 from ._frames import display_name
 from ._validation import is_dataframe, is_sparse
@@ -620,6 +620,7 @@ class _DaskForest(_DaskEstimator):
             raise ValueError(f"{type(self).__name__} (fasttree.dask) takes partition='trees'; "
                              f"got {self.partition!r}.")
         _check_timeout(self.timeout)
+        resolve_n_jobs(self.n_jobs)  # refused here rather than on every worker
 
     def fit(self, X, y, sample_weight=None):
         """Grow the forest on the cluster: the forest the single-machine estimator grows from

@@ -122,6 +122,7 @@ def test_any_number_of_workers_grows_the_same_forest(client, n_workers):
     assert_same_forest(sharded, fasttree.RandomForestClassifier(**params).fit(X, y, weight))
 
 
+@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
 def test_more_workers_than_trees(client):
     """Two trees on three workers: one worker is sent nothing."""
     X, _, y, _ = _data(seed=2)
@@ -164,6 +165,7 @@ def test_warm_start_adds_the_trees_a_cold_fit_grows(client):
         warm.set_params(n_estimators=2).fit(X, y)
 
 
+@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
 def test_dask_inputs_and_predictions(client):
     """A dask DataFrame with a categorical column (computed on the driver: names and categories
     kept) and dask y and weights; predictions on dask input are dask arrays, block by block."""
@@ -233,6 +235,7 @@ def test_to_local_pickle_and_parameters(client):
     ({"workers": ["tcp://127.0.0.1:1"]}, "tcp://127.0.0.1:1"),
     ({"workers": []}, "workers is empty"),
     ({"n_estimators": 0}, "n_estimators"),
+    ({"n_jobs": 0}, "n_jobs"),
 ])
 def test_bad_parameters_are_refused(client, params, message):
     X, y, _, _ = _data(n=60)
