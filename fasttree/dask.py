@@ -1,4 +1,5 @@
-"""Train one exact tree on a Dask cluster, feature-parallel: the single-machine tree, bit for bit.
+"""Train on a Dask cluster: one exact tree feature-parallel, or a forest tree-parallel; the
+single-machine estimator's trees, bit for bit.
 
 ``fasttree.dask.DecisionTreeClassifier`` and ``DecisionTreeRegressor`` take the parameters of
 :class:`fasttree.DecisionTreeClassifier` and :class:`fasttree.DecisionTreeRegressor` plus
@@ -25,6 +26,22 @@ entropy/log_loss, squared_error and poisson, monotonicity constraints, several o
 ``X``, and pruning other than cost-complexity at a given ``ccp_alpha`` (choosing it by
 cross-validation, ``pruning="cost_complexity"`` alone, would need ``X`` in memory).
 
+``fasttree.dask.RandomForestClassifier``, ``RandomForestRegressor``, ``ExtraTreesClassifier`` and
+``ExtraTreesRegressor`` take the parameters of the single-machine forests of the same names plus
+``client``, ``workers``, ``partition="trees"`` (each worker holds all of ``X`` and grows a share
+of the trees) and ``timeout`` (seconds between the driver's checks that the workers growing trees
+are alive).  The driver validates and encodes ``X``, ``y`` and ``sample_weight`` and draws the
+trees' seeds as the single-machine forest does (dask collections are computed on the driver
+first: ``X`` must fit in the driver's and each worker's memory); ``X`` is sent once to every
+worker that grows trees; worker ``j`` grows a contiguous block of the seeds with the
+single-machine forest's own growth (:meth:`fasttree.forest._BaseForest._grow`) on ``n_jobs``
+numba threads (None: the worker's Dask threads); the driver gathers the trees in the seeds'
+order and finishes as the single-machine fit does (out-of-bag score, attributes).  A tree depends
+only on its seed and the data, so the forest is the single-machine forest, tree for tree, for any
+number of workers, threads or ``warm_start`` steps.  A forest with ``X``'s columns spread over
+the workers (``partition="features"``, for ``X`` too large for a worker) is not offered:
+``docs/dask.rst`` says what it would need.
+
 This module imports Dask; ``import fasttree`` does not import it.
 """
 
@@ -39,12 +56,15 @@ from distributed import default_client, wait
 from distributed.protocol import to_serialize
 
 from . import estimators as _local
+from . import forest as _forest
+from ._base import numba_threads, resolve_n_jobs
 from ._dtypes import label_dtype
 from ._frames import display_name
 from ._validation import is_dataframe, is_sparse
 from .sharded_splitter import ColumnShard, ShardedSplitter, ShardLost
 
-__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor"]
+__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "RandomForestClassifier",
+           "RandomForestRegressor", "ExtraTreesClassifier", "ExtraTreesRegressor"]
 
 _SUPPORTED_CRITERIA = ("gini", "entropy", "log_loss", "squared_error", "poisson")
 _DASK_PARAMS = ("client", "partition", "timeout", "workers")
@@ -181,15 +201,108 @@ def _as_matrix(X):
     return X
 
 
-class _DaskTree:
-    """The sharded fit and dask-aware prediction shared by the classifier and the regressor."""
+def _choose_workers(client, workers, timeout):
+    """The addresses to train on (``workers``, or every worker of the client, waiting up to
+    ``timeout`` seconds for one) and the client's ``nthreads``.
 
-    _local_class = None
+    Raises
+    ------
+    ValueError
+        ``workers`` names an address the client does not have, or is empty.
+    RuntimeError
+        The client has no worker after ``timeout`` seconds.
+    """
+    nthreads = client.nthreads()
+    addresses = sorted(nthreads) if workers is None else list(workers)
+    unknown = [a for a in addresses if a not in nthreads]
+    if unknown:
+        raise ValueError(f"workers names addresses the client does not have: {unknown}.")
+    if not addresses:
+        if workers is not None:
+            raise ValueError("workers is empty; give at least one worker address.")
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except TimeoutError:
+            raise RuntimeError(f"the Dask client has no worker (waited timeout={timeout:g} "
+                               "s).") from None
+        nthreads = client.nthreads()
+        addresses = sorted(nthreads)
+    return addresses, nthreads
+
+
+def _check_timeout(timeout):
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}.")
+
+
+class _DaskEstimator:
+    """What the Dask trees and forests share: pickled without their client, :meth:`to_local`,
+    and predictions mapped over the blocks of rows of a dask ``X``."""
+
+    _local_class = None  # the single-machine estimator
+    _local_state = ()  # private fitted attributes to_local copies (besides those ending in "_")
 
     def __getstate__(self):
         state = super().__getstate__()
         state["client"] = None  # a client belongs to its process
         return state
+
+    def _client(self):
+        return default_client() if self.client is None else self.client
+
+    def to_local(self):
+        """The fitted estimator as a plain single-machine one (no Dask needed to use it).
+
+        Returns
+        -------
+        estimator : the fasttree estimator of the same name
+            ``fasttree.DecisionTreeClassifier`` for ``fasttree.dask.DecisionTreeClassifier``,
+            ``fasttree.RandomForestClassifier`` for ``fasttree.dask.RandomForestClassifier``...
+        """
+        self._check_is_fitted()
+        params = {k: v for k, v in self.get_params().items() if k not in _DASK_PARAMS}
+        local = self._local_class(**params)
+        local.__dict__.update({k: v for k, v in self.__dict__.items()
+                               if (k.endswith("_") and k != "fit_report_")
+                               or k in self._local_state})
+        return local
+
+    def _map_rows(self, X, method, n_columns, dtype):
+        """``method`` of :meth:`to_local` (a name, or a function of the local estimator and a
+        block) applied to every block of rows of a dask ``X``."""
+        local = self.to_local()
+        names = getattr(self, "feature_names_in_", None)
+
+        def predict_block(block):
+            if names is not None and not is_dataframe(block):
+                import pandas as pd  # the names were checked at fit: a pandas block keeps them
+
+                block = pd.DataFrame(block, columns=names)
+            if callable(method):
+                return method(local, block)
+            return getattr(local, method)(block)
+
+        if is_dataframe(X) and np.any(getattr(self, "is_categorical_", False)):
+            # categorical columns: each partition predicted as the DataFrame it is
+            import dask.array as da
+            from dask import delayed
+
+            lengths = X.map_partitions(len).compute()
+            shape = () if n_columns is None else (n_columns,)
+            return da.concatenate([
+                da.from_delayed(delayed(predict_block)(part), shape=(int(n),) + shape,
+                                dtype=dtype)
+                for part, n in zip(X.to_delayed(), lengths)])
+        if is_dataframe(X):
+            X = X.to_dask_array(lengths=True)
+        X = X.rechunk({1: -1})
+        if n_columns is None:
+            return X.map_blocks(predict_block, drop_axis=1, dtype=dtype)
+        return X.map_blocks(predict_block, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
+
+
+class _DaskTree(_DaskEstimator):
+    """The sharded fit and dask-aware prediction shared by the classifier and the regressor."""
 
     def _splitter_class(self, sparse):
         """Always the sharded splitter, which takes neither sparse X nor several outputs
@@ -219,9 +332,7 @@ class _DaskTree:
                 "cross-validation (pruning='cost_complexity' without ccp_alpha): its folds' "
                 "trees and held-out rows would need X in memory.  Give ccp_alpha > 0, or choose "
                 "it with fasttree's single-machine estimator on a sample.")
-        timeout = self.timeout
-        if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
-            raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}.")
+        _check_timeout(self.timeout)
 
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on the cluster; the tree is the one the single-machine estimator grows.
@@ -258,24 +369,10 @@ class _DaskTree:
         return X.take_rows(rows)
 
     def _make_splitter(self, X, y, sample_weight, params, n_classes):
-        client = default_client() if self.client is None else self.client
+        client = self._client()
         timeout = float(self.timeout)
         t0 = time.perf_counter()
-        nthreads = client.nthreads()
-        addresses = sorted(nthreads) if self.workers is None else list(self.workers)
-        unknown = [a for a in addresses if a not in nthreads]
-        if unknown:
-            raise ValueError(f"workers names addresses the client does not have: {unknown}.")
-        if not addresses:
-            if self.workers is not None:
-                raise ValueError("workers is empty; give at least one worker address.")
-            try:
-                client.wait_for_workers(1, timeout=timeout)
-            except TimeoutError:
-                raise RuntimeError(f"the Dask client has no worker (waited timeout={timeout:g} "
-                                   "s).") from None
-            nthreads = client.nthreads()
-            addresses = sorted(nthreads)
+        addresses, nthreads = _choose_workers(client, self.workers, timeout)
         n_features = X.shape[1]
         n_shards = min(len(addresses), n_features)  # a worker without columns has no part
         addresses = addresses[:n_shards]
@@ -331,40 +428,6 @@ class _DaskTree:
                                    pure=False) for part, address in zip(computed, addresses)]
         self._futures += parts
         return parts
-
-    # -- prediction ----------------------------------------------------------------------------
-    def to_local(self):
-        """The fitted tree as a plain single-machine estimator (no Dask needed to use it).
-
-        Returns
-        -------
-        estimator : fasttree.DecisionTreeClassifier or fasttree.DecisionTreeRegressor
-        """
-        self._check_is_fitted()
-        params = {k: v for k, v in self.get_params().items() if k not in _DASK_PARAMS}
-        local = self._local_class(**params)
-        local.__dict__.update({k: v for k, v in self.__dict__.items()
-                               if k.endswith("_") and k != "fit_report_"})
-        return local
-
-    def _map_rows(self, X, method, n_columns, dtype):
-        """``method`` of :meth:`to_local` applied to every block of rows of a dask ``X``."""
-        local = self.to_local()
-        names = getattr(self, "feature_names_in_", None)
-        if is_dataframe(X):
-            X = X.to_dask_array(lengths=True)
-        X = X.rechunk({1: -1})
-
-        def predict_block(block):
-            if names is not None:  # the names were checked at fit: a pandas block keeps them
-                import pandas as pd
-
-                block = pd.DataFrame(block, columns=names)
-            return getattr(local, method)(block)
-
-        if n_columns is None:
-            return X.map_blocks(predict_block, drop_axis=1, dtype=dtype)
-        return X.map_blocks(predict_block, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
 
 
 class DecisionTreeClassifier(_DaskTree, _local.DecisionTreeClassifier):
@@ -474,17 +537,18 @@ class DecisionTreeRegressor(_DaskTree, _local.DecisionTreeRegressor):
         return super().predict(X)
 
 
-def _with_dask_params(cls):
-    """Give ``cls`` the single-machine ``__init__`` plus the Dask parameters, keeping the
-    explicit signature ``get_params`` reads."""
+def _with_dask_params(cls, partition="features"):
+    """Give ``cls`` the single-machine ``__init__`` plus the Dask parameters (``partition``
+    defaulting to ``partition``), keeping the explicit signature ``get_params`` reads."""
     base = cls._local_class
     signature = inspect.signature(base.__init__)
     extra = [inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None),
-             inspect.Parameter("partition", inspect.Parameter.KEYWORD_ONLY, default="features"),
+             inspect.Parameter("partition", inspect.Parameter.KEYWORD_ONLY, default=partition),
              inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=60),
              inspect.Parameter("workers", inspect.Parameter.KEYWORD_ONLY, default=None)]
+    default_partition = partition
 
-    def __init__(self, *, client=None, partition="features", timeout=60, workers=None,
+    def __init__(self, *, client=None, partition=default_partition, timeout=60, workers=None,
                  **params):
         base.__init__(self, **params)
         self.client, self.partition, self.timeout, self.workers = (client, partition, timeout,
@@ -498,3 +562,346 @@ def _with_dask_params(cls):
 
 _with_dask_params(DecisionTreeClassifier)
 _with_dask_params(DecisionTreeRegressor)
+
+
+# -- forests -----------------------------------------------------------------------------------
+def _shares(n_trees, threads):
+    """Boundaries of contiguous blocks of ``n_trees`` seeds, one block per worker, in proportion
+    to its threads: worker ``j`` grows seeds ``bounds[j]:bounds[j + 1]`` (maybe none)."""
+    cumulative = np.concatenate([[0], np.cumsum(threads)])
+    return [int(n_trees * c // cumulative[-1]) for c in cumulative]
+
+
+def _grow_share(forest, template, X, targets, codes, weight, n_classes, offsets, seeds,
+                n_threads):
+    """Run on a worker: the trees of ``seeds``, grown by the single-machine forest's
+    :meth:`~fasttree.forest._BaseForest._grow` on ``n_threads`` numba threads (the kernels'
+    count is per calling thread, and Dask's nanny sets ``OMP_NUM_THREADS=1``).
+
+    Returns
+    -------
+    trees : list of fitted fasttree trees, in the order of ``seeds``
+    timings : dict
+        ``fit_timings_`` of the growth.
+    max_features, missing_in_fit :
+        What the growth set on ``template``.
+    seconds : float
+        Wall time of the growth on the worker.
+    """
+    t0 = time.perf_counter()
+    forest._sample_weight = weight  # what the bootstrap draws by: the fit's row weights
+    forest.estimators_ = []
+    with numba_threads(n_threads):
+        forest._grow(template, X, targets, n_classes, offsets, codes, weight, seeds)
+    return (forest.estimators_, forest.fit_timings_, template.max_features_,
+            template.missing_in_fit_, time.perf_counter() - t0)
+
+
+def _tree_bytes(trees):
+    """Bytes of the fitted trees' node arrays."""
+    return sum(value.nbytes for tree in trees for value in vars(tree.tree_).values()
+               if isinstance(value, np.ndarray))
+
+
+class _DaskForest(_DaskEstimator):
+    """The tree-parallel fit and dask-aware prediction shared by the forests."""
+
+    # what the out-of-bag rows, estimators_samples_ and a warm start read
+    _local_state = ("_n_samples", "_sample_weight", "_n_samples_bootstrap")
+
+    def _check_dask_params(self):
+        if self.partition == "features":
+            raise ValueError(
+                f"{type(self).__name__} (fasttree.dask) takes partition='trees' (each worker "
+                "holds all of X and grows a share of the trees); a forest grown with X's "
+                "columns spread over the workers (partition='features') is not offered: see "
+                "docs/dask.rst, 'Forests'.")
+        if self.partition != "trees":
+            raise ValueError(f"{type(self).__name__} (fasttree.dask) takes partition='trees'; "
+                             f"got {self.partition!r}.")
+        _check_timeout(self.timeout)
+        resolve_n_jobs(self.n_jobs)  # refused here rather than on every worker
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest on the cluster: the forest the single-machine estimator grows from
+        the same data, parameters and ``random_state``, tree for tree.
+
+        ``X``, ``y`` and ``sample_weight`` are validated and encoded on the driver (dask
+        collections computed there first), ``X`` is sent once to every worker that grows
+        trees, each grows a contiguous block of the trees' seeds, and the driver gathers the
+        trees in the seeds' order and computes the out-of-bag score.
+
+        Parameters
+        ----------
+        X : dask Array or DataFrame, or array-like or DataFrame, of shape (n_samples, n_features)
+            As the single-machine forest takes it (categorical columns, missing values, sparse
+            input densified); it must fit in the driver's and in each worker's memory.
+        y : dask Array or Series, or array-like, of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : dask Array or array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        self._check_dask_params()
+        client = self._client()
+        X, y, sample_weight = (_computed(client, v) for v in (X, y, sample_weight))
+        self._fit_client = client
+        try:
+            return super().fit(X, y, sample_weight)
+        finally:
+            del self._fit_client
+
+    def _grow_seeds(self, template, X, targets, n_classes, offsets, codes, weight, seeds):
+        """Grow the trees of ``seeds`` on the workers, a contiguous block of the seeds each
+        (in proportion to their threads), and append them to ``estimators_`` in the seeds'
+        order."""
+        client = self._fit_client
+        timeout = float(self.timeout)
+        t0 = time.perf_counter()
+        addresses, nthreads = _choose_workers(client, self.workers, timeout)
+        threads = [nthreads[a] for a in addresses]
+        bounds = _shares(len(seeds), threads)
+        busy = [j for j in range(len(addresses)) if bounds[j + 1] > bounds[j]]
+        used = [addresses[j] for j in busy]
+        # a forest of the same parameters (n_jobs too: the trees keep the forest's), without
+        # the Dask ones, holding what _grow reads besides its arguments
+        forest = self._local_class(**{k: v for k, v in self.get_params().items()
+                                      if k not in _DASK_PARAMS})
+        forest._n_samples_bootstrap = self._n_samples_bootstrap
+        futures = []
+        try:
+            # X (and the targets, the weights) sent once to one worker, then copied worker to
+            # worker (a tree of copies: Dask's replicate); keys of their own (hash=False), as
+            # the sharded tree's
+            shared = client.scatter([X, targets, codes, weight], workers=used, broadcast=True,
+                                    hash=False, direct=True)
+            futures += shared
+            t_scatter = time.perf_counter()
+            for j in busy:
+                n_threads = threads[j] if self.n_jobs is None else self.n_jobs
+                futures.append(client.submit(
+                    _grow_share, forest, template, *shared, n_classes, offsets,
+                    seeds[bounds[j]:bounds[j + 1]], n_threads, workers=[addresses[j]],
+                    allow_other_workers=False, pure=False))
+            results = _gather_trees(client, futures[len(shared):], used, timeout)
+        finally:
+            for future in futures:
+                future.release()
+        timings = {}
+        for trees, worker_timings, max_features, _, _ in results:
+            self.estimators_.extend(trees)
+            for phase, seconds in worker_timings.items():
+                timings[phase] = timings.get(phase, 0.0) + seconds
+        self.fit_timings_ = timings
+        template.max_features_ = max_features
+        # the features missing in the rows some tree drew (each tree's attribute, as on one
+        # machine, the union over the trees grown with it)
+        template.missing_in_fit_ = np.logical_or.reduce([r[3] for r in results])
+        self.fit_report_ = {
+            "workers": used,
+            "trees": [bounds[j + 1] - bounds[j] for j in busy],
+            "threads": [threads[j] if self.n_jobs is None else self.n_jobs for j in busy],
+            "bytes_sent": int(sum(getattr(v, "nbytes", 0) for v in (X, targets, weight))
+                              + sum(c.nbytes for c in codes or ())),
+            "scatter_seconds": t_scatter - t0,
+            "grow_seconds": [r[4] for r in results],
+            "tree_bytes": [_tree_bytes(r[0]) for r in results],
+            "seconds": time.perf_counter() - t0,
+        }
+
+    def apply(self, X):
+        """Index of the leaf each row ends in, in each tree; a dask array for a dask ``X``.
+
+        Parameters
+        ----------
+        X : dask Array or DataFrame, or array-like, of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : dask Array or ndarray of shape (n_samples, n_estimators), int64
+        """
+        if _is_dask(X):
+            self._check_is_fitted()
+            return self._map_rows(X, "apply", len(self.estimators_), np.int64)
+        return super().apply(X)
+
+
+def _computed(client, values):
+    """A dask collection computed on ``client`` (a DataFrame stays a pandas DataFrame, keeping
+    its column names and categorical columns); anything else as it is."""
+    if values is None or not _is_dask(values):
+        return values
+    return client.compute(values).result()
+
+
+def _gather_trees(client, futures, addresses, timeout):
+    """The results of ``futures`` (``futures[j]`` run by ``addresses[j]``), checking every
+    ``timeout`` seconds that the workers whose results have not come yet are alive.
+
+    Raises
+    ------
+    RuntimeError
+        A worker left (died, or lost its connection) before its result came: one that finished
+        and then left holds a result the driver can no longer fetch.
+    """
+    results = []
+    for j, future in enumerate(futures):
+        while True:
+            try:
+                results.append(future.result(timeout=timeout))
+                break
+            except TimeoutError:  # first: a subclass of OSError, and a slow share, not a loss
+                gone = sorted(set(addresses[j:]) - set(client.nthreads()))
+                if gone:
+                    raise RuntimeError(f"worker {gone[0]} left while growing its trees "
+                                       f"(checked every timeout={timeout:g} s).") from None
+            except OSError as exc:
+                raise RuntimeError(f"growing the trees failed: a worker of {addresses[j:]} is "
+                                   f"gone ({type(exc).__name__}: {exc}).") from exc
+    return results
+
+
+class _DaskForestClassifier(_DaskForest):
+    def _n_proba_columns(self):
+        return self.n_classes_ if self.n_outputs_ == 1 else None
+
+    def predict(self, X):
+        """The class of highest mean probability; a dask array for a dask ``X``.
+
+        Parameters
+        ----------
+        X : dask Array or DataFrame, or array-like, of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : dask Array or ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        if _is_dask(X):
+            self._check_is_fitted()
+            if self.n_outputs_ == 1:
+                return self._map_rows(X, "predict", None, self.classes_.dtype)
+            dtype = np.result_type(*(c.dtype for c in self.classes_))
+            return self._map_rows(X, "predict", self.n_outputs_, dtype)
+        return super().predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities, the trees' mean; dask arrays for a dask ``X``.
+
+        Parameters
+        ----------
+        X : dask Array or DataFrame, or array-like, of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : dask Array or ndarray of shape (n_samples, n_classes), or a list of them (one
+            per output)
+        """
+        if _is_dask(X):
+            return self._map_proba(X, "predict_proba")
+        return super().predict_proba(X)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`; dask arrays for a dask ``X``."""
+        if _is_dask(X):
+            return self._map_proba(X, "predict_log_proba")
+        return super().predict_log_proba(X)
+
+    def _map_proba(self, X, method):
+        self._check_is_fitted()
+        if self.n_outputs_ == 1:
+            return self._map_rows(X, method, int(self.n_classes_), np.float64)
+        return [self._map_rows(X, lambda local, block, k=k: getattr(local, method)(block)[k],
+                               int(n), np.float64) for k, n in enumerate(self.n_classes_)]
+
+
+class _DaskForestRegressor(_DaskForest):
+    def predict(self, X):
+        """The mean of the trees' predictions; a dask array for a dask ``X``.
+
+        Parameters
+        ----------
+        X : dask Array or DataFrame, or array-like, of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : dask Array or ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        if _is_dask(X):
+            self._check_is_fitted()
+            n_columns = None if self.n_outputs_ == 1 else self.n_outputs_
+            return self._map_rows(X, "predict", n_columns, np.float64)
+        return super().predict(X)
+
+
+_FOREST_DOC = """
+    Parameters
+    ----------
+    client : distributed.Client or None, default=None
+        The client to train on; None takes the default client.
+    partition : {{"trees"}}, default="trees"
+        Each worker holds all of ``X`` and grows a share of the trees.
+    timeout : float, default=60
+        Seconds between the driver's checks that the workers growing trees are alive: a worker
+        that dies or leaves ends the fit with a ``RuntimeError`` naming it within about that
+        long.  The growth itself takes as long as it needs.
+    workers : list of str or None, default=None
+        Addresses of the workers to grow trees on; None: every worker of the client.  Each
+        grows a contiguous block of the trees (in proportion to its threads); a worker left
+        without a tree (more workers than trees) is sent nothing.
+    n_jobs : int or None, default=None
+        numba threads per worker: None, the worker's Dask threads (``nthreads``); else this
+        many on every worker (-1: all its cores).  The driver's out-of-bag score and
+        predictions use it as the single-machine forest does.  The trees are the same for any
+        value.
+    **params
+        The parameters of :class:`fasttree.{name}`.
+
+    Attributes
+    ----------
+    estimators_ : list of fasttree trees
+        Tree for tree (every array of ``tree_``) the single-machine forest's, in the seeds'
+        order.
+    fit_report_ : dict
+        ``workers`` (those that grew trees), ``trees`` and ``threads`` per worker,
+        ``bytes_sent`` (``X``, the targets and weights: what each worker receives),
+        ``scatter_seconds`` (the data sent to the workers), ``grow_seconds`` per worker,
+        ``tree_bytes`` per worker (the node arrays sent back), ``seconds`` (scatter, growth and
+        gathering: wall time on the driver).
+    Other attributes
+        As :class:`fasttree.{name}`'s.
+"""
+
+
+class RandomForestClassifier(_DaskForestClassifier, _forest.RandomForestClassifier):
+    __doc__ = (""":class:`fasttree.RandomForestClassifier` grown on a Dask cluster, each worker
+    growing a share of the trees: the single-machine forest, tree for tree.
+""" + _FOREST_DOC.format(name="RandomForestClassifier"))
+    _local_class = _forest.RandomForestClassifier
+
+
+class RandomForestRegressor(_DaskForestRegressor, _forest.RandomForestRegressor):
+    __doc__ = (""":class:`fasttree.RandomForestRegressor` grown on a Dask cluster, each worker
+    growing a share of the trees: the single-machine forest, tree for tree.
+""" + _FOREST_DOC.format(name="RandomForestRegressor"))
+    _local_class = _forest.RandomForestRegressor
+
+
+class ExtraTreesClassifier(_DaskForestClassifier, _forest.ExtraTreesClassifier):
+    __doc__ = (""":class:`fasttree.ExtraTreesClassifier` grown on a Dask cluster, each worker
+    growing a share of the trees: the single-machine forest, tree for tree.
+""" + _FOREST_DOC.format(name="ExtraTreesClassifier"))
+    _local_class = _forest.ExtraTreesClassifier
+
+
+class ExtraTreesRegressor(_DaskForestRegressor, _forest.ExtraTreesRegressor):
+    __doc__ = (""":class:`fasttree.ExtraTreesRegressor` grown on a Dask cluster, each worker
+    growing a share of the trees: the single-machine forest, tree for tree.
+""" + _FOREST_DOC.format(name="ExtraTreesRegressor"))
+    _local_class = _forest.ExtraTreesRegressor
+
+
+for _cls in (RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier,
+             ExtraTreesRegressor):
+    _with_dask_params(_cls, partition="trees")
+del _cls

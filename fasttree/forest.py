@@ -246,13 +246,8 @@ class _BaseForest(_TableInput, BaseEstimator):
             warnings.warn("Warm-start fitting without increasing n_estimators does not fit new "
                           "trees.", UserWarning, stacklevel=2)
         else:
-            source = _seed_source(self.random_state)
-            if self.warm_start and self.estimators_:  # the seeds a cold fit gave the first trees
-                source.randint(MAX_INT, size=len(self.estimators_))
-            seeds = [source.randint(MAX_INT) for _ in range(n_more)]
-            with numba_threads(self.n_jobs):
-                self._grow(template, X_checked, targets, n_classes, offsets, codes, weight,
-                           seeds)
+            self._grow_seeds(template, X_checked, targets, n_classes, offsets, codes, weight,
+                             self._new_seeds(n_more))
         _copy_fitted(template, self)
         self.estimator_ = self._make_tree()
         if self.oob_score and (n_more > 0 or not hasattr(self, "oob_score_")):
@@ -261,6 +256,23 @@ class _BaseForest(_TableInput, BaseEstimator):
             self._set_oob_score_and_attributes(
                 X_checked, y_oob, None if self.oob_score is True else self.oob_score)
         return self
+
+    def _new_seeds(self, n_more):
+        """The seeds of the next ``n_more`` trees: drawn from ``random_state`` after the seeds a
+        cold fit gave the trees already fitted (warm start), so tree ``k`` has the same seed
+        however the forest was grown."""
+        source = _seed_source(self.random_state)
+        if self.warm_start and self.estimators_:  # the seeds a cold fit gave the first trees
+            source.randint(MAX_INT, size=len(self.estimators_))
+        return [source.randint(MAX_INT) for _ in range(n_more)]
+
+    def _grow_seeds(self, template, X, targets, n_classes, offsets, codes, weight, seeds):
+        """Grow one tree per seed and append them to ``estimators_`` in the seeds' order: here
+        with :meth:`_grow` on ``n_jobs`` threads; :mod:`fasttree.dask`'s forests send blocks of
+        the seeds to :meth:`_grow` on their workers.  A tree depends on its seed and the data
+        only, so any split of the seeds grows the same trees."""
+        with numba_threads(self.n_jobs):
+            self._grow(template, X, targets, n_classes, offsets, codes, weight, seeds)
 
     def _check_targets(self, y):
         """Checks of ``y`` a forest makes before the trees' (none but the regressors')."""
@@ -271,7 +283,9 @@ class _BaseForest(_TableInput, BaseEstimator):
 
     def _grow(self, template, X, targets, n_classes, offsets, codes, weight, seeds):
         """Grow one tree per seed, as many together as the layout budget allows; append them
-        to ``estimators_``."""
+        to ``estimators_``.  Besides the parameters it reads ``_n_samples_bootstrap`` and
+        ``_sample_weight`` (set by :meth:`fit`), and sets ``fit_timings_`` and the template's
+        ``max_features_`` and ``missing_in_fit_``."""
         n_samples, n_features = X.shape
         subsample = getattr(self, "class_weight", None) == "balanced_subsample" and self.bootstrap
         # trees weigh their counts (bootstrap), or the rows' weights scaled by a power of two
