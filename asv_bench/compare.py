@@ -692,8 +692,9 @@ def forest_cases(want, add, phases, n_big, repeats):
 
 def forest_model_cases(want, add, n_big, repeats):
     """RP (issue 26): predict B1's 1M rows with 100 full-depth random-forest trees fitted on its
-    first 100,000 rows (``max_features="sqrt"``, two threads), each library its own forest."""
-    if not want("RP"):
+    first 100,000 rows (``max_features="sqrt"``, two threads), each library its own forest; RS:
+    those forests' model sizes."""
+    if not want("RP", "RS"):
         return
     X, y = classification_data(n_big, 20)
     X = np.ascontiguousarray(X, np.float32)
@@ -713,6 +714,21 @@ def forest_model_cases(want, add, n_big, repeats):
         f"{t['sklearn'] / t['fasttree']:.1f}x faster than scikit-learn"
         + (f", {t['fasttree'] / t['sklearnex']:.2f}x sklearn-intelex" if "sklearnex" in t
            else ""), ">= 2x scikit-learn, <= sklearn-intelex", met)
+    if want("RS"):
+        import io
+        import pickle
+
+        buffer = io.BytesIO()
+        forests["fasttree"].save(buffer)
+        size = {"fasttree": len(buffer.getvalue()) / 2**20}
+        size.update({label: len(pickle.dumps(f)) / 2**20 for label, f in forests.items()
+                     if label != "fasttree"})
+        ratio = size["sklearn"] / size["fasttree"]
+        # the table prints sizes in its seconds column: MiB here
+        add("RS", f"model size of RP's forests, MiB (fasttree's model file, the others' pickles; "
+            f"fasttree's own pickle {len(pickle.dumps(forests['fasttree'])) / 2**20:.1f})",
+            size, f"{ratio:.1f}x smaller than scikit-learn's pickle",
+            ">= 4x smaller than scikit-learn's pickle", ratio >= 4)
     del forests, X, y
 
 

@@ -122,8 +122,8 @@ def forest_values(X, tree_node_start, tree_leaf_start, nodes, leaf_value, rows_p
     Returns
     -------
     total : ndarray of shape (n_samples, width), float64
-        ``total[i] = leaf_value[leaf of row i in tree 0] + ... `` added tree after tree, in
-        order (divide by the number of trees for the forest's mean).
+        Row ``i``: the leaf values of row ``i``'s leaf in tree 0, plus those in tree 1, and so
+        on, added in that order (divide by the number of trees for the forest's mean).
     """
     n_samples = X.shape[0]
     n_trees = tree_node_start.shape[0] - 1
