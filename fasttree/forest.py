@@ -12,7 +12,8 @@ Draws follow scikit-learn's: the same ``random_state`` gives each tree the same 
 bootstrap rows (``estimators_samples_``) and out-of-bag rows as scikit-learn's forest.  Tree
 ``k`` is the :class:`~fasttree.DecisionTreeClassifier` (or regressor) with
 ``random_state=estimators_[k].random_state`` fitted on all rows with the bootstrap counts as
-sample weights.
+sample weights (with entropy, up to exact ties between candidate splits, which the counts' table
+and the weights' formula may round apart: ``docs/forests.rst``).
 """
 
 import warnings
