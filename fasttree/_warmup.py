@@ -275,11 +275,12 @@ def _large_node_paths():
 #: cache (``fasttree compile --jobs 1`` on the idle 2-core VM, 2026-12-04), to balance the
 #: processes of :func:`fill_cache`; each process also compiles again the kernels its first kind
 #: shares with the others (about 10 s).  ``extra_trees`` compiles nothing after ``extra_tree``
-#: (both grow depth first).
+#: (both grow depth first).  ``forest`` adds 5.1 s for the forests' prediction kernel
+#: (``forest_values``, measured with ``asv_bench/compile_times.py --kind forest``, 2026-12-05).
 _COST = {"classifier": 14.8, "regressor": 7.9, "table": 23.2, "sparse": 13.4, "hist": 16.6,
          "c45": 9.9, "monotonic": 3.6, "absolute_error": 7.4, "several_outputs": 11.2,
          "class_weight": 2.3, "multiclass": 3.5, "poisson": 2.6, "extra_tree": 19.9,
-         "ccp_alpha": 0.6, "forest": 14.8, "extra_trees": 0.1}
+         "ccp_alpha": 0.6, "forest": 19.9, "extra_trees": 0.1}
 
 
 def default_jobs():
