@@ -249,6 +249,11 @@ class _BaseForest(_TableInput, BaseEstimator):
         else:
             self._grow_seeds(template, X_checked, targets, n_classes, offsets, codes, weight,
                              self._new_seeds(n_more))
+            # the training data's missing values, whichever trees drew them (a batch's growth
+            # sees its own trees' rows only)
+            template.missing_in_fit_ = np.isnan(X_checked).any(axis=0)
+            for estimator in self.estimators_:
+                estimator.missing_in_fit_ = template.missing_in_fit_
         _copy_fitted(template, self)
         self.estimator_ = self._make_tree()
         if self.oob_score and (n_more > 0 or not hasattr(self, "oob_score_")):

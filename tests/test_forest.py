@@ -139,11 +139,21 @@ def test_each_tree_is_the_tree_grown_alone_on_its_counts(cls, tree_cls, kwargs):
 def test_trees_grown_in_several_batches_equal_trees_grown_together(monkeypatch):
     """The layout budget decides how many trees grow together, never what they are."""
     X, y = make_data(12, n=400)
+    X[:, 1] = np.where(np.arange(400) == 7, np.nan, X[:, 1])  # one row: some trees draw it
     together = RandomForestClassifier(n_estimators=6, random_state=0).fit(X, y)
     monkeypatch.setattr(fasttree.forest, "LAYOUT_BUDGET", 1)  # one tree at a time
     alone = RandomForestClassifier(n_estimators=6, random_state=0).fit(X, y)
     for a, b in zip(together.estimators_, alone.estimators_):
         assert_same_arrays(a, b)
+        np.testing.assert_array_equal(a.missing_in_fit_, np.isnan(X).any(axis=0))
+        np.testing.assert_array_equal(b.missing_in_fit_, np.isnan(X).any(axis=0))
+    # the training data's features with missing values, however the trees were batched, and
+    # whether or not a tree drew the rows that have them
+    np.testing.assert_array_equal(alone.missing_in_fit_, np.isnan(X).any(axis=0))
+    np.testing.assert_array_equal(together.missing_in_fit_, np.isnan(X).any(axis=0))
+    few = RandomForestClassifier(n_estimators=3, max_samples=4, random_state=0).fit(X, y)
+    assert not any(7 in rows for rows in few.estimators_samples_)
+    np.testing.assert_array_equal(few.missing_in_fit_, np.isnan(X).any(axis=0))
 
 
 def test_warm_start_adds_the_trees_a_cold_fit_grows():
