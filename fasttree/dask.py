@@ -583,8 +583,8 @@ def _grow_share(forest, template, X, targets, codes, weight, n_classes, offsets,
     trees : list of fitted fasttree trees, in the order of ``seeds``
     timings : dict
         ``fit_timings_`` of the growth.
-    max_features, missing_in_fit :
-        What the growth set on ``template``.
+    max_features :
+        What the growth set on ``template`` (``missing_in_fit_`` the driver sets from ``X``).
     seconds : float
         Wall time of the growth on the worker.
     """
@@ -594,7 +594,7 @@ def _grow_share(forest, template, X, targets, codes, weight, n_classes, offsets,
     with numba_threads(n_threads):
         forest._grow(template, X, targets, n_classes, offsets, codes, weight, seeds)
     return (forest.estimators_, forest.fit_timings_, template.max_features_,
-            template.missing_in_fit_, time.perf_counter() - t0)
+            time.perf_counter() - t0)
 
 
 def _tree_bytes(trees):
@@ -689,15 +689,12 @@ class _DaskForest(_DaskEstimator):
             for future in futures:
                 future.release()
         timings = {}
-        for trees, worker_timings, max_features, _, _ in results:
+        for trees, worker_timings, max_features, _ in results:
             self.estimators_.extend(trees)
             for phase, seconds in worker_timings.items():
                 timings[phase] = timings.get(phase, 0.0) + seconds
         self.fit_timings_ = timings
         template.max_features_ = max_features
-        # the features missing in the rows some tree drew (each tree's attribute, as on one
-        # machine, the union over the trees grown with it)
-        template.missing_in_fit_ = np.logical_or.reduce([r[3] for r in results])
         self.fit_report_ = {
             "workers": used,
             "trees": [bounds[j + 1] - bounds[j] for j in busy],
@@ -705,7 +702,7 @@ class _DaskForest(_DaskEstimator):
             "bytes_sent": int(sum(getattr(v, "nbytes", 0) for v in (X, targets, weight))
                               + sum(c.nbytes for c in codes or ())),
             "scatter_seconds": t_scatter - t0,
-            "grow_seconds": [r[4] for r in results],
+            "grow_seconds": [r[3] for r in results],
             "tree_bytes": [_tree_bytes(r[0]) for r in results],
             "seconds": time.perf_counter() - t0,
         }
