@@ -405,17 +405,23 @@ def _reject_constant(name):
     raise ValueError(f"model file: metadata.json holds {name}, which is not JSON")
 
 
-def _array_sizes(metadata):
-    """The sizes the node arrays' shapes are written in (see :data:`TREE_ARRAYS`)."""
-    tree = _get(metadata, "tree", dict)
-    sizes = {"n": _get(tree, "node_count", int, "tree"), "m": _get(tree, "n_map", int, "tree"),
-             "o": _get(metadata, "n_outputs", int), "c": 1}
+def _output_sizes(metadata):
+    """The outputs ``o`` and the most classes of an output ``c`` (1 for a regressor)."""
+    sizes = {"o": _get(metadata, "n_outputs", int), "c": 1}
     classes = metadata.get("classes")
     if classes is not None:
         if not isinstance(classes, list) or not all(
                 isinstance(c, dict) and isinstance(c.get("values"), list) for c in classes):
             raise ValueError("model file: classes must be a list of label arrays")
         sizes["c"] = max((len(c["values"]) for c in classes), default=0)
+    return sizes
+
+
+def _array_sizes(metadata):
+    """The sizes the node arrays' shapes are written in (see :data:`TREE_ARRAYS`)."""
+    tree = _get(metadata, "tree", dict)
+    sizes = {"n": _get(tree, "node_count", int, "tree"), "m": _get(tree, "n_map", int, "tree"),
+             **_output_sizes(metadata)}
     if min(sizes.values()) < 0:
         raise ValueError("model file: negative sizes in the metadata")
     return sizes
@@ -662,10 +668,8 @@ def _forest_sizes(metadata):
              "l": _get(forest, "n_leaves", int, "forest"),
              "f": _get(metadata, "n_features_in", int),
              "e": 0 if counts is None else sum(counts)}
-    classes = _array_sizes({"tree": {"node_count": 0, "n_map": 0},
-                            "n_outputs": _get(metadata, "n_outputs", int),
-                            "classes": metadata.get("classes")})
-    sizes["w"] = classes["o"] * classes["c"]
+    outputs = _output_sizes(metadata)
+    sizes["w"] = outputs["o"] * outputs["c"]
     if n_trees < 1 or min(sizes.values()) < 0:
         raise ValueError("model file: a forest needs trees, and sizes of at least 0")
     return sizes

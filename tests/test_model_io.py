@@ -863,31 +863,19 @@ def test_forest_with_categorical_splits_is_refused(tmp_path):
         forest.save(tmp_path / "forest.ftm")
 
 
-def forest_array(data, name):
-    return tree_array(data, name)
-
-
-def _forest_set(name, index, value):
-    def change(data):
-        array = forest_array(data, name).copy()
-        array[index] = value
-        return {name: array}
-    return change
-
-
 TAMPERED_FOREST = {
-    "child out of range": (_forest_set("nodes", (0, 2), 10_000), "out of its tree"),
-    "child before its parent": (_forest_set("nodes", (1, 3), 0), "not after its parent"),
-    "feature out of range": (_forest_set("nodes", (0, 0), 5), "feature"),
-    "NaN threshold": (_forest_set("nodes", (0, 1), np.float32(np.nan).view(np.int32)), "NaN"),
-    "NaN leaf value": (_forest_set("leaf_value", (0, 0), np.nan), "finite"),
-    "NaN importance": (_forest_set("importances", (0, 0), np.nan), "finite"),
-    "node ids": (_forest_set("node_id", 1, 0), "node ids"),
-    "leaf ids": (_forest_set("leaf_node", 0, 10_000), "node ids"),
-    "tree starts": (_forest_set("tree_leaf_start", 1, 1), "one more leaf|tree starts"),
-    "nodes as int64": (lambda d: {"nodes": forest_array(d, "nodes").astype(np.int64)},
+    "child out of range": (_set("nodes", (0, 2), 10_000), "out of its tree"),
+    "child before its parent": (_set("nodes", (1, 3), 0), "not after its parent"),
+    "feature out of range": (_set("nodes", (0, 0), 5), "feature"),
+    "NaN threshold": (_set("nodes", (0, 1), np.float32(np.nan).view(np.int32)), "NaN"),
+    "NaN leaf value": (_set("leaf_value", (0, 0), np.nan), "finite"),
+    "NaN importance": (_set("importances", (0, 0), np.nan), "finite"),
+    "node ids": (_set("node_id", 1, 0), "node ids"),
+    "leaf ids": (_set("leaf_node", 0, 10_000), "node ids"),
+    "tree starts": (_set("tree_leaf_start", 1, 1), "one more leaf|tree starts"),
+    "nodes as int64": (lambda d: {"nodes": tree_array(d, "nodes").astype(np.int64)},
                        "has dtype int64"),
-    "leaf values' shape": (lambda d: {"leaf_value": forest_array(d, "leaf_value")[:, :1]},
+    "leaf values' shape": (lambda d: {"leaf_value": tree_array(d, "leaf_value")[:, :1]},
                            "has shape"),
 }
 
