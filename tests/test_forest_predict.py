@@ -81,6 +81,20 @@ def test_block_size_does_not_change_the_result(rows_per_block):
         forest_leaves(X, packed.tree_node_start, packed.nodes, 500))
 
 
+def test_kernels_take_x_in_any_memory_layout():
+    # the walk reads X flat: a Fortran-ordered or strided X is copied first, never misread
+    X, y = _data(n=300, missing=True)
+    forest = fasttree.RandomForestClassifier(5, random_state=0).fit(X, y)
+    packed = PackedForest.from_trees([e.tree_ for e in forest.estimators_], X.shape[1])
+    wide = np.repeat(X, 2, axis=1)
+    for other in (np.asfortranarray(X), wide[:, ::2]):
+        assert np.array_equal(forest_values(other, packed.tree_node_start,
+                                            packed.tree_leaf_start, packed.nodes,
+                                            packed.leaf_value, 64), packed.values(X))
+        assert np.array_equal(forest_leaves(other, packed.tree_node_start, packed.nodes, 64),
+                              forest_leaves(X, packed.tree_node_start, packed.nodes, 64))
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.floats(allow_nan=False, width=64), st.lists(st.floats(width=32), min_size=1,
                                                       max_size=8))
