@@ -95,17 +95,35 @@ def loops_balance(loops, n_threads):
     return float(sum(np.sum(c) for c in loops) / (n_threads * span)) if span > 0 else float("nan")
 
 
-def presort_costs(n_samples, n_features, n_threads):
-    """Rows each iteration of the presort sorts on ``n_threads`` threads
-    (``fasttree.kernels.presort.presort_features``: features, cut into row chunks when there
-    are fewer features than threads)."""
-    n_chunks = -(-n_threads // max(n_features, 1)) if n_features < n_threads else 1
-    n_chunks = max(1, min(n_chunks, n_samples // presort_module._MIN_SORT_CHUNK))
-    if n_chunks > 1:
-        return np.full(n_features * n_chunks, n_samples / n_chunks)
-    n_blocks = max(1, min(n_threads, n_features))
-    return np.array([n_samples * ((c + 1) * n_features // n_blocks - c * n_features // n_blocks)
-                     for c in range(n_blocks)], dtype=np.float64)
+def presort_loops(X, n_threads):
+    """The presort's parallel loops on ``n_threads`` threads, the rows of each iteration
+    (``fasttree.kernels.presort.presort_features``): blocks of whole features; or, for a few
+    features on more threads (``by_buckets``), three loops over row chunks (keys, their
+    leading digits counted, scattered into buckets) and one over the groups of buckets, whose
+    rows come from ``X``'s own values (grouped by the kernel's own ``_bucket_groups``)."""
+    n_samples, n_features = X.shape
+    if not presort_module.by_buckets(n_samples, n_features, n_threads):
+        n_blocks = max(1, min(n_threads, n_features))
+        return [np.array([n_samples * ((c + 1) * n_features // n_blocks
+                                       - c * n_features // n_blocks)
+                          for c in range(n_blocks)], dtype=np.float64)]
+    chunk = presort_module._SORT_CHUNK
+    chunks = np.array([min(chunk, n_samples - lo) for lo in range(0, n_samples, chunk)] *
+                      n_features, dtype=np.float64)
+    bits = np.ascontiguousarray(X, dtype=np.float32).view(np.uint32)
+    keys = np.where(bits & 0x80000000, ~bits, bits | 0x80000000)  # the kernel's key order
+    keys[(bits & 0x7FFFFFFF) > 0x7F800000] = 0xFFFFFFFF  # NaN last
+    keys[bits == 0x80000000] = 0x80000000  # -0.0 as 0.0
+    bucket_start = np.zeros((n_features, presort_module._N_BUCKETS + 1), dtype=np.int64)
+    for f in range(n_features):
+        width = int(keys[:, f].min() ^ keys[:, f].max()).bit_length()
+        digits = (keys[:, f] >> max(0, width - presort_module._RADIX_BITS)) & 0x7FF
+        np.cumsum(np.bincount(digits, minlength=presort_module._N_BUCKETS),
+                  out=bucket_start[f, 1:])
+    group_rows = presort_module.bucket_group_rows(n_samples, n_features, n_threads)
+    feature, first, stop = presort_module._bucket_groups(bucket_start, group_rows)
+    groups = (bucket_start[feature, stop] - bucket_start[feature, first]).astype(np.float64)
+    return [chunks, chunks, chunks, groups]
 
 
 @contextlib.contextmanager
@@ -152,7 +170,7 @@ def fit_balance(X, y, threads, **params):
             for p in threads:
                 level[f"partition@{p}"] = loops_balance(
                     partition_loops(n_features, seg_start, seg_end, split_feature, p), p)
-    presort = {f"presort@{p}": balance(presort_costs(*X.shape, p), p) for p in threads}
+    presort = {f"presort@{p}": loops_balance(presort_loops(X, p), p) for p in threads}
     return levels, presort
 
 

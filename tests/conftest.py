@@ -7,6 +7,19 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture(scope="module")
+def client():
+    """A Dask client on a local cluster of three one-thread worker processes, one per test
+    module (distributed imported here: only the Dask tests need it)."""
+    from distributed import Client, LocalCluster
+
+    n_workers = 3
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                      dashboard_address=":0") as cluster, Client(cluster) as c:
+        c.wait_for_workers(n_workers)
+        yield c
+
+
 def pytest_collection_modifyitems(config, items):
     """Deselect the tests of scikit-learn's suites that a module's ``deselect_reason`` names
     (the lists and the reasons live in tests/test_sklearn_*_suite.py)."""

@@ -21,15 +21,6 @@ import fasttree
 import fasttree.dask as fdask
 from fasttree.grower import report_progress
 
-N_WORKERS = 3
-
-
-@pytest.fixture(scope="module")
-def client():
-    with LocalCluster(n_workers=N_WORKERS, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as c:
-        c.wait_for_workers(N_WORKERS)
-        yield c
 
 
 def _workers(client, n):

@@ -75,8 +75,20 @@ def test_partition_and_presort_costs():
     assert load_balance.loops_balance(loops, 4) == 1.0
     assert load_balance.loops_balance(load_balance.partition_loops(
         2, np.array([0]), np.array([1 << 20]), np.array([0]), 1), 4) == 0.25
-    assert load_balance.presort_costs(1 << 20, 2, 8).tolist() == [(1 << 20) / 4] * 8
-    assert load_balance.presort_costs(100, 5, 2).tolist() == [200, 300]
+    # five features on two threads: blocks of two and three whole features
+    assert [c.tolist() for c in load_balance.presort_loops(np.zeros((100, 5)), 2)] == [[200, 300]]
+
+
+def test_presort_by_buckets_costs_are_the_kernels_buckets(monkeypatch):
+    # one feature on two threads, sorted by buckets: three loops over chunks of rows, then the
+    # groups of buckets, each of at most a quarter of the rows (or one bucket)
+    monkeypatch.setattr(load_balance.presort_module, "_SORT_CHUNK", 100)
+    X = np.repeat(np.arange(8, dtype=np.float32), 50)[:, None]  # 8 values, 50 rows each
+    loops = load_balance.presort_loops(X, 2)
+    assert [c.tolist() for c in loops[:3]] == [[100] * 4] * 3
+    # 400 rows on two threads: groups of at most 100 rows, two buckets of 50 each
+    assert loops[3].tolist() == [100] * 4
+    assert load_balance.loops_balance(loops, 2) == 1.0
 
 
 def test_fit_balance_records_every_level_of_a_fit():

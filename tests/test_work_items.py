@@ -177,31 +177,62 @@ def test_chunks_give_the_unchunked_record_field_for_field(criterion, n_classes, 
             np.testing.assert_array_equal(a, b, err_msg=field)
 
 
-@pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
-def test_presort_by_row_chunks_is_the_stable_argsort(rng, n_chunks):
-    n = 2000
-    X = np.round(rng.normal(size=(n, 2)), 1).astype(np.float32)
-    X[rng.random(n) < 0.1, 0] = np.nan
-    X[:5, 0] = -0.0
-    X[:, 1] = 3.0  # every digit the same: no pass moves anything
-    sorted_x = np.empty((2, n), np.float32)
-    sorted_idx = np.empty((2, n), np.int32)
-    scratch = np.empty((2, n), np.uint32), np.empty((2, n), np.int32)
-    presort_module._presort_chunked(X, sorted_x, sorted_idx, *scratch, n_chunks)
+def _presort_by_buckets(X, group_rows, chunk_rows=1 << 16):
+    n, n_features = X.shape
+    sorted_x = np.empty((n_features, n), np.float32)
+    sorted_idx = np.empty((n_features, n), np.int32)
+    scratch = np.empty((n_features, n), np.uint32), np.empty((n_features, n), np.int32)
+    presort_module._presort_by_buckets(X, sorted_x, sorted_idx, *scratch, chunk_rows, group_rows)
+    return sorted_x, sorted_idx
+
+
+def _expect_stable_argsort(X, sorted_x, sorted_idx):
     order = np.argsort(X, axis=0, kind="stable").T
     np.testing.assert_array_equal(sorted_idx, order)
-    np.testing.assert_array_equal(sorted_x, np.take_along_axis(X, order.T, 0).T + 0.0)
+    np.testing.assert_array_equal(sorted_x, np.take_along_axis(X, order.T, 0).T)  # NaN too
+    assert not np.signbit(sorted_x[sorted_x == 0]).any()  # -0.0 sorts and comes out as 0.0
+    assert not np.signbit(sorted_x[np.isnan(sorted_x)]).any()  # every NaN positive
 
 
-def test_one_feature_presort_uses_every_thread_and_sorts_the_same(rng, monkeypatch):
-    monkeypatch.setattr(presort_module, "_MIN_SORT_CHUNK", 16)
-    X = rng.integers(0, 50, size=(300, 1)).astype(np.float32)
+@pytest.mark.parametrize("group_rows", [1, 50, 10**6])
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 16])
+def test_presort_by_buckets_is_the_stable_argsort(rng, group_rows, chunk):
+    # row chunks of the leading-digit pass from 7 rows to the whole feature, groups of one
+    # bucket to all of them; buckets from a few rows (insertion sort) to thousands (radix)
+    n = 6000
+    X = np.round(rng.normal(size=(n, 6)), 1).astype(np.float32)
+    X[rng.random(n) < 0.1, 0] = np.nan
+    X[:5, 0] = -0.0
+    X[5:9, 0] = np.float32(np.nan) * -1  # a negative NaN: sorts last too
+    X[:, 1] = 3.0  # every key the same: no digit left to sort
+    X[:, 2] = rng.normal(size=n).astype(np.float32)  # hardly a tie
+    X[:, 3] = 1000 + np.abs(X[:, 2])  # a long prefix every key shares
+    X[::3, 4] = np.inf
+    X[1::3, 4] = -np.inf
+    X[:, 5] = np.nan  # only NaN
+    _expect_stable_argsort(X, *_presort_by_buckets(X, group_rows, chunk))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(width=32), min_size=1, max_size=300), st.integers(1, 40))
+def test_presort_by_buckets_sorts_any_floats(values, group_rows):
+    X = np.array(values, dtype=np.float32)[:, None]
+    _expect_stable_argsort(X, *_presort_by_buckets(X, group_rows))
+
+
+def test_few_features_presort_uses_every_thread_and_sorts_the_same(rng, monkeypatch):
+    monkeypatch.setattr(presort_module, "_SORT_CHUNK", 16)
+    X = rng.integers(0, 50, size=(300, 3)).astype(np.float32)
+    X[:, 1] = rng.normal(size=300)
     previous = numba.get_num_threads()
     try:
         for threads in range(1, numba.config.NUMBA_NUM_THREADS + 1):
             numba.set_num_threads(threads)
-            sorted_x, sorted_idx = presort_module.presort_features(X)
-            np.testing.assert_array_equal(sorted_idx[0], np.argsort(X[:, 0], kind="stable"))
+            for n_features in (1, 2, 3):
+                part = np.ascontiguousarray(X[:, :n_features])
+                sorted_x, sorted_idx = presort_module.presort_features(part)
+                np.testing.assert_array_equal(sorted_idx,
+                                              np.argsort(part, axis=0, kind="stable").T)
     finally:
         numba.set_num_threads(previous)
 

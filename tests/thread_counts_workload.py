@@ -24,6 +24,7 @@ import fasttree
 import fasttree._base
 import fasttree.grower
 import fasttree.kernels.partition
+import fasttree.kernels.presort
 import fasttree.kernels.work_items
 import fasttree.packed_forest
 from fasttree import pruning
@@ -264,6 +265,7 @@ def workload():
     fasttree.kernels.partition.MOVE_CHUNK_ROWS = 8
     fasttree.kernels.partition.MIN_MOVE_CHUNK_ROWS = 8
     fasttree.kernels.partition.CHUNKED_MOVE_COST = 0.0
+    fasttree.kernels.presort._SORT_CHUNK = 64  # 8 features on 16 threads: sorted by buckets
     fasttree._base.SMALL_PREDICTION_ROWS = 0  # every prediction on all threads
     # forests walk small test sets in many blocks of rows
     fasttree.packed_forest.MIN_ROWS_PER_BLOCK = 8

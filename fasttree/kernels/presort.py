@@ -15,8 +15,8 @@ _N_BUCKETS = 1 << _RADIX_BITS
 _DIGIT_MASK = np.uint32(_N_BUCKETS - 1)
 _N_PASSES = 3  # 3 x 11 bits covers the 32-bit key
 _TRANSPOSE_BLOCK = 512
-#: rows of a chunk of one feature sorted by row chunks (fewer features than threads)
-_MIN_SORT_CHUNK = 1 << 16
+#: rows of a chunk of a feature in :func:`_presort_by_buckets`' first passes
+_SORT_CHUNK = 1 << 16
 
 
 @njit(cache=True, inline="always")
@@ -67,28 +67,44 @@ def presort_features(X):
     -----
     These two arrays are the working layout of the grower: the partition kernel later keeps each
     node's rows contiguous and still sorted inside them, so no node is ever sorted again.
-    Features are sorted in parallel; with fewer features than threads each feature is also cut
-    into row chunks (per pass: each chunk counts its digits, then scatters its rows to the slots
-    the counts give it), which gives the same, unique, stable order.
-    Scratch memory: two arrays of ``n_samples`` 32-bit words per thread, allocated once per call
-    (``sorted_x`` and ``sorted_idx`` themselves hold the keys and row ids being sorted).
+    Features are sorted in parallel, in blocks of whole features, one per thread.  When a few
+    features do not share out evenly (fewer than two a thread: one feature on two threads,
+    three on two), every feature is instead cut by its leading digit into buckets, in parallel
+    over row chunks, and the buckets are sorted in groups shared out to the threads
+    (:func:`_presort_by_buckets`); a stable sort has one result, so both give the same arrays.
+    Scratch memory: two arrays of ``n_samples`` 32-bit words per block (per feature with the
+    buckets), allocated once per call (``sorted_x`` and ``sorted_idx`` themselves hold the keys
+    and row ids being sorted).
     """
     n_samples, n_features = X.shape
     n_threads = numba.get_num_threads()
     sorted_x = np.empty((n_features, n_samples), dtype=np.float32)
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
-    # fewer features than threads: each feature sorted by row chunks too (the same result: a
-    # stable sort has one answer), so that every thread has work
-    n_chunks = -(-n_threads // max(n_features, 1)) if n_features < n_threads else 1
-    n_chunks = max(1, min(n_chunks, n_samples // _MIN_SORT_CHUNK))
-    n_blocks = n_features if n_chunks > 1 else max(1, min(n_threads, n_features))
-    keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
-    idx_tmp = np.empty((n_blocks, n_samples), dtype=np.int32)
-    if n_chunks > 1:
-        _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks)
+    if by_buckets(n_samples, n_features, n_threads):
+        keys_tmp = np.empty((n_features, n_samples), dtype=np.uint32)
+        idx_tmp = np.empty((n_features, n_samples), dtype=np.int32)
+        _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, _SORT_CHUNK,
+                            bucket_group_rows(n_samples, n_features, n_threads))
     else:
+        n_blocks = max(1, min(n_threads, n_features))
+        keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
+        idx_tmp = np.empty((n_blocks, n_samples), dtype=np.int32)
         _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp)
     return sorted_x, sorted_idx
+
+
+def by_buckets(n_samples, n_features, n_threads):
+    """Whether :func:`presort_features` sorts by leading-digit buckets: fewer than two features
+    a thread that do not share out evenly (one feature on two threads, three on two), and rows
+    enough for the buckets to pay."""
+    return (n_features % n_threads != 0 and n_features < 2 * n_threads
+            and n_samples >= _SORT_CHUNK)
+
+
+def bucket_group_rows(n_samples, n_features, n_threads):
+    """Rows of a group of buckets sorted by one thread: about four groups a thread (the groups
+    only share out the work: the sort is the same for any size)."""
+    return max(_SORT_CHUNK, -(-n_samples * n_features // (4 * n_threads)))
 
 
 @njit(cache=True, inline="always")
@@ -104,75 +120,133 @@ def _transpose(X, sorted_x):
 
 
 @njit(cache=True, inline="always")
-def _sort_item(it, n_chunks, n_samples):
-    """Feature and rows ``[lo, hi)`` of work item ``it`` of :func:`_presort_chunked`."""
+def _chunk(it, n_chunks, n_samples, chunk_rows):
+    """Feature and rows ``[lo, hi)`` of item ``it`` of :func:`_presort_by_buckets`: every
+    feature cut into chunks of ``chunk_rows`` rows."""
     c = it % n_chunks
-    return it // n_chunks, c * n_samples // n_chunks, (c + 1) * n_samples // n_chunks
+    return it // n_chunks, c * chunk_rows, min(n_samples, (c + 1) * chunk_rows)
 
 
 @njit(parallel=True, cache=True)
-def _presort_chunked(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, n_chunks):
-    """:func:`presort_features` with each feature cut into ``n_chunks`` row chunks: per pass,
-    every chunk counts its digits, the counts give each (chunk, digit) its first output slot
-    (digits in order, chunks in order within a digit: stable), and every chunk scatters its
-    rows.  ``keys_tmp`` and ``idx_tmp`` hold one row per feature."""
+def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, group_rows):
+    """:func:`presort_features` for a few features on more threads: one most-significant-digit
+    pass, then each digit's bucket sorted on its own.
+
+    In chunks of ``chunk_rows`` rows (an argument, not a global: numba compiles a global
+    in as a constant, and its cache would keep it), every feature's keys are made and their range found, and the 11 bits below
+    the prefix all of a feature's keys share are its leading digit; the chunks count their
+    leading digits and scatter their rows into the buckets (digits in order, chunks in order
+    within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Then the buckets, in groups of
+    about ``group_rows`` rows shared out to the threads, are sorted on their remaining bits
+    (:func:`_lsd_passes`) back into ``sorted_x`` and ``sorted_idx``.  As many passes over the
+    rows as one thread's sort of the feature (one count, a scatter per digit), against one more
+    count a digit when every pass is cut into row chunks; and a bucket's passes stay in cache.
+    """
     n_samples, n_features = X.shape
     _transpose(X, sorted_x)
-    n_items = n_features * n_chunks
     keys = sorted_x.view(np.uint32)
+    n_chunks = (n_samples + chunk_rows - 1) // chunk_rows
+    n_items = n_features * n_chunks
+    lowest = np.empty(n_items, dtype=np.uint32)
+    highest = np.empty(n_items, dtype=np.uint32)
+    for it in prange(n_items):
+        f, lo, hi = _chunk(it, n_chunks, n_samples, chunk_rows)
+        k_lo, k_hi = _NAN_KEY, np.uint32(0)
+        for i in range(lo, hi):
+            key = _float_to_key(keys[f, i])
+            keys[f, i] = key
+            k_lo = min(k_lo, key)
+            k_hi = max(k_hi, key)
+        lowest[it] = k_lo
+        highest[it] = k_hi
+    shift = np.zeros(n_features, dtype=np.uint32)  # of the leading digit
+    for f in range(n_features):
+        differing = lowest[f * n_chunks:(f + 1) * n_chunks].min() ^ highest[
+            f * n_chunks:(f + 1) * n_chunks].max()
+        width = 0
+        while differing:
+            differing >>= np.uint32(1)
+            width += 1
+        shift[f] = max(0, width - _RADIX_BITS)
     counts = np.zeros((n_items, _N_BUCKETS), dtype=np.int64)
-    in_scratch = np.zeros(n_features, dtype=np.bool_)  # where each feature's latest pass wrote
     for it in prange(n_items):
-        f, lo, hi = _sort_item(it, n_chunks, n_samples)
+        f, lo, hi = _chunk(it, n_chunks, n_samples, chunk_rows)
         for i in range(lo, hi):
-            keys[f, i] = _float_to_key(keys[f, i])
-            sorted_idx[f, i] = i
-    for d in range(_N_PASSES):
-        shift = np.uint32(d * _RADIX_BITS)
-        for it in prange(n_items):
-            f, lo, hi = _sort_item(it, n_chunks, n_samples)
-            src = keys_tmp[f] if in_scratch[f] else keys[f]
-            counts[it, :] = 0
-            for i in range(lo, hi):
-                counts[it, (src[i] >> shift) & _DIGIT_MASK] += 1
-        moves = np.zeros(n_features, dtype=np.bool_)
-        for f in range(n_features):  # exclusive prefix, digit-major then chunk
-            running = 0
-            for b in range(_N_BUCKETS):
-                for c in range(n_chunks):
-                    n_b = counts[f * n_chunks + c, b]
-                    counts[f * n_chunks + c, b] = running
-                    running += n_b
-                    # a digit holding every row: the pass would not move anything
-                    moves[f] = moves[f] or (0 < n_b < n_samples)
-        for it in prange(n_items):
-            f, lo, hi = _sort_item(it, n_chunks, n_samples)
-            if not moves[f]:
+            counts[it, (keys[f, i] >> shift[f]) & _DIGIT_MASK] += 1
+    bucket_start = np.empty((n_features, _N_BUCKETS + 1), dtype=np.int64)
+    for f in range(n_features):  # exclusive prefix, digit-major then chunk
+        running = 0
+        for b in range(_N_BUCKETS):
+            bucket_start[f, b] = running
+            for c in range(n_chunks):
+                n_b = counts[f * n_chunks + c, b]
+                counts[f * n_chunks + c, b] = running
+                running += n_b
+        bucket_start[f, _N_BUCKETS] = running
+    for it in prange(n_items):
+        f, lo, hi = _chunk(it, n_chunks, n_samples, chunk_rows)
+        for i in range(lo, hi):
+            key = keys[f, i]
+            b = (key >> shift[f]) & _DIGIT_MASK
+            slot = counts[it, b]
+            counts[it, b] = slot + 1
+            keys_tmp[f, slot] = key
+            idx_tmp[f, slot] = i
+    group_feature, group_first, group_stop = _bucket_groups(bucket_start, group_rows)
+    for g in prange(group_feature.shape[0]):
+        f = group_feature[g]
+        bucket_counts = np.empty((_N_PASSES, _N_BUCKETS), dtype=np.int64)
+        for b in range(group_first[g], group_stop[g]):
+            lo = bucket_start[f, b]
+            hi = bucket_start[f, b + 1]
+            if hi > lo:
+                _sort_bucket(keys_tmp[f, lo:hi], idx_tmp[f, lo:hi], keys[f, lo:hi],
+                             sorted_idx[f, lo:hi], bucket_counts, shift[f])
+
+
+@njit(cache=True)
+def _bucket_groups(bucket_start, group_rows):
+    """Consecutive buckets of one feature in groups of at most ``group_rows`` rows (a larger
+    bucket alone), empty buckets skipped: each group's feature, first and stop bucket."""
+    n_features, n_buckets = bucket_start.shape[0], bucket_start.shape[1] - 1
+    feature = np.empty(n_features * n_buckets, dtype=np.int64)
+    first = np.empty(n_features * n_buckets, dtype=np.int64)
+    stop = np.empty(n_features * n_buckets, dtype=np.int64)
+    n_groups = 0
+    for f in range(n_features):
+        b = 0
+        while b < n_buckets:
+            if bucket_start[f, b + 1] == bucket_start[f, b]:
+                b += 1
                 continue
-            offset = counts[it]
-            if in_scratch[f]:
-                src_keys, src_idx = keys_tmp[f], idx_tmp[f]
-                dst_keys, dst_idx = keys[f], sorted_idx[f]
-            else:
-                src_keys, src_idx = keys[f], sorted_idx[f]
-                dst_keys, dst_idx = keys_tmp[f], idx_tmp[f]
-            for i in range(lo, hi):
-                key = src_keys[i]
-                b = (key >> shift) & _DIGIT_MASK
-                slot = offset[b]
-                offset[b] = slot + 1
-                dst_keys[slot] = key
-                dst_idx[slot] = src_idx[i]
-        for f in range(n_features):
-            in_scratch[f] = in_scratch[f] != moves[f]
-    for it in prange(n_items):
-        f, lo, hi = _sort_item(it, n_chunks, n_samples)
-        src = keys_tmp[f] if in_scratch[f] else keys[f]
-        out_bits = keys[f]
-        for i in range(lo, hi):
-            out_bits[i] = _key_to_float_bits(src[i])
-            if in_scratch[f]:
-                sorted_idx[f, i] = idx_tmp[f, i]
+            feature[n_groups] = f
+            first[n_groups] = b
+            while b < n_buckets and (
+                    b == first[n_groups]
+                    or bucket_start[f, b + 1] - bucket_start[f, first[n_groups]] <= group_rows):
+                b += 1
+            stop[n_groups] = b
+            n_groups += 1
+    return feature[:n_groups], first[:n_groups], stop[:n_groups]
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _sort_bucket(keys, idx, out_keys, out_idx, counts, low_bits):
+    """Sort one bucket's keys (``keys``, ``idx``: its row ids), which differ only in their
+    ``low_bits`` lowest bits, into ``out_keys`` (as float bits) and ``out_idx``; the two pairs
+    of arrays are each other's scratch."""
+    n = keys.shape[0]
+    if n <= _INSERTION_MAX:
+        _insertion_sort(keys, idx)
+        in_out = False
+    else:
+        bits = 8 if n <= _SMALL_RADIX else _RADIX_BITS
+        keys, idx, in_out = _lsd_passes(keys, idx, out_keys, out_idx, counts, bits,
+                                        (low_bits + bits - 1) // bits, False)
+    for p in range(n):
+        out_keys[p] = _key_to_float_bits(keys[p])
+        if not in_out:
+            out_idx[p] = idx[p]
 
 
 @njit(parallel=True, cache=True)
@@ -215,17 +289,12 @@ def sort_values(values, order, keys_tmp, idx_tmp, counts):
     and ``order``'s dtype, at least as long) and ``counts`` (int64, (4, 2048), overwritten).
     """
     n = values.shape[0]
-    keys = values.view(np.uint32)
     if n <= _INSERTION_MAX:
+        keys = values.view(np.uint32)
         for i in range(n):
-            key = _float_to_key(keys[i])
-            j = i
-            while j > 0 and keys[j - 1] > key:  # strict: equal keys keep their order
-                keys[j] = keys[j - 1]
-                order[j] = order[j - 1]
-                j -= 1
-            keys[j] = key
-            order[j] = i
+            keys[i] = _float_to_key(keys[i])
+            order[i] = i
+        _insertion_sort(keys, order)
         for p in range(n):
             keys[p] = _key_to_float_bits(keys[p])
         return
@@ -233,6 +302,21 @@ def sort_values(values, order, keys_tmp, idx_tmp, counts):
         _radix_sort(values, order, keys_tmp, idx_tmp, counts, 8, 4)
     else:
         _radix_sort(values, order, keys_tmp, idx_tmp, counts, _RADIX_BITS, _N_PASSES)
+
+
+@njit(cache=True, inline="always")
+def _insertion_sort(keys, idx):
+    """Stable insertion sort of ``keys``, ``idx`` moved alike."""
+    for i in range(1, keys.shape[0]):
+        key = keys[i]
+        moved = idx[i]
+        j = i
+        while j > 0 and keys[j - 1] > key:  # strict: equal keys keep their order
+            keys[j] = keys[j - 1]
+            idx[j] = idx[j - 1]
+            j -= 1
+        keys[j] = key
+        idx[j] = moved
 
 
 #: a slice of at most this many values is sorted by insertion: fewer steps than a radix sort's
@@ -246,15 +330,35 @@ _SMALL_RADIX = 4096
 def _radix_sort(values, order, keys_tmp, idx_tmp, counts, bits, n_passes):
     """:func:`sort_values`' radix sort, ``n_passes`` digits of ``bits`` (constants: inlined,
     its loops unrolled)."""
-    n = values.shape[0]
-    keys = values.view(np.uint32)
-    idx = order
+    keys, idx, in_scratch = _lsd_passes(values.view(np.uint32), order, keys_tmp, idx_tmp, counts,
+                                        bits, n_passes, True)
+    out_bits = values.view(np.uint32)
+    for p in range(values.shape[0]):
+        out_bits[p] = _key_to_float_bits(keys[p])
+    if in_scratch:
+        for p in range(values.shape[0]):
+            order[p] = idx[p]
+
+
+@njit(cache=True, inline="always")
+def _lsd_passes(keys, idx, keys_tmp, idx_tmp, counts, bits, n_passes, from_floats):
+    """LSD radix passes over the ``n_passes`` lowest digits of ``bits`` bits of ``keys``
+    (``from_floats``, a constant: ``keys`` hold float bits, made keys, and ``idx`` gets the
+    positions, in the counting pass), ``idx`` moved alike, ``keys_tmp`` and ``idx_tmp`` the
+    scratch, ``counts`` (int64, at least (n_passes, 2 ** bits)) overwritten.  A pass is skipped
+    when every key has the same digit.
+
+    Returns the keys and ids sorted (``keys`` and ``idx`` or the scratch arrays) and whether
+    they are the scratch arrays."""
+    n = keys.shape[0]
     mask = np.uint32((1 << bits) - 1)
     counts[:n_passes, :1 << bits] = 0
     for i in range(n):
-        key = _float_to_key(keys[i])
-        keys[i] = key
-        idx[i] = i
+        key = keys[i]
+        if from_floats:
+            key = _float_to_key(key)
+            keys[i] = key
+            idx[i] = i
         for d in range(n_passes):
             counts[d, (key >> np.uint32(d * bits)) & mask] += 1
     in_scratch = False  # whether the latest pass wrote to the scratch arrays
@@ -278,12 +382,7 @@ def _radix_sort(values, order, keys_tmp, idx_tmp, counts, bits, n_passes):
         keys, keys_tmp = keys_tmp, keys
         idx, idx_tmp = idx_tmp, idx
         in_scratch = not in_scratch
-    out_bits = values.view(np.uint32)
-    for p in range(n):
-        out_bits[p] = _key_to_float_bits(keys[p])
-    if in_scratch:
-        for p in range(n):
-            order[p] = idx[p]
+    return keys, idx, in_scratch
 
 
 def check_row_ids(sorted_idx, n_ids, what="n_ids"):
