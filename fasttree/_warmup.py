@@ -261,6 +261,7 @@ def _large_node_paths():
 
     settings = [(partition, "MOVE_CHUNK_ROWS", 8), (partition, "MIN_MOVE_CHUNK_ROWS", 8),
                 (partition, "CHUNKED_MOVE_COST", 0.0), (grower, "SMALL_LEVEL_WORK", 0)]
+    _presort_by_buckets()
     saved = [getattr(module, name) for module, name, _ in settings]
     for module, name, value in settings:
         setattr(module, name, value)
@@ -269,6 +270,19 @@ def _large_node_paths():
     finally:
         for (module, name, _), value in zip(settings, saved):
             setattr(module, name, value)
+
+
+def _presort_by_buckets():
+    """Compile the presort of a few features on more threads than they share out to (one
+    feature on two threads: :func:`fasttree.kernels.presort.by_buckets`), which no kind's
+    small data on this machine's threads may take."""
+    from .kernels import presort
+
+    n = 64
+    X = np.linspace(-1, 1, n, dtype=np.float32)[:, None]
+    sorted_x, sorted_idx = np.empty((1, n), np.float32), np.empty((1, n), np.int32)
+    presort._presort_by_buckets(X, sorted_x, sorted_idx, np.empty((1, n), np.uint32),
+                                np.empty((1, n), np.int32), 16, 16)
 
 
 #: seconds each kind compiled after the kinds before it in KINDS, in one process from an empty

@@ -128,7 +128,8 @@ def test_locked_saves_write_a_cache_another_process_reads(tmp_path):
 def test_a_kind_fills_the_cache_for_its_large_fits_too(tmp_path):
     """After the classifier kind, from an empty cache, a fit whose nodes are large enough to be
     moved in row chunks on two threads compiles nothing more (the kinds' data are too small to
-    be chunked: the warm-up chunks them on purpose)."""
+    be chunked: the warm-up chunks them on purpose), nor one of a single feature, presorted by
+    buckets on two threads."""
     script = textwrap.dedent("""
         import numpy as np
         from fasttree import DecisionTreeClassifier, _warmup
@@ -143,6 +144,9 @@ def test_a_kind_fills_the_cache_for_its_large_fits_too(tmp_path):
         y = (X[:, 0] + X[:, 1] > 0).astype(int)
         with _warmup.compile_events() as records:
             DecisionTreeClassifier(max_depth=3, n_jobs=2).fit(X, y)
+            # one feature on two threads: presorted by buckets (kernels.presort.by_buckets)
+            X1 = rng.normal(size=(200_000, 1))
+            DecisionTreeClassifier(max_depth=3, n_jobs=2).fit(X1, X1[:, 0] > 0)
         print(len(calls), len(records))
     """)
     env = {**os.environ, "NUMBA_NUM_THREADS": "2", "NUMBA_CACHE_DIR": str(tmp_path)}
