@@ -115,6 +115,17 @@ def build_pruned_tree(tree, collapse):
     )
 
 
+def _check_node_statistics(tree):
+    """ValueError unless ``tree`` carries the node statistics the pruners read (training weights,
+    impurities, internal nodes' values): a tree of a forest loaded from a model file has NaN in
+    their place, and pruning by them would hang or keep every node."""
+    if np.isnan(tree.weighted_n_node_samples).any():
+        raise ValueError("this tree has no node statistics to prune by (training weights, "
+                         "impurities, internal nodes' values): it belongs to a forest loaded "
+                         "from a model file, which keeps only what prediction needs. Prune a "
+                         "tree fitted in this process, or fit the forest with ccp_alpha.")
+
+
 def _with_tree(estimator, tree, **params):
     """A shallow copy of a fitted estimator carrying a new tree (the input is left as it was).
 
@@ -138,6 +149,7 @@ def _classification_counts(estimator, rule):
         raise TypeError(f"{rule} pruning counts classification errors; it needs a classifier, "
                         f"got {type(estimator).__name__}.")
     tree = estimator.tree_
+    _check_node_statistics(tree)
     n_rows = tree.weighted_n_node_samples
     n_majority = n_rows * tree.value[:, 0, :].max(axis=1)
     return n_rows, n_majority
@@ -165,6 +177,7 @@ def cost_complexity_path(estimator):
     else:
         raise TypeError("cost_complexity_path takes a fitted fasttree estimator (or its tree_); "
                         f"got {type(estimator).__name__}.")
+    _check_node_statistics(tree)
     alphas, impurities, _ = cost_complexity_sequence(
         tree.children_left, tree.children_right, tree.weighted_n_node_samples, tree.impurity)
     return PruningPath(ccp_alphas=alphas, impurities=impurities)
@@ -175,6 +188,7 @@ def cost_complexity_tree(tree, alpha):
     collapse the weakest links while their effective alpha is at most ``alpha``)."""
     if not (isinstance(alpha, (int, float, np.floating, np.integer)) and alpha >= 0):
         raise ValueError(f"alpha must be a non-negative number; got {alpha!r}.")
+    _check_node_statistics(tree)
     alphas, _, nodes = cost_complexity_sequence(
         tree.children_left, tree.children_right, tree.weighted_n_node_samples, tree.impurity)
     collapse = np.zeros(tree.node_count, dtype=np.uint8)
@@ -423,6 +437,7 @@ def reduced_error_tree(estimator, X, y_val, sample_weight=None):
     """The tree :func:`reduced_error` keeps, from an already validated and encoded ``X``
     (the kernels' float32 matrix, as the estimator's ``fit`` holds it)."""
     tree = estimator.tree_
+    _check_node_statistics(tree)
     if getattr(estimator, "n_outputs_", 1) > 1:
         raise ValueError("reduced-error pruning takes a tree of one output.")
     regression = estimator._estimator_type == "regressor"
@@ -547,6 +562,7 @@ def _check_confidence(confidence):
 
 def error_based_tree(tree, confidence):
     """The tree :func:`error_based` keeps by subtree replacement alone."""
+    _check_node_statistics(tree)
     n_rows = tree.weighted_n_node_samples
     n_errors = n_rows - n_rows * tree.value[:, 0, :].max(axis=1)
     leaf_cost = error_based_leaf_cost(n_rows, n_errors, float(confidence))

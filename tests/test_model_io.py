@@ -854,6 +854,26 @@ def test_forest_file_is_small_and_thresholds_split_float32_inputs_exactly():
         np.testing.assert_array_equal(a.apply(X_edge), b.apply(X_edge))
 
 
+def test_loaded_forest_trees_refuse_pruning(forest_bytes):
+    # the file stores no node statistics: every pruner says so (before: cost-complexity hung on
+    # the NaN weights and the other rules silently kept every node)
+    from fasttree import pruning
+
+    X, y = forest_data()
+    tree = load_bytes(forest_bytes).estimators_[0]
+    calls = [lambda: pruning.cost_complexity(tree, 0.01),
+             lambda: pruning.cost_complexity_path(tree),
+             lambda: pruning.cost_complexity_path(tree.tree_),
+             lambda: pruning.error_based(tree),
+             lambda: pruning.error_based(tree, subtree_raising=True, X=X, y=y),
+             lambda: pruning.minimum_error(tree),
+             lambda: pruning.pessimistic(tree),
+             lambda: pruning.reduced_error(tree, X, y)]
+    for call in calls:
+        with pytest.raises(ValueError, match="no node statistics to prune by"):
+            call()
+
+
 def test_forest_with_categorical_splits_is_refused(tmp_path):
     X, y = forest_data()
     X[:, 4] = np.abs(np.round(X[:, 4] * 3))
