@@ -23,6 +23,16 @@ import time
 import numpy as np
 
 
+def problem(n_rows, n_features):
+    """The binary classification problem of this and ``dask_forest_compare.py``: float32 ``X``
+    (at least 7 features), int64 ``y`` from a logistic model with an interaction."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n_rows, n_features)).astype(np.float32)
+    logit = X[:, :5] @ rng.normal(size=5) + 0.5 * X[:, 5] * X[:, 6]
+    y = (logit + rng.logistic(size=n_rows) > 0).astype(np.int64)
+    return X, y
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -37,10 +47,7 @@ def main():
     import fasttree
     import fasttree.dask as fdask
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(args.rows, args.features)).astype(np.float32)
-    logit = X[:, :5] @ rng.normal(size=5) + 0.5 * X[:, 5] * X[:, 6]
-    y = (logit + rng.logistic(size=args.rows) > 0).astype(np.int64)
+    X, y = problem(args.rows, args.features)
     params = {"criterion": "entropy", "max_depth": args.depth}
 
     fasttree.DecisionTreeClassifier(**params, n_jobs=2).fit(X[:2000], y[:2000])  # warm-up

@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from dask_compare import problem
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -35,10 +37,7 @@ def main():
     import fasttree
     import fasttree.dask as fdask
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(args.rows, args.features)).astype(np.float32)
-    logit = X[:, :5] @ rng.normal(size=5) + 0.5 * X[:, 5] * X[:, 6]
-    y = (logit + rng.logistic(size=args.rows) > 0).astype(np.int64)
+    X, y = problem(args.rows, args.features)
     params = {"n_estimators": args.trees, "max_depth": args.depth, "random_state": 0}
 
     small = {**params, "n_estimators": 4}
