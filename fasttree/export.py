@@ -72,7 +72,9 @@ def export_text(decision_tree, *, feature_names=None, class_names=None, max_dept
     decimals : int, default=2
         Decimals shown for thresholds and values.
     show_weights : bool, default=False
-        For a classifier, also show the weighted class counts at each leaf.
+        For a classifier, also show the weighted class counts at each leaf (``fractions: [...]``,
+        the class fractions, for a tree of a forest loaded from a model file, which does not
+        store the counts).
 
     Returns
     -------
@@ -122,12 +124,14 @@ def export_text(decision_tree, *, feature_names=None, class_names=None, max_dept
         for k, classes_k in enumerate(classes_per_output):
             fractions = tree.value[node, k, :len(classes_k)]
             labels.append(str(classes_k[int(np.argmax(fractions))]))
-            counts = fractions * tree.weighted_n_node_samples[node]
-            weights.append(", ".join(f"{c:.{decimals}f}" for c in counts))
+            if tree.has_node_statistics:
+                fractions = fractions * tree.weighted_n_node_samples[node]
+            weights.append(", ".join(f"{c:.{decimals}f}" for c in fractions))
         text = f"class: {labels[0]}" if n_outputs == 1 else f"class: [{', '.join(labels)}]"
-        if show_weights:
+        if show_weights:  # a loaded forest's tree keeps its leaves' class fractions only
             shown = weights[0] if n_outputs == 1 else "], [".join(weights)
-            text = f"weights: [{shown}] {text}"
+            name = "weights" if tree.has_node_statistics else "fractions"
+            text = f"{name}: [{shown}] {text}"
         return text
 
     def branch_conditions(node):
@@ -332,6 +336,9 @@ class NodeLabels:
                 raise ValueError(f"class_names has {len(class_names)} names; the tree has "
                                  f"{self.n_classes[0]} classes.")
         self.tree = tree
+        # a tree of a forest loaded from a model file: leaves' values only (no impurity, no
+        # samples, no internal values), its leaves' values shown as they are stored
+        self.statistics = tree.has_node_statistics
         self.wording = _Wording(estimator, names, le=characters[3], escape=escape)
         self.criterion = sklearn_criterion(estimator.criterion)
         self.class_names = class_names
@@ -368,14 +375,18 @@ class NodeLabels:
                 lines.append(self.wording.missing_text(node, m, arrow))
             elif self.wording.shares_missing(node):
                 lines.append(self.wording.shared_missing_text(arrow))
-        if self.impurity:
+        if self.impurity and self.statistics:
             lines.append(f"{self.criterion + ' = ' if named else ''}"
                          f"{self._round(tree.impurity[node])}")
-        if self.proportion:
-            samples = f"{round(100.0 * tree.n_node_samples[node] / tree.n_node_samples[0], 1)}%"
-        else:
-            samples = str(tree.n_node_samples[node])
-        lines.append(f"{'samples = ' if named else ''}{samples}")
+        if self.statistics:
+            if self.proportion:
+                samples = (f"{round(100.0 * tree.n_node_samples[node] / tree.n_node_samples[0], 1)}"
+                           "%")
+            else:
+                samples = str(tree.n_node_samples[node])
+            lines.append(f"{'samples = ' if named else ''}{samples}")
+        elif tree.children_left[node] != -1:  # no value to show
+            return chars[6] + chars[4].join(lines) + chars[5]
         lines.append(f"{'value = ' if named else ''}{self._value_text(node)}")
         if self.class_names is not None and self.counts_classes and tree.n_outputs == 1:
             k = int(np.argmax(self._value(node)))
@@ -386,9 +397,10 @@ class NodeLabels:
 
     def _value_text(self, node):
         value = self._value(node)
-        if self.counts_classes and not self.proportion:
+        counts = self.counts_classes and not self.proportion and self.statistics
+        if counts:
             value = value * self.tree.weighted_n_node_samples[node]  # weighted class counts
-        if self.counts_classes and not self.proportion and np.all(np.mod(value, 1) == 0):
+        if counts and np.all(np.mod(value, 1) == 0):
             value = value.astype(int)
         else:
             value = np.around(value, self.precision)
@@ -418,8 +430,10 @@ class NodeLabels:
         bounds = None
         if tree.n_outputs != 1:
             bounds = (-np.max(tree.impurity), -np.min(tree.impurity))
-        elif not self.counts_classes and np.unique(tree.value).shape[0] != 1:
-            bounds = (np.min(tree.value), np.max(tree.value))
+        elif not self.counts_classes:
+            known = tree.value[~np.isnan(tree.value)]  # a loaded forest's tree: leaves only
+            if np.unique(known).shape[0] > 1:
+                bounds = (np.min(known), np.max(known))
         return _color_brew(int(self.n_classes[0])), bounds
 
     def fill_color(self, node):
@@ -432,6 +446,8 @@ class NodeLabels:
             value = self._value(node)
             if bounds is not None:
                 value = value.item()
+        if np.isnan(value).any():  # no statistics (a loaded forest's tree): left white
+            return "#ffffff"
         if bounds is None:
             color = rgb[int(np.argmax(value))]
             ranked = sorted(value, reverse=True)

@@ -119,7 +119,7 @@ def _check_node_statistics(tree):
     """ValueError unless ``tree`` carries the node statistics the pruners read (training weights,
     impurities, internal nodes' values): a tree of a forest loaded from a model file has NaN in
     their place, and pruning by them would hang or keep every node."""
-    if np.isnan(tree.weighted_n_node_samples).any():
+    if not tree.has_node_statistics:
         raise ValueError("this tree has no node statistics to prune by (training weights, "
                          "impurities, internal nodes' values): it belongs to a forest loaded "
                          "from a model file, which keeps only what prediction needs. Prune a "

@@ -171,6 +171,13 @@ class Tree:
         return int(self.depth.max())
 
     @property
+    def has_node_statistics(self):
+        """Whether the tree holds its nodes' training statistics (impurity, sample counts and
+        weights, internal nodes' values): not a tree of a forest loaded from a model file,
+        which stores only what prediction needs (NaN there)."""
+        return not np.isnan(self.weighted_n_node_samples).any()
+
+    @property
     def n_leaves(self):
         return int(np.count_nonzero(self.children_left == TREE_LEAF))
 

@@ -874,6 +874,36 @@ def test_loaded_forest_trees_refuse_pruning(forest_bytes):
             call()
 
 
+@pytest.mark.parametrize("name", ["random forest, oob", "random forest regressor, depth 4",
+                                  "extra trees regressor, two outputs, weights"])
+def test_loaded_forest_trees_export_their_leaves(name):
+    # no node statistics: the exports show splits and the leaves' stored values, never NaN
+    # (before: "gini = nan", "samples = 0", "value = [nan, nan]", and export_graphviz and
+    # plot_tree with filled=True raised "cannot convert float NaN to integer" for a classifier)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, y = forest_data()
+    buffer = io.BytesIO()
+    FOREST_CASES[name](X, y).save(buffer)
+    tree = load_bytes(buffer.getvalue()).estimators_[0]
+    assert not tree.tree_.has_node_statistics
+    dot = fasttree.export_graphviz(tree, filled=True, impurity=True)
+    assert "nan" not in dot and "samples" not in dot
+    leaves = tree.tree_.children_left == -1
+    assert dot.count("value = ") == np.count_nonzero(leaves)
+    text = fasttree.export_text(tree, show_weights=True)
+    assert "nan" not in text
+    if name == "random forest, oob":  # the leaves' class fractions, as stored
+        first = int(np.flatnonzero(leaves)[0])
+        fractions = ", ".join(f"{v:.2f}" for v in tree.tree_.value[first, 0])
+        assert f"fractions: [{fractions}]" in text
+    fasttree.plot_tree(tree, filled=True)
+    plt.close("all")
+
+
 def test_forest_with_categorical_splits_is_refused(tmp_path):
     X, y = forest_data()
     X[:, 4] = np.abs(np.round(X[:, 4] * 3))
