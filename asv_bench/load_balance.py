@@ -21,6 +21,7 @@ import contextlib
 import sys
 from unittest import mock
 
+import numba
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -95,6 +96,16 @@ def loops_balance(loops, n_threads):
     return float(sum(np.sum(c) for c in loops) / (n_threads * span)) if span > 0 else float("nan")
 
 
+@numba.njit(cache=True)
+def _float_keys(values):
+    """The presort's uint32 keys of float32 ``values`` (its own ``_float_to_key``)."""
+    bits = values.view(np.uint32).ravel()
+    keys = np.empty(bits.shape[0], dtype=np.uint32)
+    for i in range(bits.shape[0]):
+        keys[i] = presort_module._float_to_key(bits[i])
+    return keys.reshape(values.shape)
+
+
 def presort_loops(X, n_threads):
     """The presort's parallel loops on ``n_threads`` threads, the rows of each iteration
     (``fasttree.kernels.presort.presort_features``): blocks of whole features; or, for a few
@@ -110,14 +121,11 @@ def presort_loops(X, n_threads):
     chunk = presort_module._SORT_CHUNK
     chunks = np.array([min(chunk, n_samples - lo) for lo in range(0, n_samples, chunk)] *
                       n_features, dtype=np.float64)
-    bits = np.ascontiguousarray(X, dtype=np.float32).view(np.uint32)
-    keys = np.where(bits & 0x80000000, ~bits, bits | 0x80000000)  # the kernel's key order
-    keys[(bits & 0x7FFFFFFF) > 0x7F800000] = 0xFFFFFFFF  # NaN last
-    keys[bits == 0x80000000] = 0x80000000  # -0.0 as 0.0
+    keys = _float_keys(np.ascontiguousarray(X, dtype=np.float32))
     bucket_start = np.zeros((n_features, presort_module._N_BUCKETS + 1), dtype=np.int64)
     for f in range(n_features):
-        width = int(keys[:, f].min() ^ keys[:, f].max()).bit_length()
-        digits = (keys[:, f] >> max(0, width - presort_module._RADIX_BITS)) & 0x7FF
+        shift = presort_module.leading_shift(keys[:, f].min(), keys[:, f].max())
+        digits = (keys[:, f] >> shift) & presort_module._DIGIT_MASK
         np.cumsum(np.bincount(digits, minlength=presort_module._N_BUCKETS),
                   out=bucket_start[f, 1:])
     group_rows = presort_module.bucket_group_rows(n_samples, n_features, n_threads)

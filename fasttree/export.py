@@ -116,6 +116,8 @@ def export_text(decision_tree, *, feature_names=None, class_names=None, max_dept
                          f"{len(feature_names)}")
     wording = _Wording(decision_tree, feature_names)
 
+    statistics = tree.has_node_statistics  # else a loaded forest's tree: leaves' fractions
+
     def leaf_text(node):
         if classes is None:
             values = ", ".join(f"{tree.value[node, k, 0]:.{decimals}f}" for k in range(n_outputs))
@@ -124,13 +126,13 @@ def export_text(decision_tree, *, feature_names=None, class_names=None, max_dept
         for k, classes_k in enumerate(classes_per_output):
             fractions = tree.value[node, k, :len(classes_k)]
             labels.append(str(classes_k[int(np.argmax(fractions))]))
-            if tree.has_node_statistics:
+            if statistics:
                 fractions = fractions * tree.weighted_n_node_samples[node]
             weights.append(", ".join(f"{c:.{decimals}f}" for c in fractions))
         text = f"class: {labels[0]}" if n_outputs == 1 else f"class: [{', '.join(labels)}]"
         if show_weights:  # a loaded forest's tree keeps its leaves' class fractions only
             shown = weights[0] if n_outputs == 1 else "], [".join(weights)
-            name = "weights" if tree.has_node_statistics else "fractions"
+            name = "weights" if statistics else "fractions"
             text = f"{name}: [{shown}] {text}"
         return text
 
@@ -385,14 +387,13 @@ class NodeLabels:
             else:
                 samples = str(tree.n_node_samples[node])
             lines.append(f"{'samples = ' if named else ''}{samples}")
-        elif tree.children_left[node] != -1:  # no value to show
-            return chars[6] + chars[4].join(lines) + chars[5]
-        lines.append(f"{'value = ' if named else ''}{self._value_text(node)}")
-        if self.class_names is not None and self.counts_classes and tree.n_outputs == 1:
-            k = int(np.argmax(self._value(node)))
-            class_name = (f"y{chars[1]}{k}{chars[2]}" if self.class_names is True
-                          else self.class_names[k])
-            lines.append(f"{'class = ' if named else ''}{class_name}")
+        if self.statistics or tree.children_left[node] == -1:  # else no value to show
+            lines.append(f"{'value = ' if named else ''}{self._value_text(node)}")
+            if self.class_names is not None and self.counts_classes and tree.n_outputs == 1:
+                k = int(np.argmax(self._value(node)))
+                class_name = (f"y{chars[1]}{k}{chars[2]}" if self.class_names is True
+                              else self.class_names[k])
+                lines.append(f"{'class = ' if named else ''}{class_name}")
         return chars[6] + chars[4].join(lines) + chars[5]
 
     def _value_text(self, node):

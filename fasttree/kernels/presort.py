@@ -132,9 +132,10 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
     """:func:`presort_features` for a few features on more threads: one most-significant-digit
     pass, then each digit's bucket sorted on its own.
 
-    In chunks of ``chunk_rows`` rows (an argument, not a global: numba compiles a global
-    in as a constant, and its cache would keep it), every feature's keys are made and their range found, and the 11 bits below
-    the prefix all of a feature's keys share are its leading digit; the chunks count their
+    In chunks of ``chunk_rows`` rows (an argument, not a global: numba compiles a global in as
+    a constant, and its cache would keep it), every feature's keys are made and their range
+    found, and the 11 bits below the prefix all of a feature's keys share are its leading digit
+    (:func:`leading_shift`); the chunks count their
     leading digits and scatter their rows into the buckets (digits in order, chunks in order
     within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Then the buckets, in groups of
     about ``group_rows`` rows shared out to the threads, are sorted on their remaining bits
@@ -161,18 +162,14 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
         highest[it] = k_hi
     shift = np.zeros(n_features, dtype=np.uint32)  # of the leading digit
     for f in range(n_features):
-        differing = lowest[f * n_chunks:(f + 1) * n_chunks].min() ^ highest[
-            f * n_chunks:(f + 1) * n_chunks].max()
-        width = 0
-        while differing:
-            differing >>= np.uint32(1)
-            width += 1
-        shift[f] = max(0, width - _RADIX_BITS)
+        shift[f] = leading_shift(lowest[f * n_chunks:(f + 1) * n_chunks].min(),
+                                 highest[f * n_chunks:(f + 1) * n_chunks].max())
     counts = np.zeros((n_items, _N_BUCKETS), dtype=np.int64)
     for it in prange(n_items):
         f, lo, hi = _chunk(it, n_chunks, n_samples, chunk_rows)
+        s = shift[f]
         for i in range(lo, hi):
-            counts[it, (keys[f, i] >> shift[f]) & _DIGIT_MASK] += 1
+            counts[it, (keys[f, i] >> s) & _DIGIT_MASK] += 1
     bucket_start = np.empty((n_features, _N_BUCKETS + 1), dtype=np.int64)
     for f in range(n_features):  # exclusive prefix, digit-major then chunk
         running = 0
@@ -185,9 +182,10 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
         bucket_start[f, _N_BUCKETS] = running
     for it in prange(n_items):
         f, lo, hi = _chunk(it, n_chunks, n_samples, chunk_rows)
+        s = shift[f]
         for i in range(lo, hi):
             key = keys[f, i]
-            b = (key >> shift[f]) & _DIGIT_MASK
+            b = (key >> s) & _DIGIT_MASK
             slot = counts[it, b]
             counts[it, b] = slot + 1
             keys_tmp[f, slot] = key
@@ -202,6 +200,18 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
             if hi > lo:
                 _sort_bucket(keys_tmp[f, lo:hi], idx_tmp[f, lo:hi], keys[f, lo:hi],
                              sorted_idx[f, lo:hi], bucket_counts, shift[f])
+
+
+@njit(cache=True, inline="always")
+def leading_shift(lowest, highest):
+    """Shift of the leading digit of keys in ``[lowest, highest]`` (uint32): the 11 bits below
+    the prefix every such key shares (0 when they differ in fewer bits)."""
+    differing = lowest ^ highest
+    width = 0
+    while differing:
+        differing >>= np.uint32(1)
+        width += 1
+    return np.uint32(max(0, width - _RADIX_BITS))
 
 
 @njit(cache=True)
