@@ -59,10 +59,13 @@ def balance(costs, n_threads):
 
 
 def search_costs(items, pair_rows):
-    """Rows each work item scans: a chunk's rows, or the rows of the whole pairs it covers."""
+    """Rows each task of the search scans (its items': a chunk's rows, or the rows of the whole
+    pairs it covers)."""
     pair_end = np.concatenate([[0], np.cumsum(pair_rows)])
     whole = pair_end[items.item_stop] - pair_end[items.item_first]
-    return np.where(items.item_hi > 0, items.item_hi - items.item_lo, whole)
+    item_rows = np.where(items.item_hi > 0, items.item_hi - items.item_lo, whole)
+    before = np.concatenate([[0], np.cumsum(item_rows)])
+    return before[items.task_item[1:]] - before[items.task_item[:-1]]
 
 
 def partition_loops(n_features, seg_start, seg_end, split_feature, n_threads):
@@ -141,8 +144,8 @@ def recording():
     make_items = work_items.WorkItems.__init__
     partition = exact_splitter._partition_prefix
 
-    def record_items(self, pair_feature, pair_segment, pair_rows, chunkable, item_rows=None):
-        make_items(self, pair_feature, pair_segment, pair_rows, chunkable, item_rows)
+    def record_items(self, pair_feature, pair_segment, pair_rows, chunkable, n_tasks=None):
+        make_items(self, pair_feature, pair_segment, pair_rows, chunkable, n_tasks)
         log.append(("search", self, np.asarray(pair_rows)))
 
     def record_partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
@@ -168,7 +171,7 @@ def fit_balance(X, y, threads, **params):
         if entry[0] == "search":
             _, items, pair_rows = entry
             costs = search_costs(items, pair_rows)
-            levels.append({"search_rows": int(costs.sum()), "items": costs.size,
+            levels.append({"search_rows": int(costs.sum()), "tasks": costs.size,
                            **{f"search@{p}": balance(costs, p) for p in threads}})
         elif levels:  # the partition after a level's search
             _, n_features, seg_start, seg_end, split_feature = entry
@@ -193,12 +196,12 @@ def weighted(levels, key, rows):
 
 def table(title, levels, presort, threads):
     """Markdown: one row per level, then the fit's totals."""
-    head = ["level", "search items", "search rows"] + [f"search, P={p}" for p in threads] + [
+    head = ["level", "search tasks", "search rows"] + [f"search, P={p}" for p in threads] + [
         "partition rows"] + [f"partition, P={p}" for p in threads]
     lines = [f"**{title}**", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     for depth, level in enumerate(levels):
-        cells = [str(depth), str(level["items"]), f"{level['search_rows']:,}"]
+        cells = [str(depth), str(level["tasks"]), f"{level['search_rows']:,}"]
         cells += [f"{level[f'search@{p}']:.2f}" for p in threads]
         cells += [f"{level.get('partition_rows', 0):,}"]
         cells += [f"{level[f'partition@{p}']:.2f}" if f"partition@{p}" in level else "-"

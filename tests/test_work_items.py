@@ -24,22 +24,23 @@ from fasttree.kernels import (
 )
 from fasttree.kernels import presort as presort_module
 from fasttree.kernels import work_items
-from fasttree.kernels.work_items import WorkItems
+from fasttree.kernels.work_items import MIN_TASK_ROWS, WorkItems
 from test_gradient_kind import test_gradient_split_matches_a_direct_computation as gradient_test
 from test_kernels import check_classification, layout, search_record, segmented_layout
 from test_kernels import test_regression_split_matches_brute_force as regression_test
 
 
 @contextlib.contextmanager
-def item_rows(rows):
-    """Every level cut into items of ``rows`` rows (the smallest the kernels would use is
-    MIN_ITEM_ROWS; a test makes them tiny so that small data cross many chunk boundaries)."""
-    saved = work_items.MIN_ITEM_ROWS, work_items.TARGET_ITEMS
-    work_items.MIN_ITEM_ROWS, work_items.TARGET_ITEMS = rows, 10**9
+def tiny_tasks(rows):
+    """Every level cut into tasks of ``rows`` to ``2 * rows`` rows (the smallest the kernels
+    would use is MIN_TASK_ROWS; a test makes them tiny so that small data cross many chunk
+    boundaries)."""
+    saved = work_items.MIN_TASK_ROWS, work_items.MAX_TASKS
+    work_items.MIN_TASK_ROWS, work_items.MAX_TASKS = rows, 1 << 40
     try:
         yield
     finally:
-        work_items.MIN_ITEM_ROWS, work_items.TARGET_ITEMS = saved
+        work_items.MIN_TASK_ROWS, work_items.MAX_TASKS = saved
 
 
 @settings(max_examples=60, deadline=None)
@@ -64,25 +65,43 @@ def test_row_chunks_refuse_chunks_of_no_rows():
         work_items.row_chunks(np.array([5]), 0)
 
 
-@settings(max_examples=40, deadline=None)
-@given(pair_rows=st.lists(st.integers(0, 50), max_size=12), rows=st.integers(1, 20),
-       seed=st.integers(0, 2**31 - 1))
-def test_plan_covers_every_pair_once_in_order(pair_rows, rows, seed):
+@settings(max_examples=80, deadline=None)
+@given(pair_rows=st.lists(st.integers(0, 50), max_size=12), n_tasks=st.integers(1, 9),
+       seed=st.integers(0, 2**31 - 1), all_chunkable=st.booleans())
+def test_plan_cuts_the_pairs_into_tasks_of_equal_rows(pair_rows, n_tasks, seed, all_chunkable):
+    """Every pair covered once, in order; a pair is cut only if chunkable, its chunks tiling it
+    consecutively and cut only at task boundaries; every item starts inside its task; with
+    every pair chunkable, every task holds its share of the rows exactly."""
     pair_rows = np.array(pair_rows, dtype=np.int64)
     chunkable = np.random.default_rng(seed).random(pair_rows.size) < 0.7
+    chunkable |= all_chunkable
     n = pair_rows.size
-    items = WorkItems(np.arange(n), np.arange(n), pair_rows, chunkable, rows)
+    items = WorkItems(np.arange(n), np.arange(n), pair_rows, chunkable, n_tasks)
+    total = pair_rows.sum()
+    bound = np.arange(n_tasks + 1) * total // n_tasks  # task t: rows [bound[t], bound[t + 1])
+    before = np.concatenate([[0], np.cumsum(pair_rows)])  # the level's rows before each pair
+    task_item = items.task_item
+    assert task_item.shape == (n_tasks + 1,) and task_item[0] == 0
+    assert task_item[-1] == items.item_first.size and np.all(np.diff(task_item) >= 0)
+    task_rows = np.zeros(n_tasks, dtype=np.int64)
     covered = []
-    for i in range(items.item_first.size):
-        first, stop = items.item_first[i], items.item_stop[i]
-        assert first < stop
-        if items.item_hi[i] > 0:  # a chunk of one pair
-            assert stop == first + 1 and chunkable[first] and pair_rows[first] > rows
-            assert items.item_hi[i] - items.item_lo[i] <= rows
-        else:  # whole pairs: one, or several of at most `rows` rows in all
-            assert not (chunkable[first:stop] & (pair_rows[first:stop] > rows)).any()
-            assert stop - first == 1 or pair_rows[first:stop].sum() <= rows
-        covered.extend(range(first, stop))
+    for t in range(n_tasks):
+        for i in range(task_item[t], task_item[t + 1]):
+            first, stop = items.item_first[i], items.item_stop[i]
+            assert first < stop
+            if items.item_hi[i] > 0:  # a chunk of one pair, ending at its pair's or task's end
+                lo, hi = items.item_lo[i], items.item_hi[i]
+                assert stop == first + 1 and chunkable[first] and 0 <= lo < hi
+                assert hi == pair_rows[first] or before[first] + hi == bound[t + 1]
+                start, rows = before[first] + lo, hi - lo
+            else:  # whole pairs
+                start, rows = before[first], pair_rows[first:stop].sum()
+            assert bound[t] <= start and (start < bound[t + 1] or t == n_tasks - 1)
+            task_rows[t] += rows
+            covered.extend(range(first, stop))
+    assert task_rows.sum() == total
+    if all_chunkable:
+        np.testing.assert_array_equal(task_rows, np.diff(bound))
     # a chunked pair appears once per chunk, consecutively, its chunks tiling [0, n)
     assert sorted(set(covered)) == list(range(n)) and covered == sorted(covered)
     for q in range(n):
@@ -90,9 +109,17 @@ def test_plan_covers_every_pair_once_in_order(pair_rows, rows, seed):
         if items.pair_chunk[q] < 0:
             assert k == 1
             continue
+        assert k >= 2
         chunks = slice(items.pair_chunk[q], items.pair_chunk[q] + k)
         assert items.item_lo[chunks][0] == 0 and items.item_hi[chunks][-1] == pair_rows[q]
         np.testing.assert_array_equal(items.item_lo[chunks][1:], items.item_hi[chunks][:-1])
+
+
+@pytest.mark.parametrize("total, expected", [(0, 1), (1, 1), (MIN_TASK_ROWS - 1, 1),
+                                             (2 * MIN_TASK_ROWS, 2), (7 * MIN_TASK_ROWS, 4),
+                                             (10**12, work_items.MAX_TASKS)])
+def test_tasks_per_level_is_a_power_of_two_of_at_least_min_rows(total, expected):
+    assert work_items.tasks_per_level(total) == expected
 
 
 @settings(max_examples=60, deadline=None)
@@ -115,7 +142,7 @@ def test_chunked_classification_search_matches_brute_force(seed, n, m, n_classes
     X = rng.integers(0, n_values, size=(n, m)).astype(np.float32) * 0.5
     y = rng.integers(0, n_classes, size=n).astype(np.int32)
     w = rng.uniform(0.1, 2.0, n) if weighted else np.ones(n)
-    with item_rows(rows):
+    with tiny_tasks(rows):
         check_classification(rng, X, y, w, n_classes, criterion,
                              1 if n < 2 * n_segments else n_segments, msl, 0.0)
 
@@ -126,7 +153,7 @@ def test_chunked_classification_search_matches_brute_force(seed, n, m, n_classes
        rows=st.integers(1, 6))
 def test_chunked_regression_search_matches_brute_force(seed, n, m, n_values, msl, weighted,
                                                        rows):
-    with item_rows(rows):
+    with tiny_tasks(rows):
         regression_test.hypothesis.inner_test(seed, n, m, n_values, msl, weighted)
 
 
@@ -138,7 +165,7 @@ def test_chunked_regression_search_matches_brute_force(seed, n, m, n_values, msl
 def test_chunked_gradient_search_matches_a_direct_computation(seed, n, m, n_values, missing,
                                                               unit_hessian, reg_lambda, msl,
                                                               mcw, constrained, rows):
-    with item_rows(rows):
+    with tiny_tasks(rows):
         gradient_test.hypothesis.inner_test(seed, n, m, n_values, missing, unit_hessian,
                                             reg_lambda, msl, mcw, constrained)
 
@@ -147,7 +174,7 @@ def whole_record(rng, X, y, w, n_classes, criterion, msl, rows, **options):
     """The search's record on a random segmented layout, with items of ``rows`` rows."""
     sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, 3)
     sorted_y = gather_targets(sorted_idx, y.astype(np.uint8))
-    with item_rows(rows):
+    with tiny_tasks(rows):
         counts = segment_class_weights(sorted_idx, sorted_y, w, starts, ends, starts * 0,
                                        n_classes)
         return counts, search_record(
@@ -253,7 +280,7 @@ def test_one_feature_partition_checks_the_ids_and_moves_nothing(rng):
 def test_left_rows_bits_check_every_segment(rng):
     n = 1001
     ids = rng.permutation(n).astype(np.int32)[None, :]
-    with item_rows(3):
+    with tiny_tasks(3):
         bits = left_rows_bits(ids, np.array([0, 500]), np.array([500, 1001]),
                               np.array([0, 0]), np.array([100, 7]), n)
         goes_left = np.zeros(n, bool)
@@ -282,7 +309,7 @@ def test_trees_do_not_depend_on_the_item_size(params):
     X[::17, 2] = np.nan
     reference = fasttree.DecisionTreeClassifier(max_depth=8, **params).fit(X, y).tree_
     for rows in (1, 50, 999):
-        with item_rows(rows):
+        with tiny_tasks(rows):
             tree = fasttree.DecisionTreeClassifier(max_depth=8, **params).fit(X, y).tree_
         for name in ("children_left", "feature", "threshold"):
             np.testing.assert_array_equal(getattr(tree, name), getattr(reference, name),

@@ -261,7 +261,7 @@ def workload():
     # large nodes' paths on small data: searches cut into row chunks (their prefix statistics
     # and reduction), and on several threads pairs moved in row chunks (on one thread the plan
     # moves every pair whole: a stable partition has one result either way)
-    fasttree.kernels.work_items.MIN_ITEM_ROWS = 16
+    fasttree.kernels.work_items.MIN_TASK_ROWS = 16
     fasttree.kernels.partition.MOVE_CHUNK_ROWS = 8
     fasttree.kernels.partition.MIN_MOVE_CHUNK_ROWS = 8
     fasttree.kernels.partition.CHUNKED_MOVE_COST = 0.0

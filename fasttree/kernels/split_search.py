@@ -517,7 +517,8 @@ def find_best_splits_classification(
     _run_on_items(kernel, (sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
                            seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                            min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction,
-                           monotonic_cst, node_bounds, *items.arrays(), chunk_left), items,
+                           monotonic_cst, node_bounds, items.task_item, *items.arrays(),
+                           chunk_left), items,
                   (children_impurity, gain, split_info, threshold, n_left, n_branches,
                    missing_branch, n_missing, n_candidates))
 
@@ -636,11 +637,11 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
     def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
                seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
-               node_bounds, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi,
-               pair_chunk, pair_n_chunks, chunk_left, chunk_score, children_impurity, gain,
-               split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-               n_candidates):
-        n_items = item_first.shape[0]
+               node_bounds, task_item, pair_feature, pair_segment, item_first, item_stop,
+               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_left, chunk_score,
+               children_impurity, gain, split_info, threshold, n_left, n_branches,
+               missing_branch, n_missing, n_candidates):
+        n_tasks = task_item.shape[0] - 1
         n_segments = seg_start.shape[0]
         n_classes = seg_class_weight.shape[1]
         # with unit weights a child of n rows weighs n, so both minimums are one row count
@@ -648,67 +649,68 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
         table = xlog2x if integer and criterion == CRITERION_ENTROPY else np.empty(0)
         count_table = xlog2x if integer else np.empty(0)  # split information of counts
 
-        for i in prange(n_items):
+        for t in prange(n_tasks):
             total = np.empty(n_classes, dtype=count)
             left = np.empty(n_classes, dtype=count)
             scratch = np.empty((3, n_classes), dtype=count)  # 2 rows for the scan, 1 for C4.5
-            chunked = item_hi[i] > 0
-            for q in range(item_first[i], item_stop[i]):
-                f = pair_feature[q]
-                s = pair_segment[q]
-                start = seg_start[s]
-                end = seg_end[s]
-                cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                xs_node = sorted_x[f, start:end]
-                idx_node = sorted_idx[f, start:end]
-                labels_node = sorted_y[f, start:end]
-                counts = seg_class_weight[s]
-                w_node = seg_weight[s]
-                # a chunk: its rows' candidates, from the counts of the rows before it (zeros
-                # for a whole pair)
-                p0 = item_lo[i] if chunked else 0
-                p1 = item_hi[i] if chunked else end - start
-                for k in range(n_classes):
-                    total[k] = count(counts[k])
-                    left[k] = count(chunk_left[i, k])
-                n_miss = count_missing(xs_node) if may_miss else 0  # chunked pairs miss none
-                seg_min_weight = min_weight_leaf
-                seg_min_rows = min_rows_leaf
-                if min_branch_fraction > 0.0:
-                    seg_min_weight, seg_min_rows = _c45_min_branch(
-                        xs_node, idx_node, sample_weight, n_miss, w_node, n_classes,
-                        min_branch_fraction, min_weight_leaf, min_rows_leaf)
-                min_rows = seg_min_rows if unit_weight else min_samples_leaf
-                # each test starts with a constant flag: numba drops the branches it rules out
-                if constrained and cst != 0:
-                    best, best_p, missing_left, w_left, n_cand = scan_constrained(
-                        xs_node, idx_node, labels_node, sample_weight, total, left, n_miss,
-                        scratch, criterion, min_rows, seg_min_weight, table, cst, lower, upper,
-                        p0, p1)
-                elif fractional and n_miss > 0:
-                    _fractional_split(
-                        f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss,
-                        w_node, seg_weighted_impurity[s], scratch, left, criterion,
-                        min_samples_leaf, seg_min_weight, children_impurity, gain, split_info,
-                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
-                    continue
-                elif may_miss and not fractional and n_miss > 0:  # either side
-                    best, best_p, missing_left, w_left, n_cand = scan_two_sided(
-                        xs_node, idx_node, labels_node, sample_weight, total, left, n_miss,
-                        scratch, criterion, min_rows, seg_min_weight, table, 0, lower, upper,
-                        p0, p1)
-                else:
-                    best, best_p, missing_left, w_left, n_cand = scan_one_sided(
-                        xs_node, idx_node, labels_node, sample_weight, total, left, 0, scratch,
-                        criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
-                if chunked:  # its split at its own column after the segments (_run_on_items)
-                    chunk_score[i] = best
-                if best_p >= 0:
-                    _store_binary_split(
-                        f, n_segments + i if chunked else s, best, seg_weighted_impurity[s],
-                        w_node, w_left, xs_node, best_p, n_miss, missing_left, n_cand,
-                        count_table, children_impurity, gain, split_info, threshold, n_left,
-                        n_branches, missing_branch, n_missing, n_candidates)
+            for i in range(task_item[t], task_item[t + 1]):
+                chunked = item_hi[i] > 0
+                for q in range(item_first[i], item_stop[i]):
+                    f = pair_feature[q]
+                    s = pair_segment[q]
+                    start = seg_start[s]
+                    end = seg_end[s]
+                    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+                    xs_node = sorted_x[f, start:end]
+                    idx_node = sorted_idx[f, start:end]
+                    labels_node = sorted_y[f, start:end]
+                    counts = seg_class_weight[s]
+                    w_node = seg_weight[s]
+                    # a chunk: its rows' candidates, from the counts of the rows before it (zeros
+                    # for a whole pair)
+                    p0 = item_lo[i] if chunked else 0
+                    p1 = item_hi[i] if chunked else end - start
+                    for k in range(n_classes):
+                        total[k] = count(counts[k])
+                        left[k] = count(chunk_left[i, k])
+                    n_miss = count_missing(xs_node) if may_miss else 0  # chunked pairs miss none
+                    seg_min_weight = min_weight_leaf
+                    seg_min_rows = min_rows_leaf
+                    if min_branch_fraction > 0.0:
+                        seg_min_weight, seg_min_rows = _c45_min_branch(
+                            xs_node, idx_node, sample_weight, n_miss, w_node, n_classes,
+                            min_branch_fraction, min_weight_leaf, min_rows_leaf)
+                    min_rows = seg_min_rows if unit_weight else min_samples_leaf
+                    # each test starts with a constant flag: numba drops the branches it rules out
+                    if constrained and cst != 0:
+                        best, best_p, missing_left, w_left, n_cand = scan_constrained(
+                            xs_node, idx_node, labels_node, sample_weight, total, left, n_miss,
+                            scratch, criterion, min_rows, seg_min_weight, table, cst, lower, upper,
+                            p0, p1)
+                    elif fractional and n_miss > 0:
+                        _fractional_split(
+                            f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss,
+                            w_node, seg_weighted_impurity[s], scratch, left, criterion,
+                            min_samples_leaf, seg_min_weight, children_impurity, gain, split_info,
+                            threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+                        continue
+                    elif may_miss and not fractional and n_miss > 0:  # either side
+                        best, best_p, missing_left, w_left, n_cand = scan_two_sided(
+                            xs_node, idx_node, labels_node, sample_weight, total, left, n_miss,
+                            scratch, criterion, min_rows, seg_min_weight, table, 0, lower, upper,
+                            p0, p1)
+                    else:
+                        best, best_p, missing_left, w_left, n_cand = scan_one_sided(
+                            xs_node, idx_node, labels_node, sample_weight, total, left, 0, scratch,
+                            criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
+                    if chunked:  # its split at its own column after the segments (_run_on_items)
+                        chunk_score[i] = best
+                    if best_p >= 0:
+                        _store_binary_split(
+                            f, n_segments + i if chunked else s, best, seg_weighted_impurity[s],
+                            w_node, w_left, xs_node, best_p, n_miss, missing_left, n_cand,
+                            count_table, children_impurity, gain, split_info, threshold, n_left,
+                            n_branches, missing_branch, n_missing, n_candidates)
 
     # the kind's scans as the kernel's globals (see with_globals), named by the calls above
     return njit(parallel=True, cache=True)(with_globals(
@@ -1162,8 +1164,8 @@ def _sums_search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end,
                                   presummed)
     _run_on_items(kernel, (sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end,
                            seg_sums, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
-                           monotonic_cst, node_bounds, *items.arrays(), chunk_sums), items,
-                  record)
+                           monotonic_cst, node_bounds, items.task_item, *items.arrays(),
+                           chunk_sums), items, record)
 
 
 def _regression_search(unit_weight, criterion, may_miss, fractional, constrained):
@@ -1182,62 +1184,63 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
 
     def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
                reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
-               node_bounds, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi,
-               pair_chunk, pair_n_chunks, chunk_sums, chunk_score, children_impurity, gain,
-               split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-               n_candidates):
-        n_items = item_first.shape[0]
+               node_bounds, task_item, pair_feature, pair_segment, item_first, item_stop,
+               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_sums, chunk_score,
+               children_impurity, gain, split_info, threshold, n_left, n_branches,
+               missing_branch, n_missing, n_candidates):
+        n_tasks = task_item.shape[0] - 1
         n_segments = seg_start.shape[0]
         # a child's minimum of rows; with unit weights a child of n rows weighs n, so the weight
         # minimum is one of rows too
         min_rows_leaf = min_samples_leaf
         if unit_weight:
             min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-        for i in prange(n_items):
-            chunked = item_hi[i] > 0
-            for q in range(item_first[i], item_stop[i]):
-                f = pair_feature[q]
-                s = pair_segment[q]
-                start = seg_start[s]
-                end = seg_end[s]
-                # node slices: indices from 0, so numba emits no wrap-around checks
-                xs = sorted_x[f, start:end]
-                cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                idx = sorted_idx[f, start:end]
-                ys = sorted_y[f, start:end]
-                sums = seg_sums[s]
-                p0 = item_lo[i] if chunked else 0
-                p1 = item_hi[i] if chunked else end - start
-                n_miss = count_missing(xs) if may_miss else 0  # chunked pairs miss none
-                node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion,
-                                                   reg_lambda)
-                # each test starts with a constant flag: numba drops the branches it rules out
-                if fractional and n_miss > 0 and cst == 0:
-                    _fractional_regression_split(
-                        f, s, xs, ys, idx, row_weight, sums, n_miss, node_impurity, criterion,
-                        min_samples_leaf, min_weight_leaf, children_impurity, gain, split_info,
-                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
-                    continue
-                if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
-                    best, best_p, missing_left, w_left, n_cand = scan_by_reciprocal(
-                        xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
-                        min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
-                        p0, p1, chunk_sums[i, 0], chunk_sums[i, 1])
-                else:
-                    best, best_p, missing_left, w_left, n_cand = scan_general(
-                        xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
-                        min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
-                        p0, p1, chunk_sums[i, 0], chunk_sums[i, 1])
-                if chunked:  # the proxy negated: the lowest score wins (_run_on_items)
-                    chunk_score[i] = -best
-                if best_p >= 0:
-                    # children impurity c - proxy, clipped at 0 except for gradients' -proxy
-                    children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
-                    _store_binary_split(
-                        f, n_segments + i if chunked else s, children, node_impurity, sums[0],
-                        w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0),
-                        children_impurity, gain, split_info, threshold, n_left, n_branches,
-                        missing_branch, n_missing, n_candidates)
+        for t in prange(n_tasks):
+            for i in range(task_item[t], task_item[t + 1]):
+                chunked = item_hi[i] > 0
+                for q in range(item_first[i], item_stop[i]):
+                    f = pair_feature[q]
+                    s = pair_segment[q]
+                    start = seg_start[s]
+                    end = seg_end[s]
+                    # node slices: indices from 0, so numba emits no wrap-around checks
+                    xs = sorted_x[f, start:end]
+                    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+                    idx = sorted_idx[f, start:end]
+                    ys = sorted_y[f, start:end]
+                    sums = seg_sums[s]
+                    p0 = item_lo[i] if chunked else 0
+                    p1 = item_hi[i] if chunked else end - start
+                    n_miss = count_missing(xs) if may_miss else 0  # chunked pairs miss none
+                    node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion,
+                                                       reg_lambda)
+                    # each test starts with a constant flag: numba drops the branches it rules out
+                    if fractional and n_miss > 0 and cst == 0:
+                        _fractional_regression_split(
+                            f, s, xs, ys, idx, row_weight, sums, n_miss, node_impurity, criterion,
+                            min_samples_leaf, min_weight_leaf, children_impurity, gain, split_info,
+                            threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+                        continue
+                    if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
+                        best, best_p, missing_left, w_left, n_cand = scan_by_reciprocal(
+                            xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
+                            min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
+                            p0, p1, chunk_sums[i, 0], chunk_sums[i, 1])
+                    else:
+                        best, best_p, missing_left, w_left, n_cand = scan_general(
+                            xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
+                            min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
+                            p0, p1, chunk_sums[i, 0], chunk_sums[i, 1])
+                    if chunked:  # the proxy negated: the lowest score wins (_run_on_items)
+                        chunk_score[i] = -best
+                    if best_p >= 0:
+                        # children impurity c - proxy, clipped at 0 except for gradients' -proxy
+                        children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
+                        _store_binary_split(
+                            f, n_segments + i if chunked else s, children, node_impurity, sums[0],
+                            w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0),
+                            children_impurity, gain, split_info, threshold, n_left, n_branches,
+                            missing_branch, n_missing, n_candidates)
 
     # the kind's scans as the kernel's globals (see with_globals), named by the calls above
     return njit(parallel=True, cache=True)(with_globals(

@@ -1,19 +1,21 @@
-"""Work items: a level's work cut into pieces of about equal rows, so that every core has work
-whatever the data's shape (one feature or hundreds, one node or thousands).
+"""Work items: a level's work cut into tasks of equal rows, so that every core has work whatever
+the data's shape (one feature or hundreds, one node or thousands).
 
 numba's parallel loops hand each thread an equal share of the iterations, so a loop over
 features leaves cores idle when there are fewer features than cores, and a loop over nodes when
-one node holds most rows.  A loop over items does not: a (feature, node) pair larger than an item
-is cut into row chunks, and smaller pairs are batched into one item until it holds about an
-item's rows::
+one node holds most rows.  A loop over tasks does not: the level's (feature, node) pairs, one
+after another, are cut into tasks of equal rows, a power of two of them (so 2, 4, ..., 64
+threads get as many each).  A task runs its items in turn: the chunk of a pair cut at the
+task's start, the whole pairs inside it (one item), the chunk of a pair cut at its end::
 
-    pairs (feature, node) and their rows:  (0, a) 4M     (0, b) 10k  (0, c) 10k  (1, a) ...
-    items:                                 [chunk 0] ... [chunk 63]  [(0, b) (0, c)]   ...
+    pairs (feature, node) and their rows:  (0, a) 4M                 (0, b) 10k  (0, c) 10k  ...
+    tasks:                                 | task 0 | ... | task 31      ...                |
+    items:                                 [chunk 0] ... [chunk 31]  [(0, b) (0, c) ...]
 
-A chunked pair is scanned from each chunk's offset with the statistics of the rows before it
-(their prefix over the chunks), and the chunks' best candidates are reduced in chunk order, so
-the lowest threshold still wins a tie.  Item sizes depend on the level's rows only, never on the
-number of threads: the trees are the same for any thread count.
+A chunk is scanned from its offset with the statistics of the rows before it (their prefix over
+the pair's chunks), and the chunks' best candidates are reduced in order, so the lowest
+threshold still wins a tie.  Task and chunk boundaries depend on the level's rows only, never on
+the number of threads: the trees are the same for any thread count.
 """
 
 import numpy as np
@@ -22,12 +24,12 @@ from .._jit import njit
 from .._dtypes import CRITERION_GRADIENT, CRITERION_SQUARED_ERROR
 from .node_stats import segment_class_weights, segment_target_sums
 
-#: an item holds at least this many rows: below, a chunk's fixed costs (its prefix statistics,
-#: its slot in the reduction) would show next to its scan
-MIN_ITEM_ROWS = 1 << 14
-#: a level is cut into about this many items, two per thread for 64 threads (at 512, the root
-#: search of 1M x 20 took about 16 % longer than one scan per pair; fewer chunks cost less)
-TARGET_ITEMS = 128
+#: a task holds at least this many rows (unless the level has fewer): below, a chunk's fixed
+#: costs (its prefix statistics, its slot in the reduction) would show next to its scan
+MIN_TASK_ROWS = 1 << 14
+#: a level is cut into at most this many tasks, two per thread for 64 threads (at 512 items,
+#: the root search of 1M x 20 took about 16 % longer than one scan per pair); a power of two
+MAX_TASKS = 128
 
 
 def row_chunks(rows, chunk_rows):
@@ -58,85 +60,120 @@ def row_chunks(rows, chunk_rows):
     return first_chunk, np.repeat(np.arange(rows.shape[0], dtype=np.int64), n_chunks)
 
 
-def rows_per_item(total_rows):
-    """Rows of one work item for a level of ``total_rows`` (feature, node) rows in all."""
-    return max(MIN_ITEM_ROWS, -(-int(total_rows) // TARGET_ITEMS))
+def tasks_per_level(total_rows):
+    """Tasks a level of ``total_rows`` (feature, node) rows in all is cut into: the largest
+    power of two, at most ``MAX_TASKS``, that leaves each task ``MIN_TASK_ROWS`` rows (1 for a
+    smaller level)."""
+    fits = max(1, int(total_rows) // MIN_TASK_ROWS)
+    return min(MAX_TASKS, 1 << (fits.bit_length() - 1))
 
 
 class WorkItems:
-    """Pairs (feature, node) and the items that cover them.
+    """Pairs (feature, node), the items that cover them and the tasks that run the items.
 
-    Attributes
+    Parameters
     ----------
     pair_feature, pair_segment : ndarray of shape (n_pairs,), int64
         The pairs, feature-major.
+    pair_rows : ndarray of shape (n_pairs,), int64
+        Their rows.
+    chunkable : ndarray of shape (n_pairs,), bool
+        Whether a pair may be cut into chunks (else it is scanned whole, in the task where it
+        starts).
+    n_tasks : int, optional
+        Tasks of the level; by default :func:`tasks_per_level` of its rows.
+
+    Attributes
+    ----------
+    task_item : ndarray of shape (n_tasks + 1,), int64
+        Task ``t`` runs the items ``task_item[t] .. task_item[t + 1] - 1`` (the parallel loop's
+        iterations; a task may have none).
     item_first, item_stop : ndarray of shape (n_items,), int64
         Item ``i`` covers the pairs ``item_first[i] .. item_stop[i] - 1``.
     item_lo, item_hi : ndarray of shape (n_items,), int64
         For a chunk of a pair (one pair, ``item_hi[i] > 0``): its positions ``[lo, hi)`` counted
         from the node's first row; 0 and 0 for an item covering whole pairs.
     pair_chunk : ndarray of shape (n_pairs,), int64
-        First item of a chunked pair, -1 for a pair covered whole.
+        First item (chunk) of a pair cut into chunks, -1 for a pair covered whole.
     pair_n_chunks : ndarray of shape (n_pairs,), int64
         Its number of chunks (1 for a pair covered whole).
     """
 
-    def __init__(self, pair_feature, pair_segment, pair_rows, chunkable, item_rows=None):
-        if item_rows is None:
-            item_rows = rows_per_item(pair_rows.sum())
+    def __init__(self, pair_feature, pair_segment, pair_rows, chunkable, n_tasks=None):
+        if n_tasks is None:
+            n_tasks = tasks_per_level(pair_rows.sum())
         self.pair_feature = pair_feature
         self.pair_segment = pair_segment
-        (self.item_first, self.item_stop, self.item_lo, self.item_hi, self.pair_chunk,
-         self.pair_n_chunks) = _plan(pair_rows, chunkable, np.int64(max(1, item_rows)))
+        (self.task_item, self.item_first, self.item_stop, self.item_lo, self.item_hi,
+         self.pair_chunk, self.pair_n_chunks) = _plan(pair_rows, chunkable,
+                                                      np.int64(max(1, n_tasks)))
 
     def arrays(self):
-        """The eight arrays, in the order the kernels take them."""
+        """The eight arrays of the items, in the order the kernels take them (after
+        ``task_item``)."""
         return (self.pair_feature, self.pair_segment, self.item_first, self.item_stop,
                 self.item_lo, self.item_hi, self.pair_chunk, self.pair_n_chunks)
 
 
 @njit(cache=True)
-def _plan(pair_rows, chunkable, item_rows):
-    """Chunk every chunkable pair of more than ``item_rows`` rows into equal chunks; batch the
-    other pairs, in order, into items of at most ``item_rows`` rows (or one pair).  A kernel:
-    in NumPy it took about 0.2 ms a level even for a 235-row fit."""
+def _plan(pair_rows, chunkable, n_tasks):
+    """Cut the pairs, one after another, into ``n_tasks`` tasks of equal rows: a chunkable pair
+    across a task boundary is cut there into chunks, the whole pairs of a task are one item, a
+    pair that may not be cut goes whole to the task where it starts.  A kernel: in NumPy it
+    took about 0.2 ms a level even for a 235-row fit."""
     n_pairs = pair_rows.shape[0]
+    total = np.int64(0)
+    for q in range(n_pairs):
+        total += pair_rows[q]
     pair_chunk = np.full(n_pairs, -1, dtype=np.int64)
     pair_n_chunks = np.ones(n_pairs, dtype=np.int64)
-    n_chunks = 0
-    for q in range(n_pairs):
-        if chunkable[q] and pair_rows[q] > item_rows:
-            pair_n_chunks[q] = (pair_rows[q] + item_rows - 1) // item_rows
-            n_chunks += pair_n_chunks[q]
-    capacity = n_chunks + n_pairs
+    task_item = np.zeros(n_tasks + 1, dtype=np.int64)
+    # a chunk ends at its pair's end or at a task boundary; a batch starts with a pair
+    capacity = 2 * n_pairs + n_tasks
     item_first = np.empty(capacity, dtype=np.int64)
     item_stop = np.empty(capacity, dtype=np.int64)
     item_lo = np.zeros(capacity, dtype=np.int64)
     item_hi = np.zeros(capacity, dtype=np.int64)
     n_items = 0
-    batch_rows = 0  # rows of the open batch (item n_items - 1); 0: none open
+    t = 0  # the open task: it ends at row (t + 1) * total // n_tasks of the level
+    batch_open = False  # whether item n_items - 1 is a batch of whole pairs of task t
+    before = np.int64(0)  # the level's rows before pair q
     for q in range(n_pairs):
         n = pair_rows[q]
-        k = pair_n_chunks[q]
-        if k > 1:
-            pair_chunk[q] = n_items
-            for j in range(k):
-                item_first[n_items] = q
-                item_stop[n_items] = q + 1
-                item_lo[n_items] = j * n // k
-                item_hi[n_items] = (j + 1) * n // k
-                n_items += 1
-            batch_rows = 0
-        elif batch_rows > 0 and batch_rows + n <= item_rows:
-            item_stop[n_items - 1] = q + 1
-            batch_rows += n
-        else:
+        lo = np.int64(0)
+        first_chunk_item = n_items
+        while True:
+            while t < n_tasks - 1 and before + lo >= (t + 1) * total // n_tasks:
+                t += 1
+                task_item[t] = n_items
+                batch_open = False
+            hi = n
+            if chunkable[q]:
+                hi = min(n, (t + 1) * total // n_tasks - before)
+            if lo == 0 and hi == n:  # whole: into the task's batch
+                if batch_open:
+                    item_stop[n_items - 1] = q + 1
+                else:
+                    item_first[n_items] = q
+                    item_stop[n_items] = q + 1
+                    n_items += 1
+                    batch_open = True
+                break
             item_first[n_items] = q
             item_stop[n_items] = q + 1
+            item_lo[n_items] = lo
+            item_hi[n_items] = hi
             n_items += 1
-            batch_rows = max(n, 1)
-    return (item_first[:n_items], item_stop[:n_items], item_lo[:n_items], item_hi[:n_items],
-            pair_chunk, pair_n_chunks)
+            batch_open = False
+            lo = hi
+            if lo >= n:
+                pair_chunk[q] = first_chunk_item
+                pair_n_chunks[q] = n_items - first_chunk_item
+                break
+        before += n
+    task_item[t + 1:] = n_items
+    return (task_item, item_first[:n_items], item_stop[:n_items], item_lo[:n_items],
+            item_hi[:n_items], pair_chunk, pair_n_chunks)
 
 
 def _rows_before_another(seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi,
