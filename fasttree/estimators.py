@@ -41,13 +41,16 @@ _NO_DEPTH_LIMIT = np.iinfo(np.int32).max
 
 def _encode_labels(column):
     """``np.unique(column, return_inverse=True)`` with int32 codes; integer labels spanning
-    fewer than 2**16 values are counted instead of sorted (O(n): the same classes and codes)."""
+    fewer than 2**16 values are counted instead of sorted, two neighbouring values taken as
+    they are (O(n): the same classes and codes)."""
     if column.dtype.kind in "iu" and column.dtype != np.uint64 and column.size:
         low, high = int(column.min()), int(column.max())
         if high - low < 2**16:
             # one pass each (bincount takes int64 values from 0): no copy when they are that
             shifted = column if low == 0 and column.dtype == np.intp else np.subtract(
                 column, low, dtype=np.intp)
+            if high - low <= 1:  # the lowest and highest label are all the values there are
+                return np.arange(low, high + 1).astype(column.dtype), shifted.astype(CLASS_DTYPE)
             present = np.flatnonzero(np.bincount(shifted, minlength=high - low + 1))
             classes = (present + low).astype(column.dtype)
             if present.size == high - low + 1:  # every value in between occurs: codes = shifted

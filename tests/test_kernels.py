@@ -616,6 +616,18 @@ def test_gather_targets_refuses_ids_outside_y_and_never_reads_outside_it():
     assert set(got[1]) <= set(y)
 
 
+@pytest.mark.parametrize("chunk_rows", [1, 3, 7, 1 << 16])
+@pytest.mark.parametrize("n_features", [1, 2, 3])
+def test_gather_targets_in_row_chunks_matches_indexing(monkeypatch, chunk_rows, n_features):
+    from fasttree.kernels import split_search
+    monkeypatch.setattr(split_search, "GATHER_CHUNK_ROWS", chunk_rows)
+    rng = np.random.default_rng(chunk_rows + n_features)
+    for n in (0, 1, 7, 20):
+        sorted_idx = np.stack([rng.permutation(n) for _ in range(n_features)]).astype(np.int32)
+        y = rng.normal(size=n)
+        np.testing.assert_array_equal(gather_targets(sorted_idx, y), y[sorted_idx])
+
+
 def small_tree():
     # root: x0 <= 0.5 ? (x1 <= 2.5 ? leaf 3 : leaf 4) : leaf 2
     left = np.array([1, 3, -1, -1, -1])

@@ -811,7 +811,8 @@ def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, 
 
 
 def gather_targets(sorted_idx, y):
-    """Targets in layout order: ``sorted_y[f, p] = y[sorted_idx[f, p]]``, features in parallel.
+    """Targets in layout order: ``sorted_y[f, p] = y[sorted_idx[f, p]]``, in parallel over
+    features and row chunks (``GATHER_CHUNK_ROWS``: one feature keeps every thread busy).
 
     Parameters
     ----------
@@ -836,18 +837,25 @@ def gather_targets(sorted_idx, y):
     check_row_ids(sorted_idx, y.shape[0], "the length of y")
     sorted_y = np.empty(sorted_idx.shape, dtype=y.dtype)  # numpy's: huge pages (see presort)
     if sorted_idx.size:
-        _gather_targets(sorted_idx, y, sorted_y)
+        _gather_targets(sorted_idx, y, sorted_y, np.int64(GATHER_CHUNK_ROWS))
     return sorted_y
 
 
+#: rows of a task of :func:`gather_targets` (an argument of its kernel, so tests may change it)
+GATHER_CHUNK_ROWS = 1 << 16
+
+
 @njit(parallel=True, cache=True)
-def _gather_targets(sorted_idx, y, sorted_y):
+def _gather_targets(sorted_idx, y, sorted_y, chunk_rows):
     # an id outside y (a feature row not holding the first one's ids) is clamped: a wrong
     # target, never a read out of bounds
     n_features, n_samples = sorted_idx.shape
     last = np.uint64(y.shape[0] - 1)
-    for f in prange(n_features):
-        for p in range(n_samples):
+    n_chunks = (n_samples + chunk_rows - 1) // chunk_rows
+    for task in prange(n_features * n_chunks):
+        f = task // n_chunks
+        start = (task - f * n_chunks) * chunk_rows
+        for p in range(start, min(start + chunk_rows, n_samples)):
             sorted_y[f, p] = y[min(np.uint64(sorted_idx[f, p]), last)]
 
 
