@@ -72,12 +72,12 @@ def partition_loops(n_features, seg_start, seg_end, split_feature, n_threads):
     """The partition's parallel loops on ``n_threads`` threads, each as the costs of its
     iterations (``fasttree.kernels.partition._move_plan``): one loop over lanes of whole
     (feature, segment) pairs, then, for the pairs moved in row chunks, one loop over the chunks
-    of each feature row (the scratch holds a feature row's chunked segments; a chunk costs its
+    of each feature row (the mover's batches are a feature row's chunked segments; a chunk costs its
     rows times ``CHUNKED_MOVE_COST``, the count, scatter and copy back together).  Every split
     node's rows are moved in each feature row but the node's own split feature."""
     if n_features == 1:
         return [np.zeros(1)]  # the split feature's row is in order already: nothing moves
-    feature, segment, lane_first, chunked_feature, chunked_segment, chunk = \
+    feature, segment, lane_first, chunked_feature, chunked_segment, n_chunks = \
         partition_module._move_plan(n_features, seg_start, seg_end,
                                     np.asarray(split_feature, dtype=np.int64), n_threads,
                                     partition_module.MIN_MOVE_CHUNK_ROWS,
@@ -85,9 +85,12 @@ def partition_loops(n_features, seg_start, seg_end, split_feature, n_threads):
     ends = np.concatenate([[0], np.cumsum((seg_end - seg_start)[segment])])
     loops = [ends[lane_first[1:]] - ends[lane_first[:-1]]]
     for g in np.unique(chunked_feature):
-        rows = (seg_end - seg_start)[chunked_segment[chunked_feature == g]]
-        first, pair = work_items.row_chunks(rows, chunk)
-        chunk_rows = np.minimum(chunk, rows[pair] - (np.arange(pair.size) - first[pair]) * chunk)
+        mine = chunked_feature == g
+        rows = (seg_end - seg_start)[chunked_segment[mine]]
+        first, pair = work_items.chunk_index(n_chunks[mine])
+        j = np.arange(pair.size) - first[pair]  # each pair's rows cut evenly, as the mover does
+        k = n_chunks[mine][pair]
+        chunk_rows = (j + 1) * rows[pair] // k - j * rows[pair] // k
         loops.append(partition_module.CHUNKED_MOVE_COST * chunk_rows)
     return loops
 

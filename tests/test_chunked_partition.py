@@ -10,7 +10,7 @@ import fasttree
 from fasttree.kernels import partition as partition_module
 from fasttree.kernels import partition_segments_bits, partition_segments_kway
 from fasttree.kernels.partition import MoveScratch, _move_chunks, _move_plan
-from fasttree.kernels.work_items import row_chunks
+from fasttree.kernels.work_items import chunk_index
 from test_kernels import gather_targets, segmented_layout
 
 
@@ -86,7 +86,7 @@ def test_chunked_moves_match_naive_stable_partition(chunk_rows, max_branches, la
     _move_chunks(max_branches > 1)(
         case["sorted_x"], case["sorted_idx"], case["sorted_y"], starts, ends,
         case["branch_offset"], case["row_branch"], bits, feature, segment,
-        *row_chunks(rows, chunk_rows), np.int64(chunk_rows),
+        *chunk_index(np.maximum(1, -(-rows // chunk_rows))),
         *scratch.arrays(capacity, case["sorted_y"]))
     assert_partitioned(case, before_idx)
 
@@ -112,8 +112,8 @@ def test_public_partitions_with_chunked_pairs_match_naive(chunk_everything, seed
     case = random_case(seed, n=300, m=2, n_segments=2, max_branches=max_branches)
     starts, ends = case["starts"], case["ends"]
     no_skip = np.full(len(starts), -1, np.int64)
-    *_, chunked_feature, _, chunk_rows = _move_plan(2, starts, ends, no_skip, 2, 1, 3)
-    assert chunked_feature.size > 0 and chunk_rows <= 3  # the case exercises the chunked path
+    *_, chunked_feature, _, n_chunks = _move_plan(2, starts, ends, no_skip, 2, 1, 3)
+    assert chunked_feature.size > 0 and n_chunks.min() > 1  # the case exercises the chunks
     before_idx = case["sorted_idx"].copy()
     if max_branches == 1:
         partition_segments_bits(case["sorted_x"], case["sorted_idx"], case["sorted_y"], starts,
@@ -168,14 +168,15 @@ def test_move_plan_covers_every_pair_once(seed, n_features, n_segments, n_thread
                                           min_chunk_rows, more_rows):
     """Every (feature, segment) pair but the segments' own split features, once: whole (in at
     most n_threads lanes, each within the largest pair of its fair share) or chunked (only on
-    more than one thread, only pairs of two smallest chunks or more, chunks within bounds);
-    each list feature-major."""
+    more than one thread, only pairs of two smallest chunks or more; a feature row's chunks a
+    multiple of n_threads when at least as many, each pair's share of them about its share of
+    the row's rows); each list feature-major."""
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, 200, n_segments)
     ends = np.cumsum(rows).astype(np.int64)
     starts = ends - rows
     skip = rng.integers(-1, n_features, n_segments).astype(np.int64)
-    feature, segment, lane_first, chunked_feature, chunked_segment, chunk_rows = _move_plan(
+    feature, segment, lane_first, chunked_feature, chunked_segment, n_chunks = _move_plan(
         n_features, starts, ends, skip, n_threads, min_chunk_rows, min_chunk_rows + more_rows)
     expected = [(g, s) for g in range(n_features) for s in range(n_segments) if skip[s] != g]
     whole = list(zip(feature.tolist(), segment.tolist()))
@@ -184,7 +185,19 @@ def test_move_plan_covers_every_pair_once(seed, n_features, n_segments, n_thread
     assert whole == sorted(whole) and chunked == sorted(chunked)
     assert n_threads > 1 or not chunked
     assert all(rows[s] >= 2 * min_chunk_rows for _, s in chunked)
-    assert min_chunk_rows <= chunk_rows <= min_chunk_rows + more_rows
+    assert n_chunks.shape == chunked_feature.shape and np.all(n_chunks >= 1)
+    for g in np.unique(chunked_feature):
+        mine = chunked_feature == g
+        k, r = n_chunks[mine], rows[chunked_segment[mine]]
+        total = -(-r.sum() // int(np.clip(-(-np.bincount(
+            chunked_feature, weights=rows[chunked_segment]).max() // (4 * n_threads)),
+            min_chunk_rows, min_chunk_rows + more_rows)))
+        if total >= n_threads:
+            total = n_threads * -(-total // n_threads)
+        # rounded shares: total chunks unless a tiny pair was raised to one
+        assert k.sum() == total or (k.sum() > total and (k == 1).any())
+        share = r * total / r.sum()
+        assert np.all((np.abs(k - share) < 1) | ((k == 1) & (share < 1)))
     assert lane_first[0] == 0 and lane_first[-1] == len(whole)
     assert np.all(np.diff(lane_first) >= 0) and 1 <= len(lane_first) - 1 <= max(1, n_threads)
     if whole:

@@ -6,12 +6,12 @@ from numba import prange
 
 from .._jit import njit, specialized, with_globals
 from .presort import check_row_ids
-from .work_items import row_chunks
+from .work_items import chunk_index
 
 
-#: rows of a chunk when a large (feature, segment) pair is moved by every thread: at most
+#: rows of a chunk when a large (feature, segment) pair is moved by every thread: about
 #: MOVE_CHUNK_ROWS, fewer when a feature row's chunked pairs would give a thread fewer than
-#: four chunks, never fewer than MIN_MOVE_CHUNK_ROWS (a chunk's fixed costs would show)
+#: four chunks, not much fewer than MIN_MOVE_CHUNK_ROWS (a chunk's fixed costs would show)
 MOVE_CHUNK_ROWS = 1 << 16
 MIN_MOVE_CHUNK_ROWS = 1 << 12
 #: time per row of a chunked move against a move by one thread (both on one thread, scratch
@@ -225,8 +225,9 @@ def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branc
     ``k_way`` False: two branches everywhere (``branch_0_bits`` tells them apart); ``scratch``
     a :class:`MoveScratch` kept between calls, or None for one of this call's own."""
     (pair_feature, pair_segment, lane_first, chunked_feature, chunked_segment,
-     chunk_rows) = _move_plan(sorted_x.shape[0], seg_start, seg_end, skip_feature,
-                              numba.get_num_threads(), MIN_MOVE_CHUNK_ROWS, MOVE_CHUNK_ROWS)
+     chunked_n_chunks) = _move_plan(sorted_x.shape[0], seg_start, seg_end, skip_feature,
+                                    numba.get_num_threads(), MIN_MOVE_CHUNK_ROWS,
+                                    MOVE_CHUNK_ROWS)
     if pair_feature.shape[0] > 0:
         # a two-way move buffers a segment's smaller side, a k-way one its whole slice; only
         # the segments moved whole need them
@@ -249,8 +250,7 @@ def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branc
         scratch = MoveScratch() if scratch is None else scratch
         _move_chunks(k_way)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                             row_branch, branch_0_bits, chunked_feature, chunked_segment,
-                            *row_chunks(rows, chunk_rows), np.int64(chunk_rows),
-                            *scratch.arrays(capacity, sorted_y))
+                            *chunk_index(chunked_n_chunks), *scratch.arrays(capacity, sorted_y))
 
 
 class MoveScratch:
@@ -308,10 +308,12 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chun
         Their cut into lanes (:func:`_cut_lanes`).
     chunked_feature, chunked_segment : ndarray of shape (n_chunked,), int64
         The pairs moved in row chunks, feature-major.
-    chunk_rows : int
-        Rows of their chunks: ``max_chunk_rows``, or fewer (not below ``min_chunk_rows``) to give
-        every thread four chunks of a feature row's chunked pairs (the chunk mover takes them a
-        feature row at a time).
+    chunked_n_chunks : ndarray of shape (n_chunked,), int64
+        Chunks of each chunked pair, its rows cut evenly.  A feature row's chunked pairs (the
+        chunk mover's one parallel loop) have chunks of about ``max_chunk_rows`` rows, or fewer
+        (not much below ``min_chunk_rows``) to give every thread four; their number is a
+        multiple of ``n_threads`` where it is at least that, shared out by the pairs' rows, so
+        that numba's static schedule gives each thread as many chunks of about equal rows.
     """
     feature, segment = _moved_pairs(n_features, seg_start, seg_end, skip_feature)
     rows = (seg_end - seg_start)[segment]
@@ -332,13 +334,30 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chun
         chunked[:] = False
         chunked[candidates[:best_k]] = True
     whole = ~chunked
-    chunk_rows = max_chunk_rows
-    if chunked.any():
-        feature_rows = np.bincount(feature[chunked], weights=rows[chunked]).max()
-        chunk_rows = int(np.clip(feature_rows // (4 * n_threads), min_chunk_rows,
-                                 max_chunk_rows))
     return (feature[whole], segment[whole], _cut_lanes(rows[whole], n_threads),
-            feature[chunked], segment[chunked], chunk_rows)
+            feature[chunked], segment[chunked],
+            _chunk_counts(feature[chunked], rows[chunked], n_threads, min_chunk_rows,
+                          max_chunk_rows))
+
+
+def _chunk_counts(feature, rows, n_threads, min_chunk_rows, max_chunk_rows):
+    """Chunks of each chunked pair (``feature``-major, of ``rows`` rows): see
+    :func:`_move_plan`."""
+    n_chunks = np.ones(rows.shape[0], dtype=np.int64)
+    if rows.shape[0] == 0:
+        return n_chunks
+    feature_rows = np.bincount(feature, weights=rows).astype(np.int64)
+    chunk_rows = int(np.clip(-(-feature_rows.max() // (4 * n_threads)), min_chunk_rows,
+                             max_chunk_rows))
+    for g in np.unique(feature):
+        mine = np.flatnonzero(feature == g)
+        total = -(-feature_rows[g] // chunk_rows)
+        if total >= n_threads:
+            total = n_threads * -(-total // n_threads)
+        # pair j ends at chunk round(total * its running rows / the row's rows)
+        ends = (2 * total * np.cumsum(rows[mine]) + feature_rows[g]) // (2 * feature_rows[g])
+        n_chunks[mine] = np.maximum(1, np.diff(ends, prepend=0))
+    return n_chunks
 
 
 def _cut_lanes(rows, n_threads):
@@ -635,7 +654,7 @@ def _make_chunk_movers(k_way):
 
     ::
 
-        pair, chunks of chunk_rows:  [ c0        | c1        | c2    ]
+        pair, cut evenly:            [ c0        | c1        | c2        ]
         1. count, every chunk:        l0 r0        l1 r1       l2 r2     rows per branch
         2. prefix, in chunk order:    chunk c's left rows go to l0 + .. + l(c-1), its right
                                       rows to (l0 + l1 + l2) + r0 + .. + r(c-1)
@@ -644,7 +663,8 @@ def _make_chunk_movers(k_way):
 
     The same stable partition as a move by one thread, with every thread on the pair; about
     twice the bytes (every row written to the scratch, then back).  The scratch holds a batch
-    of pairs at a time, as many as it fits in order (at least one).  A row's branch comes from
+    of pairs at a time: a feature row's pairs, as many as it fits in order (at least one), so
+    that a feature row's chunks are one parallel loop (:func:`_move_plan` sizes them for it).  A row's branch comes from
     ``branch_0_bits`` for a two-branch node (a table that stays in cache), else from
     ``row_branch``, clamped to the node's branches (a wrong branch gives wrong rows, never a
     write out of bounds).
@@ -652,7 +672,7 @@ def _make_chunk_movers(k_way):
 
     def move_chunks(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                     row_branch, branch_0_bits, pair_feature, pair_segment, pair_chunk,
-                    chunk_pair, chunk_rows, scratch_x, scratch_idx, scratch_y):
+                    chunk_pair, scratch_x, scratch_idx, scratch_y):
         has_labels = sorted_y.shape[1] > 0
         n_pairs = pair_feature.shape[0]
         max_branches = 2
@@ -668,7 +688,8 @@ def _make_chunk_movers(k_way):
             used = 0
             while stop < n_pairs:
                 rows = seg_end[pair_segment[stop]] - seg_start[pair_segment[stop]]
-                if stop > first and used + rows > scratch_x.shape[0]:
+                if stop > first and (used + rows > scratch_x.shape[0]
+                                     or pair_feature[stop] != pair_feature[first]):
                     break
                 scratch_start[stop] = used
                 used += rows
@@ -688,21 +709,24 @@ def _make_chunk_movers(k_way):
                 for c in prange(pair_chunk[first], pair_chunk[stop]):
                     move_chunk(sorted_x, sorted_idx, sorted_y, has_labels, seg_start, seg_end,
                                branch_offset, row_branch, branch_0_bits, pair_feature,
-                               pair_segment, chunk_pair, pair_chunk, chunk_rows, scratch_start,
-                               cursor, scratch_x, scratch_idx, scratch_y, c, step)
+                               pair_segment, chunk_pair, pair_chunk, scratch_start, cursor,
+                               scratch_x, scratch_idx, scratch_y, c, step)
             first = stop
 
     def chunk_step(sorted_x, sorted_idx, sorted_y, has_labels, seg_start, seg_end,
                    branch_offset, row_branch, branch_0_bits, pair_feature, pair_segment,
-                   chunk_pair, pair_chunk, chunk_rows, scratch_start, cursor, scratch_x,
-                   scratch_idx, scratch_y, c, step):
+                   chunk_pair, pair_chunk, scratch_start, cursor, scratch_x, scratch_idx,
+                   scratch_y, c, step):
         """Step ``step`` of chunk ``c``: 0 count its rows per branch into ``cursor[c]``,
         1 scatter them to the scratch at ``cursor[c]``, 2 copy its positions back."""
         q = chunk_pair[c]
         g = pair_feature[q]
         s = pair_segment[q]
-        lo = seg_start[s] + (c - pair_chunk[q]) * chunk_rows
-        hi = min(lo + chunk_rows, seg_end[s])
+        n_pair = seg_end[s] - seg_start[s]
+        k = pair_chunk[q + 1] - pair_chunk[q]
+        j = c - pair_chunk[q]
+        lo = seg_start[s] + j * n_pair // k
+        hi = seg_start[s] + (j + 1) * n_pair // k
         xs = sorted_x[g, lo:hi]
         idx = sorted_idx[g, lo:hi]
         ys = sorted_y[g, lo:hi] if has_labels else sorted_y[g]

@@ -54,10 +54,17 @@ def row_chunks(rows, chunk_rows):
     if int(chunk_rows) < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     rows = np.asarray(rows, dtype=np.int64)
-    n_chunks = np.maximum(1, -(-rows // int(chunk_rows)))
-    first_chunk = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    return chunk_index(np.maximum(1, -(-rows // int(chunk_rows))))
+
+
+def chunk_index(n_chunks):
+    """Where each range's chunks are, given how many each range has: ``first_chunk`` (shape
+    ``(n_ranges + 1,)``, range ``i``'s chunks are ``first_chunk[i] .. first_chunk[i + 1] - 1``)
+    and ``chunk_range`` (the range of every chunk)."""
+    n_chunks = np.asarray(n_chunks, dtype=np.int64)
+    first_chunk = np.zeros(n_chunks.shape[0] + 1, dtype=np.int64)
     np.cumsum(n_chunks, out=first_chunk[1:])
-    return first_chunk, np.repeat(np.arange(rows.shape[0], dtype=np.int64), n_chunks)
+    return first_chunk, np.repeat(np.arange(n_chunks.shape[0], dtype=np.int64), n_chunks)
 
 
 def tasks_per_level(total_rows):
