@@ -56,6 +56,32 @@ def _draw_threshold(xs, n_known, n_miss, u):
 
 
 @njit(cache=True, inline="always")
+def _random_pair(sorted_x, seg_start, seg_end, uniform, coin, f, s):
+    """The random threshold ``t`` of pair (``f``, node ``s``) (NaN: skipped) and the rows it
+    sends left, in the node's sorted slice: the first ``stop`` (known values up to ``t``), then,
+    when the coin sends them left, the missing rows from ``n_known`` on; ``rows_left`` in all
+    (:func:`_left_position` numbers them)."""
+    start = seg_start[s]
+    end = seg_end[s]
+    xs = sorted_x[f, start:end]
+    n_miss = count_missing(xs)
+    n_known = end - start - n_miss
+    t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+    missing_left = n_miss > 0 and coin[f, s] == 1
+    stop = 0
+    while t == t and stop < n_known and xs[stop] <= t:  # sorted: the rows left are a prefix
+        stop += 1
+    rows_left = stop + n_miss if missing_left else stop
+    return start, end, t, n_miss, missing_left, n_known, stop, rows_left
+
+
+@njit(cache=True, inline="always")
+def _left_position(k, stop, n_known):
+    """Position in the node's slice of the ``k``-th row a random threshold sends left."""
+    return k if k < stop else n_known + (k - stop)
+
+
+@njit(cache=True, inline="always")
 def _store_random_split(f, s, value, node_weighted_impurity, w_node, t, rows_left, n_node,
                         n_miss, missing_left, children_impurity, gain, split_info, threshold,
                         n_left, n_branches, missing_branch, n_missing, n_candidates):
@@ -157,6 +183,7 @@ def score_regression_threshold(f, s, w_left, sum_left, rows_left, pos_left, pos_
                             threshold, n_left, n_branches, missing_branch, n_missing,
                             n_candidates)
 
+
 @njit(parallel=True, cache=True)
 def find_random_splits_classification(
     sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
@@ -200,36 +227,21 @@ feature_mask
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
-            start = seg_start[s]
-            end = seg_end[s]
-            xs = sorted_x[f, start:end]
-            labels = sorted_y[f, start:end]
-            idx = sorted_idx[f, start:end]
-            n_node = end - start
-            n_miss = count_missing(xs)
-            n_known = n_node - n_miss
-            t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+            start, end, t, n_miss, missing_left, n_known, stop, rows_left = _random_pair(
+                sorted_x, seg_start, seg_end, uniform, coin, f, s)
             if t != t:
                 continue
-            missing_left = n_miss > 0 and coin[f, s] == 1
+            labels = sorted_y[f, start:end]
+            idx = sorted_idx[f, start:end]
             left[:] = 0.0
             w_left = 0.0
-            rows_left = 0
-            # sorted: the known rows going left are a prefix; then the missing rows, if left
-            stop = 0
-            while stop < n_known and xs[stop] <= t:
-                stop += 1
-            for p in range(n_node):
-                if p == stop and not missing_left:
-                    break
-                if stop <= p < n_known:
-                    continue
+            for k in range(rows_left):
+                p = _left_position(k, stop, n_known)
                 w = 1.0 if unit_weight else sample_weight[idx[p]]
                 left[labels[p]] += w
                 w_left += w
-                rows_left += 1
             score_class_threshold(
-                f, s, left, w_left, rows_left, n_node, n_miss, missing_left, t,
+                f, s, left, w_left, rows_left, end - start, n_miss, missing_left, t,
                 seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                 min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds,
                 children_impurity, gain, split_info, threshold, n_left, n_branches,
@@ -258,41 +270,27 @@ def find_random_splits_regression(
         for s in range(n_segments):
             if feature_mask[f, s] == 0:
                 continue
-            start = seg_start[s]
-            end = seg_end[s]
-            xs = sorted_x[f, start:end]
-            ys = sorted_y[f, start:end]
-            idx = sorted_idx[f, start:end]
-            n_node = end - start
-            n_miss = count_missing(xs)
-            n_known = n_node - n_miss
-            t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+            start, end, t, n_miss, missing_left, n_known, stop, rows_left = _random_pair(
+                sorted_x, seg_start, seg_end, uniform, coin, f, s)
             if t != t:
                 continue
-            missing_left = n_miss > 0 and coin[f, s] == 1
+            ys = sorted_y[f, start:end]
+            idx = sorted_idx[f, start:end]
             w_left = 0.0
             sum_left = 0.0
-            rows_left = 0
             pos_left = 0  # positive targets going left (Poisson: see the best-split scan)
-            stop = 0
-            while stop < n_known and xs[stop] <= t:
-                stop += 1
-            for p in range(n_node):
-                if p == stop and not missing_left:
-                    break
-                if stop <= p < n_known:
-                    continue
+            for k in range(rows_left):
+                p = _left_position(k, stop, n_known)
                 w = 1.0 if unit_weight else sample_weight[idx[p]]
                 w_left += w
                 sum_left += w * ys[p]
-                rows_left += 1
                 pos_left += ys[p] > 0.0
             pos_total = 0
             if criterion == CRITERION_POISSON:
-                for p in range(n_node):
+                for p in range(end - start):
                     pos_total += ys[p] > 0.0
             score_regression_threshold(
-                f, s, w_left, sum_left, rows_left, pos_left, pos_total, n_node, n_miss,
+                f, s, w_left, sum_left, rows_left, pos_left, pos_total, end - start, n_miss,
                 missing_left, t, seg_sums, criterion, min_samples_leaf, min_weight_leaf,
                 monotonic_cst, node_bounds, children_impurity, gain, split_info, threshold,
                 n_left, n_branches, missing_branch, n_missing, n_candidates)

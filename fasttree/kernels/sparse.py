@@ -231,6 +231,22 @@ def _is_constant(xs, n_node):
                        _virtual_value(xs, n_neg, n_zero, n_node - 1))
 
 
+@njit(cache=True, inline="always")
+def _searched_pair(entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+                   min_samples_leaf, f, s):
+    """Pair (feature ``f``, node ``s``) of a sparse search: whether it is searched (unmasked,
+    of at least ``2 * min_samples_leaf`` rows, not constant in the node: all zeros, or values
+    within ``FEATURE_THRESHOLD``), its node's positions ``[start, end)`` and its entries
+    ``[a, b)``."""
+    start = seg_start[s]
+    end = seg_end[s]
+    a = entry_start[f, s]
+    b = entry_end[f, s]
+    searched = (feature_mask[f, s] != 0 and end - start >= 2 * min_samples_leaf
+                and not _is_constant(entry_x[a:b], end - start))
+    return searched, start, end, a, b
+
+
 @njit(parallel=True, cache=True)
 def find_segments(entry_row, feature_ptr, row_pos, seg_start, seg_end, seg_feature):
     """Entries of each node in one feature: ``[seg_a[s], seg_b[s])`` of ``seg_feature[s]``.
@@ -747,15 +763,12 @@ def _sparse_classification_search(unit_weight, binary):
             marks = np.zeros(row_y.shape[0] if walk_zeros else 0, dtype=np.uint8)
             for f in range(chunk, n_features, n_chunks):
                 for s in range(n_segments):
-                    if feature_mask[f, s] == 0:
+                    searched, start, end, a, b = _searched_pair(
+                        entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+                        min_samples_leaf, f, s)
+                    if not searched:
                         continue
-                    start = seg_start[s]
-                    end = seg_end[s]
-                    a = entry_start[f, s]
-                    b = entry_end[f, s]
                     n_node = end - start
-                    if n_node < 2 * min_samples_leaf or _is_constant(entry_x[a:b], n_node):
-                        continue  # constant in the node (all zeros, or values within 1e-7)
                     xs = entry_x[a:b]
                     labels = entry_y[a:b]
                     n_neg = _n_negative(xs)
@@ -984,15 +997,12 @@ def find_best_splits_sparse_regression(
         marks = np.zeros(row_y.shape[0] if exact_zero_block else 0, dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             for s in range(n_segments):
-                if feature_mask[f, s] == 0:
+                searched, start, end, a, b = _searched_pair(
+                    entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+                    min_samples_leaf, f, s)
+                if not searched:
                     continue
-                start = seg_start[s]
-                end = seg_end[s]
-                a = entry_start[f, s]
-                b = entry_end[f, s]
                 n_node = end - start
-                if n_node < 2 * min_samples_leaf or _is_constant(entry_x[a:b], n_node):
-                    continue
                 xs = entry_x[a:b]
                 n_neg = _n_negative(xs)
                 best, best_p, w_left, n_cand = _scan_sparse_regression(
@@ -1311,6 +1321,17 @@ def _zero_block_rows(rows, node_rows_node, marks, out):
 
 
 @njit(cache=True, inline="always")
+def _virtual_pair(entry_x, entry_row, node_rows, start, end, a, b, marks, zero_rows):
+    """A pair's entries ``[a, b)`` as the node ``[start, end)``'s virtual sequence: their values
+    and rows, the negatives' count, and the zero block's size and rows (into ``zero_rows``, by
+    :func:`_zero_block_rows`)."""
+    xs = entry_x[a:b]
+    rows = entry_row[a:b]
+    _zero_block_rows(rows, node_rows[start:end], marks, zero_rows)
+    return xs, rows, _n_negative(xs), end - start - xs.shape[0]
+
+
+@njit(cache=True, inline="always")
 def _virtual_row(rows, zero_rows, n_neg, n_zero, p):
     """Row id at virtual position ``p`` (the zero block's rows in ascending id order)."""
     if p < n_neg:
@@ -1388,20 +1409,14 @@ def find_splits_sparse_generic(
         marks = np.zeros(node_rows.shape[0], dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             for s in range(n_segments):
-                if feature_mask[f, s] == 0:
+                searched, start, end, a, b = _searched_pair(
+                    entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+                    min_samples_leaf, f, s)
+                if not searched:
                     continue
-                start = seg_start[s]
-                end = seg_end[s]
-                a = entry_start[f, s]
-                b = entry_end[f, s]
                 n_node = end - start
-                xs = entry_x[a:b]
-                if n_node < 2 * min_samples_leaf or _is_constant(xs, n_node):
-                    continue
-                rows = entry_row[a:b]
-                n_neg = _n_negative(xs)
-                n_zero = n_node - xs.shape[0]
-                _zero_block_rows(rows, node_rows[start:end], marks, zero_rows)
+                xs, rows, n_neg, n_zero = _virtual_pair(entry_x, entry_row, node_rows, start,
+                                                        end, a, b, marks, zero_rows)
                 stop = n_node
                 t = 0.0
                 if random:
@@ -1532,20 +1547,14 @@ def find_splits_sparse_absolute_error(
         marks = np.zeros(node_rows.shape[0], dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             for s in range(n_segments):
-                if feature_mask[f, s] == 0:
+                searched, start, end, a, b = _searched_pair(
+                    entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+                    min_samples_leaf, f, s)
+                if not searched:
                     continue
-                start = seg_start[s]
-                end = seg_end[s]
-                a = entry_start[f, s]
-                b = entry_end[f, s]
                 n_node = end - start
-                xs = entry_x[a:b]
-                if n_node < 2 * min_samples_leaf or _is_constant(xs, n_node):
-                    continue
-                rows = entry_row[a:b]
-                n_neg = _n_negative(xs)
-                n_zero = n_node - xs.shape[0]
-                _zero_block_rows(rows, node_rows[start:end], marks, zero_rows)
+                xs, rows, n_neg, n_zero = _virtual_pair(entry_x, entry_row, node_rows, start,
+                                                        end, a, b, marks, zero_rows)
                 for z in range(n_zero):
                     r = zero_rows[z]
                     for o in range(n_outputs):
