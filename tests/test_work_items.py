@@ -204,12 +204,12 @@ def test_chunks_give_the_unchunked_record_field_for_field(criterion, n_classes, 
             np.testing.assert_array_equal(a, b, err_msg=field)
 
 
-def _presort_by_buckets(X, group_rows, chunk_rows=1 << 16):
+def _presort_by_buckets(X, n_tasks, chunk_rows=1 << 16):
     n, n_features = X.shape
     sorted_x = np.empty((n_features, n), np.float32)
     sorted_idx = np.empty((n_features, n), np.int32)
     scratch = np.empty((n_features, n), np.uint32), np.empty((n_features, n), np.int32)
-    presort_module._presort_by_buckets(X, sorted_x, sorted_idx, *scratch, chunk_rows, group_rows)
+    presort_module._presort_by_buckets(X, sorted_x, sorted_idx, *scratch, chunk_rows, n_tasks)
     return sorted_x, sorted_idx
 
 
@@ -221,11 +221,11 @@ def _expect_stable_argsort(X, sorted_x, sorted_idx):
     assert not np.signbit(sorted_x[np.isnan(sorted_x)]).any()  # every NaN positive
 
 
-@pytest.mark.parametrize("group_rows", [1, 50, 10**6])
+@pytest.mark.parametrize("n_tasks", [1, 7, 4096])
 @pytest.mark.parametrize("chunk", [7, 64, 1 << 16])
-def test_presort_by_buckets_is_the_stable_argsort(rng, group_rows, chunk):
-    # row chunks of the leading-digit pass from 7 rows to the whole feature, groups of one
-    # bucket to all of them; buckets from a few rows (insertion sort) to thousands (radix)
+def test_presort_by_buckets_is_the_stable_argsort(rng, n_tasks, chunk):
+    # row chunks of the leading-digit pass from 7 rows to the whole feature, one task to more
+    # tasks than buckets; buckets from a few rows (insertion sort) to thousands (radix)
     n = 6000
     X = np.round(rng.normal(size=(n, 6)), 1).astype(np.float32)
     X[rng.random(n) < 0.1, 0] = np.nan
@@ -237,14 +237,41 @@ def test_presort_by_buckets_is_the_stable_argsort(rng, group_rows, chunk):
     X[::3, 4] = np.inf
     X[1::3, 4] = -np.inf
     X[:, 5] = np.nan  # only NaN
-    _expect_stable_argsort(X, *_presort_by_buckets(X, group_rows, chunk))
+    _expect_stable_argsort(X, *_presort_by_buckets(X, n_tasks, chunk))
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(width=32), min_size=1, max_size=300), st.integers(1, 40))
-def test_presort_by_buckets_sorts_any_floats(values, group_rows):
+def test_presort_by_buckets_sorts_any_floats(values, n_tasks):
     X = np.array(values, dtype=np.float32)[:, None]
-    _expect_stable_argsort(X, *_presort_by_buckets(X, group_rows))
+    _expect_stable_argsort(X, *_presort_by_buckets(X, n_tasks))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 30), min_size=4, max_size=4), min_size=1, max_size=3),
+       st.integers(1, 12))
+def test_bucket_groups_cut_the_buckets_into_tasks_by_their_middle_rows(rows, n_tasks):
+    """Every nonempty bucket in one group, in order; a group holds one feature's buckets; each
+    bucket in the task its middle row falls in (so every task within a bucket of its share)."""
+    rows = np.array(rows, dtype=np.int64)
+    bucket_start = np.zeros((rows.shape[0], rows.shape[1] + 1), np.int64)
+    np.cumsum(rows, axis=1, out=bucket_start[:, 1:])
+    feature, first, stop, task_group = presort_module._bucket_groups(bucket_start, n_tasks)
+    assert task_group.shape == (n_tasks + 1,) and task_group[0] == 0
+    assert task_group[-1] == feature.size and np.all(np.diff(task_group) >= 0)
+    total = rows.sum()
+    seen = []
+    for t in range(n_tasks):
+        for g in range(task_group[t], task_group[t + 1]):
+            f = feature[g]
+            for b in range(first[g], stop[g]):
+                if rows[f, b] == 0:
+                    continue
+                seen.append((f, b))
+                middle = rows[:f].sum() + rows[f, :b].sum() + rows[f, b] / 2
+                assert t == min(n_tasks - 1, int(middle * n_tasks // total))
+    assert seen == [(f, b) for f in range(rows.shape[0]) for b in range(rows.shape[1])
+                    if rows[f, b] > 0]
 
 
 def test_few_features_presort_uses_every_thread_and_sorts_the_same(rng, monkeypatch):

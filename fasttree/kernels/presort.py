@@ -84,7 +84,7 @@ def presort_features(X):
         keys_tmp = np.empty((n_features, n_samples), dtype=np.uint32)
         idx_tmp = np.empty((n_features, n_samples), dtype=np.int32)
         _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, _SORT_CHUNK,
-                            bucket_group_rows(n_samples, n_features, n_threads))
+                            bucket_tasks(n_threads))
     else:
         n_blocks = max(1, min(n_threads, n_features))
         keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
@@ -101,10 +101,11 @@ def by_buckets(n_samples, n_features, n_threads):
             and n_samples >= _SORT_CHUNK)
 
 
-def bucket_group_rows(n_samples, n_features, n_threads):
-    """Rows of a group of buckets sorted by one thread: about four groups a thread (the groups
-    only share out the work: the sort is the same for any size)."""
-    return max(_SORT_CHUNK, -(-n_samples * n_features // (4 * n_threads)))
+def bucket_tasks(n_threads):
+    """Tasks the buckets' sorts are shared out in: four a thread, so that numba's static
+    schedule gives every thread four of about equal rows (the tasks only share out the work:
+    the sort is the same for any number)."""
+    return 4 * n_threads
 
 
 @njit(cache=True, inline="always")
@@ -128,7 +129,7 @@ def _chunk(it, n_chunks, n_samples, chunk_rows):
 
 
 @njit(parallel=True, cache=True)
-def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, group_rows):
+def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, n_tasks):
     """:func:`presort_features` for a few features on more threads: one most-significant-digit
     pass, then each digit's bucket sorted on its own.
 
@@ -137,8 +138,8 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
     found, and the 11 bits below the prefix all of a feature's keys share are its leading digit
     (:func:`leading_shift`); the chunks count their
     leading digits and scatter their rows into the buckets (digits in order, chunks in order
-    within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Then the buckets, in groups of
-    about ``group_rows`` rows shared out to the threads, are sorted on their remaining bits
+    within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Then the buckets, in ``n_tasks``
+    tasks of about equal rows (:func:`_bucket_groups`), are sorted on their remaining bits
     (:func:`_lsd_passes`) back into ``sorted_x`` and ``sorted_idx``.  As many passes over the
     rows as one thread's sort of the feature (one count, a scatter per digit), against one more
     count a digit when every pass is cut into row chunks; and a bucket's passes stay in cache.
@@ -190,16 +191,17 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
             counts[it, b] = slot + 1
             keys_tmp[f, slot] = key
             idx_tmp[f, slot] = i
-    group_feature, group_first, group_stop = _bucket_groups(bucket_start, group_rows)
-    for g in prange(group_feature.shape[0]):
-        f = group_feature[g]
+    group_feature, group_first, group_stop, task_group = _bucket_groups(bucket_start, n_tasks)
+    for t in prange(n_tasks):
         bucket_counts = np.empty((_N_PASSES, _N_BUCKETS), dtype=np.int64)
-        for b in range(group_first[g], group_stop[g]):
-            lo = bucket_start[f, b]
-            hi = bucket_start[f, b + 1]
-            if hi > lo:
-                _sort_bucket(keys_tmp[f, lo:hi], idx_tmp[f, lo:hi], keys[f, lo:hi],
-                             sorted_idx[f, lo:hi], bucket_counts, shift[f])
+        for g in range(task_group[t], task_group[t + 1]):
+            f = group_feature[g]
+            for b in range(group_first[g], group_stop[g]):
+                lo = bucket_start[f, b]
+                hi = bucket_start[f, b + 1]
+                if hi > lo:
+                    _sort_bucket(keys_tmp[f, lo:hi], idx_tmp[f, lo:hi], keys[f, lo:hi],
+                                 sorted_idx[f, lo:hi], bucket_counts, shift[f])
 
 
 @njit(cache=True, inline="always")
@@ -215,29 +217,47 @@ def leading_shift(lowest, highest):
 
 
 @njit(cache=True)
-def _bucket_groups(bucket_start, group_rows):
-    """Consecutive buckets of one feature in groups of at most ``group_rows`` rows (a larger
-    bucket alone), empty buckets skipped: each group's feature, first and stop bucket."""
+def _bucket_groups(bucket_start, n_tasks):
+    """Every feature's buckets, one feature after another, cut into ``n_tasks`` tasks of about
+    equal rows: a bucket goes to the task its middle row falls in (a bucket is never split, so
+    a task holds at least its largest one); a task's buckets of one feature are a group.
+
+    Returns each group's feature, first and stop bucket, and ``task_group`` (shape
+    ``(n_tasks + 1,)``): task ``t`` sorts the groups ``task_group[t] .. task_group[t + 1] - 1``.
+    """
     n_features, n_buckets = bucket_start.shape[0], bucket_start.shape[1] - 1
+    total = 0
+    for f in range(n_features):
+        total += bucket_start[f, n_buckets]
     feature = np.empty(n_features * n_buckets, dtype=np.int64)
     first = np.empty(n_features * n_buckets, dtype=np.int64)
     stop = np.empty(n_features * n_buckets, dtype=np.int64)
+    task_group = np.zeros(n_tasks + 1, dtype=np.int64)
     n_groups = 0
+    t = 0  # the open task
+    before = 0  # rows of the buckets before this one, every feature's
     for f in range(n_features):
-        b = 0
-        while b < n_buckets:
-            if bucket_start[f, b + 1] == bucket_start[f, b]:
-                b += 1
+        grouping = False  # whether group n_groups - 1 is task t's group of feature f
+        for b in range(n_buckets):
+            rows = bucket_start[f, b + 1] - bucket_start[f, b]
+            if rows == 0:
                 continue
-            feature[n_groups] = f
-            first[n_groups] = b
-            while b < n_buckets and (
-                    b == first[n_groups]
-                    or bucket_start[f, b + 1] - bucket_start[f, first[n_groups]] <= group_rows):
-                b += 1
-            stop[n_groups] = b
-            n_groups += 1
-    return feature[:n_groups], first[:n_groups], stop[:n_groups]
+            task = min(n_tasks - 1, (2 * before + rows) * n_tasks // (2 * total))
+            while t < task:
+                t += 1
+                task_group[t] = n_groups
+                grouping = False
+            if grouping:
+                stop[n_groups - 1] = b + 1
+            else:
+                feature[n_groups] = f
+                first[n_groups] = b
+                stop[n_groups] = b + 1
+                n_groups += 1
+                grouping = True
+            before += rows
+    task_group[t + 1:] = n_groups
+    return feature[:n_groups], first[:n_groups], stop[:n_groups], task_group
 
 
 @njit(cache=True, no_cpython_wrapper=True)
