@@ -81,13 +81,13 @@ def test_partition_and_presort_costs():
 
 def test_presort_by_buckets_costs_are_the_kernels_buckets(monkeypatch):
     # one feature on two threads, sorted by buckets: three loops over chunks of rows, then the
-    # groups of buckets, each of at most a quarter of the rows (or one bucket)
+    # buckets' sorts in four tasks a thread, each bucket in the task its middle row falls in
     monkeypatch.setattr(load_balance.presort_module, "_SORT_CHUNK", 100)
     X = np.repeat(np.arange(8, dtype=np.float32), 50)[:, None]  # 8 values, 50 rows each
     loops = load_balance.presort_loops(X, 2)
     assert [c.tolist() for c in loops[:3]] == [[100] * 4] * 3
-    # 400 rows on two threads: groups of at most 100 rows, two buckets of 50 each
-    assert loops[3].tolist() == [100] * 4
+    # 400 rows on two threads: eight tasks of 50 rows, one bucket each
+    assert loops[3].tolist() == [50] * 8
     assert load_balance.loops_balance(loops, 2) == 1.0
 
 
