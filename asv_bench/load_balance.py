@@ -117,7 +117,7 @@ def presort_loops(X, n_threads):
     (``fasttree.kernels.presort.presort_features``): blocks of whole features; or, for a few
     features on more threads (``by_buckets``), three loops over row chunks (keys, their
     leading digits counted, scattered into buckets) and one over the tasks sorting the buckets,
-    whose rows come from ``X``'s own values (cut by the kernel's own ``_bucket_groups``)."""
+    whose rows come from ``X``'s own values (cut by the kernel's own ``_bucket_tasks``)."""
     n_samples, n_features = X.shape
     if not presort_module.by_buckets(n_samples, n_features, n_threads):
         n_blocks = max(1, min(n_threads, n_features))
@@ -134,11 +134,10 @@ def presort_loops(X, n_threads):
         digits = (keys[:, f] >> shift) & presort_module._DIGIT_MASK
         np.cumsum(np.bincount(digits, minlength=presort_module._N_BUCKETS),
                   out=bucket_start[f, 1:])
-    feature, first, stop, task_group = presort_module._bucket_groups(
+    _, lo, hi, task_bucket = presort_module._bucket_tasks(
         bucket_start, presort_module.bucket_tasks(n_threads))
-    group_rows = bucket_start[feature, stop] - bucket_start[feature, first]
-    before = np.concatenate([[0], np.cumsum(group_rows)])
-    tasks = (before[task_group[1:]] - before[task_group[:-1]]).astype(np.float64)
+    before = np.concatenate([[0], np.cumsum(hi - lo)])
+    tasks = (before[task_bucket[1:]] - before[task_bucket[:-1]]).astype(np.float64)
     return [chunks, chunks, chunks, tasks]
 
 

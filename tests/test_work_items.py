@@ -250,28 +250,27 @@ def test_presort_by_buckets_sorts_any_floats(values, n_tasks):
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 30), min_size=4, max_size=4), min_size=1, max_size=3),
        st.integers(1, 12))
-def test_bucket_groups_cut_the_buckets_into_tasks_by_their_middle_rows(rows, n_tasks):
-    """Every nonempty bucket in one group, in order; a group holds one feature's buckets; each
-    bucket in the task its middle row falls in (so every task within a bucket of its share)."""
+def test_bucket_tasks_cut_the_buckets_by_their_middle_rows(rows, n_tasks):
+    """Every nonempty bucket once, in order (features one after another); each in the task its
+    middle row falls in (so every task within a bucket of its share)."""
     rows = np.array(rows, dtype=np.int64)
-    bucket_start = np.zeros((rows.shape[0], rows.shape[1] + 1), np.int64)
+    n_features, n_buckets = rows.shape
+    n = rows[0].sum()
+    rows[1:, -1] += n - rows[1:].sum(axis=1)  # every feature holds the same rows
+    if (rows < 0).any():
+        return
+    bucket_start = np.zeros((n_features, n_buckets + 1), np.int64)
     np.cumsum(rows, axis=1, out=bucket_start[:, 1:])
-    feature, first, stop, task_group = presort_module._bucket_groups(bucket_start, n_tasks)
-    assert task_group.shape == (n_tasks + 1,) and task_group[0] == 0
-    assert task_group[-1] == feature.size and np.all(np.diff(task_group) >= 0)
-    total = rows.sum()
-    seen = []
+    feature, lo, hi, task_bucket = presort_module._bucket_tasks(bucket_start, n_tasks)
+    expected = [(f, bucket_start[f, b], bucket_start[f, b + 1]) for f in range(n_features)
+                for b in range(n_buckets) if rows[f, b] > 0]
+    assert list(zip(feature.tolist(), lo.tolist(), hi.tolist())) == expected
+    assert task_bucket.shape == (n_tasks + 1,) and task_bucket[0] == 0
+    assert task_bucket[-1] == feature.size and np.all(np.diff(task_bucket) >= 0)
     for t in range(n_tasks):
-        for g in range(task_group[t], task_group[t + 1]):
-            f = feature[g]
-            for b in range(first[g], stop[g]):
-                if rows[f, b] == 0:
-                    continue
-                seen.append((f, b))
-                middle = rows[:f].sum() + rows[f, :b].sum() + rows[f, b] / 2
-                assert t == min(n_tasks - 1, int(middle * n_tasks // total))
-    assert seen == [(f, b) for f in range(rows.shape[0]) for b in range(rows.shape[1])
-                    if rows[f, b] > 0]
+        for j in range(task_bucket[t], task_bucket[t + 1]):
+            middle = feature[j] * n + (lo[j] + hi[j]) / 2
+            assert t == min(n_tasks - 1, int(middle * n_tasks // (n_features * n)))
 
 
 def test_few_features_presort_uses_every_thread_and_sorts_the_same(rng, monkeypatch):

@@ -139,7 +139,7 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
     (:func:`leading_shift`); the chunks count their
     leading digits and scatter their rows into the buckets (digits in order, chunks in order
     within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Then the buckets, in ``n_tasks``
-    tasks of about equal rows (:func:`_bucket_groups`), are sorted on their remaining bits
+    tasks of about equal rows (:func:`_bucket_tasks`), are sorted on their remaining bits
     (:func:`_lsd_passes`) back into ``sorted_x`` and ``sorted_idx``.  As many passes over the
     rows as one thread's sort of the feature (one count, a scatter per digit), against one more
     count a digit when every pass is cut into row chunks; and a bucket's passes stay in cache.
@@ -191,17 +191,15 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
             counts[it, b] = slot + 1
             keys_tmp[f, slot] = key
             idx_tmp[f, slot] = i
-    group_feature, group_first, group_stop, task_group = _bucket_groups(bucket_start, n_tasks)
+    bucket_feature, bucket_lo, bucket_hi, task_bucket = _bucket_tasks(bucket_start, n_tasks)
     for t in prange(n_tasks):
         bucket_counts = np.empty((_N_PASSES, _N_BUCKETS), dtype=np.int64)
-        for g in range(task_group[t], task_group[t + 1]):
-            f = group_feature[g]
-            for b in range(group_first[g], group_stop[g]):
-                lo = bucket_start[f, b]
-                hi = bucket_start[f, b + 1]
-                if hi > lo:
-                    _sort_bucket(keys_tmp[f, lo:hi], idx_tmp[f, lo:hi], keys[f, lo:hi],
-                                 sorted_idx[f, lo:hi], bucket_counts, shift[f])
+        for j in range(task_bucket[t], task_bucket[t + 1]):
+            f = bucket_feature[j]
+            lo = bucket_lo[j]
+            hi = bucket_hi[j]
+            _sort_bucket(keys_tmp[f, lo:hi], idx_tmp[f, lo:hi], keys[f, lo:hi],
+                         sorted_idx[f, lo:hi], bucket_counts, shift[f])
 
 
 @njit(cache=True, inline="always")
@@ -217,47 +215,36 @@ def leading_shift(lowest, highest):
 
 
 @njit(cache=True)
-def _bucket_groups(bucket_start, n_tasks):
-    """Every feature's buckets, one feature after another, cut into ``n_tasks`` tasks of about
-    equal rows: a bucket goes to the task its middle row falls in (a bucket is never split, so
-    a task holds at least its largest one); a task's buckets of one feature are a group.
-
-    Returns each group's feature, first and stop bucket, and ``task_group`` (shape
-    ``(n_tasks + 1,)``): task ``t`` sorts the groups ``task_group[t] .. task_group[t + 1] - 1``.
-    """
+def _bucket_tasks(bucket_start, n_tasks):
+    """Every feature's nonempty buckets, one feature after another (each one's feature and rows
+    ``[lo, hi)``), cut into ``n_tasks`` tasks of about equal rows: a bucket goes to the task its
+    middle row falls in (a bucket is never split, so a task holds at least its largest one);
+    task ``t`` sorts the buckets ``task_bucket[t] .. task_bucket[t + 1] - 1``."""
     n_features, n_buckets = bucket_start.shape[0], bucket_start.shape[1] - 1
-    total = 0
-    for f in range(n_features):
-        total += bucket_start[f, n_buckets]
+    n_samples = bucket_start[0, n_buckets]
+    total = n_features * n_samples
     feature = np.empty(n_features * n_buckets, dtype=np.int64)
-    first = np.empty(n_features * n_buckets, dtype=np.int64)
-    stop = np.empty(n_features * n_buckets, dtype=np.int64)
-    task_group = np.zeros(n_tasks + 1, dtype=np.int64)
-    n_groups = 0
+    lo = np.empty(n_features * n_buckets, dtype=np.int64)
+    hi = np.empty(n_features * n_buckets, dtype=np.int64)
+    task_bucket = np.zeros(n_tasks + 1, dtype=np.int64)
+    n = 0
     t = 0  # the open task
-    before = 0  # rows of the buckets before this one, every feature's
     for f in range(n_features):
-        grouping = False  # whether group n_groups - 1 is task t's group of feature f
         for b in range(n_buckets):
-            rows = bucket_start[f, b + 1] - bucket_start[f, b]
-            if rows == 0:
+            a = bucket_start[f, b]
+            z = bucket_start[f, b + 1]
+            if z == a:
                 continue
-            task = min(n_tasks - 1, (2 * before + rows) * n_tasks // (2 * total))
+            task = min(n_tasks - 1, (2 * (f * n_samples + a) + z - a) * n_tasks // (2 * total))
             while t < task:
                 t += 1
-                task_group[t] = n_groups
-                grouping = False
-            if grouping:
-                stop[n_groups - 1] = b + 1
-            else:
-                feature[n_groups] = f
-                first[n_groups] = b
-                stop[n_groups] = b + 1
-                n_groups += 1
-                grouping = True
-            before += rows
-    task_group[t + 1:] = n_groups
-    return feature[:n_groups], first[:n_groups], stop[:n_groups], task_group
+                task_bucket[t] = n
+            feature[n] = f
+            lo[n] = a
+            hi[n] = z
+            n += 1
+    task_bucket[t + 1:] = n
+    return feature[:n], lo[:n], hi[:n], task_bucket
 
 
 @njit(cache=True, no_cpython_wrapper=True)
