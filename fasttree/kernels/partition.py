@@ -664,10 +664,10 @@ def _make_chunk_movers(k_way):
     The same stable partition as a move by one thread, with every thread on the pair; about
     twice the bytes (every row written to the scratch, then back).  The scratch holds a batch
     of pairs at a time: a feature row's pairs, as many as it fits in order (at least one), so
-    that a feature row's chunks are one parallel loop (:func:`_move_plan` sizes them for it).  A row's branch comes from
-    ``branch_0_bits`` for a two-branch node (a table that stays in cache), else from
-    ``row_branch``, clamped to the node's branches (a wrong branch gives wrong rows, never a
-    write out of bounds).
+    that a feature row's chunks are one parallel loop (:func:`_move_plan` sizes them for it).
+    A row's branch comes from ``branch_0_bits`` for a two-branch node (a table that stays in
+    cache), else from ``row_branch``, clamped to the node's branches (a wrong branch gives wrong
+    rows, never a write out of bounds).
     """
 
     def move_chunks(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
