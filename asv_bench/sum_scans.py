@@ -46,11 +46,11 @@ def main():
             if criterion == getattr(K, "CRITERION_GRADIENT", None):
                 K.find_best_splits_gradient(sorted_x, sorted_idx, sorted_y, weight, start, end,
                                             sums, mask, 1.0, 1, 0.0, *K.unconstrained(),
-                                            *record)
+                                            record)
             else:
                 K.find_best_splits_regression(sorted_x, sorted_idx, sorted_y, weight, start,
                                               end, sums, mask, criterion, 1, 0.0, reciprocal,
-                                              False, *K.unconstrained(), *record)
+                                              False, *K.unconstrained(), record)
             best = min(best, time.perf_counter() - t0)
         results[name] = round(best * 1e3, 2)
     print(json.dumps(results))

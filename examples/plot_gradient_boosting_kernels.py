@@ -87,7 +87,7 @@ def grow_tree(presorted, grad, hess, max_depth, reg_lambda=1.0, min_child_weight
         find_best_splits_gradient(
             sorted_x, sorted_idx, sorted_g, hess, start, end, sums,
             np.ones((n_features, len(node)), np.uint8), reg_lambda, min_samples_leaf,
-            min_child_weight, *unconstrained(), *record)
+            min_child_weight, *unconstrained(), record)
         best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                                   record.n_branches, SELECT_IMPURITY)
         slot = np.arange(len(node))

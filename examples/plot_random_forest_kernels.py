@@ -108,7 +108,7 @@ def fit_forest(X, y, n_estimators, max_features="sqrt", random_state=0):
         record = new_split_record(n_features, len(node))
         find_best_splits_classification(
             sorted_x, sorted_idx, sorted_y, weight, start, end, value[tree, node], mask,
-            CRITERION_GINI, 1, 0.0, xlog2x, 0.0, False, *unconstrained(), *record)
+            CRITERION_GINI, 1, 0.0, xlog2x, 0.0, False, *unconstrained(), record)
         best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                                   record.n_branches, SELECT_IMPURITY)
         split = best >= 0  # -1: none of the node's features splits it, a leaf

@@ -308,12 +308,12 @@ class HistSplitter:
                     self.n_bins, self.one_value, stats, end - start,
                     mask * ~self.is_categorical[:, None], self.criterion_code,
                     self._unit_weight, self.min_samples_leaf, self.min_weight_leaf, self._table,
-                    *record)
+                    record)
         if self.is_categorical.any():
             self._timed("search", find_best_splits_hist_categorical, hist, self.n_categories,
                         stats, end - start, mask * self.is_categorical[:, None],
                         self.criterion_code, self.categorical_kind, self._unit_weight,
-                        self.min_samples_leaf, self.min_weight_leaf, *record)
+                        self.min_samples_leaf, self.min_weight_leaf, record)
         for j in range(start.shape[0]):  # the group's array lives while one node is kept
             self._remember((int(start[j]), int(end[j])), hist, j)
 

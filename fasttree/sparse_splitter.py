@@ -330,24 +330,24 @@ random_thresholds, multi_output
                         *self._entries(start, end), stats, mask,
                         self._rank_of_row, self._node_sorted_y, self.min_samples_leaf,
                         self.min_weight_leaf, uniform, coin, *constraints, self._n_chunks(),
-                        *record)
+                        record)
         elif self._generic is not None:  # random thresholds, several outputs, constraints
             Y, offsets = self._generic
             self._timed("search", find_splits_sparse_generic, self.entry_x, self.entry_row,
                         self.node_rows, Y, self.sample_weight, start, end,
                         *self._entries(start, end), stats, mask, offsets, self.criterion_code,
                         self.min_samples_leaf, self.min_weight_leaf, uniform, coin,
-                        *constraints, self._n_chunks(), *record)
+                        *constraints, self._n_chunks(), record)
         elif self.n_classes is None:
             self._timed("search", find_best_splits_sparse_regression,
                         *self._search_layout(start, end), stats, mask, self.criterion_code,
                         self.min_samples_leaf, self.min_weight_leaf, self._count_table,
-                        self.exact_zero_block, self._n_chunks(), *record)
+                        self.exact_zero_block, self._n_chunks(), record)
         else:
             self._timed("search", find_best_splits_sparse_classification,
                         *self._search_layout(start, end), stats, mask, self.criterion_code,
                         self.min_samples_leaf, self.min_weight_leaf, self._count_table,
-                        self.exact_zero_block, self._n_chunks(), *record)
+                        self.exact_zero_block, self._n_chunks(), record)
         return record
 
     def describe_categorical(self, *args):

@@ -432,43 +432,43 @@ class ExactSplitter:
             self._timed("search", find_splits_absolute_error, self.sorted_x, self.sorted_idx,
                         self.sample_weight, start, end, stats, numeric_mask, self._rank_of_row,
                         self._node_sorted_y, self.min_samples_leaf, self.min_weight_leaf,
-                        uniform, coin, *constraints, *record)
+                        uniform, coin, *constraints, record)
         elif self.multi_output is not None:
             Y, offsets = self.multi_output
             self._timed("search", find_splits_multioutput, self.sorted_x, self.sorted_idx, Y,
                         self.sample_weight, start, end, stats, numeric_mask, offsets,
                         self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
-                        uniform, coin, *record)
+                        uniform, coin, record)
         elif self.random_thresholds:
             kernel = (find_random_splits_regression if self.n_classes is None
                       else find_random_splits_classification)
             self._timed("search", kernel, self.sorted_x, self.sorted_idx, self.sorted_y,
                         self.sample_weight, start, end, stats, numeric_mask, uniform, coin,
                         self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
-                        *constraints, *record)
+                        *constraints, record)
         elif self.n_classes is None:
             self._timed("search", find_best_splits_regression, self.sorted_x, self.sorted_idx,
                         self.sorted_y, self.sample_weight, start, end, stats, numeric_mask,
                         self.criterion_code, self.min_samples_leaf, self.min_weight_leaf,
-                        self._count_table, self.missing_fractional, *constraints, *record)
+                        self._count_table, self.missing_fractional, *constraints, record)
         elif self._counts is not None:
             self._timed("search", find_best_splits_classification, self.sorted_x,
                         self.sorted_idx, self.sorted_y, self._counts, start, end, stats,
                         numeric_mask, self.criterion_code, self.min_samples_leaf,
                         self.min_weight_leaf, self._counts_table, self.min_branch_fraction,
-                        False, *constraints, *record)
+                        False, *constraints, record)
         else:
             self._timed("search", find_best_splits_classification, self.sorted_x,
                         self.sorted_idx, self.sorted_y, self.sample_weight, start, end, stats,
                         numeric_mask, self.criterion_code, self.min_samples_leaf,
                         self.min_weight_leaf, self._count_table, self.min_branch_fraction,
-                        self.missing_fractional, *constraints, *record)
+                        self.missing_fractional, *constraints, record)
         if self._any_categorical:
             self._timed("search", find_best_splits_categorical, self.sorted_x, self.sorted_idx,
                         self.sorted_y, self.sample_weight, start, end, stats,
                         mask * self.is_categorical[:, None], self.n_categories,
                         self.criterion_code, self.categorical_kind, self.min_samples_leaf,
-                        self.min_weight_leaf, self.missing_fractional, *record)
+                        self.min_weight_leaf, self.missing_fractional, record)
         return record
 
     def describe_categorical(self, start, end, stats, feature, kind, cut, missing_branch,

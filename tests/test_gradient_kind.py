@@ -37,7 +37,7 @@ def gradient_record(sorted_x, sorted_idx, grad, hess, starts, ends, reg_lambda, 
     record = new_split_record(sorted_x.shape[0], len(starts))
     find_best_splits_gradient(sorted_x, sorted_idx, sorted_g, hess, starts, ends, sums,
                               np.ones((sorted_x.shape[0], len(starts)), np.uint8), reg_lambda,
-                              msl, mcw, monotonic_cst, node_bounds, *record)
+                              msl, mcw, monotonic_cst, node_bounds, record)
     return sums, record
 
 
@@ -147,7 +147,7 @@ def test_zero_lambda_splits_like_weighted_squared_error_on_newton_targets(rng):
     reg_record = new_split_record(m, len(starts))
     find_best_splits_regression(sorted_x, sorted_idx, sorted_t, hess, starts, ends, sums,
                                 np.ones((m, len(starts)), np.uint8), CRITERION_SQUARED_ERROR, 2,
-                                0.0, np.empty(0), False, *unconstrained(), *reg_record)
+                                0.0, np.empty(0), False, *unconstrained(), reg_record)
     for field in ("threshold", "n_left", "missing_branch", "n_missing", "n_candidates"):
         np.testing.assert_array_equal(getattr(grad_record, field), getattr(reg_record, field))
     # regression: children impurity c - proxy; gradients: -proxy
@@ -202,7 +202,7 @@ def test_regression_kernel_refuses_the_gradient_code():
         find_best_splits_regression(sorted_x, sorted_idx, np.zeros((1, 4)), np.ones(4),
                                     np.array([0]), np.array([4]), np.zeros((1, 3)),
                                     np.ones((1, 1), np.uint8), CRITERION_GRADIENT, 1, 0.0,
-                                    np.empty(0), False, *unconstrained(), *record)
+                                    np.empty(0), False, *unconstrained(), record)
 
 
 # -- the gallery's boosting learner ---------------------------------------------------------

@@ -55,7 +55,7 @@ def search_record(kernel, *args, **options):
     params = inspect.signature(getattr(kernel, "py_func", kernel)).parameters
     kwargs = {k: v for k, v in {**OPTIONS_OFF, **options}.items() if k in params}
     record = new_split_record(*args[7].shape)
-    kernel(*args, **kwargs, **record._asdict())
+    kernel(*args, **kwargs, record=record)
     return record
 
 
@@ -668,7 +668,7 @@ def test_public_kernels_grow_one_level_like_the_estimator():
     record = new_split_record(n_features, 1)  # filled by the search kernels
     find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((n_features, 1), np.uint8),
-        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False, *unconstrained(), *record)
+        CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False, *unconstrained(), record)
     best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                               record.n_branches, SELECT_IMPURITY)
     est = fasttree.DecisionTreeClassifier(criterion="entropy", max_depth=1).fit(X, y)

@@ -73,13 +73,13 @@ def test_regression_criteria_match_exhaustive_search(criterion, missing, weighte
         find_splits_absolute_error(sorted_x, sorted_idx, w_kernel, start, end, stats, mask,
                                    rank_of_row[None], node_sorted_y[None], 1, 0.0,
                                    np.empty((0, 0)),
-                                   np.empty((0, 0), np.uint8), *unconstrained(), *record)
+                                   np.empty((0, 0), np.uint8), *unconstrained(), record)
     else:
         stats = segment_target_sums(sorted_idx, sorted_y, w_kernel, start, end, row,
                                     CRITERION_POISSON)
         find_best_splits_regression(sorted_x, sorted_idx, sorted_y, w_kernel, start, end, stats,
                                     mask, CRITERION_POISSON, 1, 0.0, np.empty(0), False,
-                                    *unconstrained(), *record)
+                                    *unconstrained(), record)
     for f in range(X.shape[1]):
         expected, candidates, _ = missing_aware_numeric_split(X[:, f], y, w, criterion=criterion)
         got = record.children_impurity[f, 0]
@@ -114,7 +114,7 @@ def test_multioutput_scan_matches_exhaustive_search(task, missing, seed):
     record = new_split_record(X.shape[1], 1)
     find_splits_multioutput(sorted_x, sorted_idx, Y, w, start, end, stats,
                             np.ones((X.shape[1], 1), np.uint8), offsets, criterion, 1, 0.0,
-                            np.empty((0, 0)), np.empty((0, 0), np.uint8), *record)
+                            np.empty((0, 0)), np.empty((0, 0), np.uint8), record)
     y_int = Y.astype(np.int64) if task == "classification" else Y
     for f in range(X.shape[1]):
         expected, _, _ = missing_aware_numeric_split(X[:, f], y_int, w, criterion=name,
@@ -140,7 +140,7 @@ def test_random_thresholds_follow_the_draws(task, missing, seed):
         stats = segment_class_weights(sorted_idx, sorted_y, w, start, end, row, 3)
         find_random_splits_classification(sorted_x, sorted_idx, sorted_y, w, start, end, stats,
                                           mask, uniform, coin, CRITERION_GINI, 1, 0.0,
-                                          *unconstrained(), *record)
+                                          *unconstrained(), record)
         name, n_classes = "gini", 3
     else:
         y = rng.normal(size=n)
@@ -149,7 +149,7 @@ def test_random_thresholds_follow_the_draws(task, missing, seed):
                                     CRITERION_SQUARED_ERROR)
         find_random_splits_regression(sorted_x, sorted_idx, sorted_y, w, start, end, stats, mask,
                                       uniform, coin, CRITERION_SQUARED_ERROR, 1, 0.0,
-                                      *unconstrained(), *record)
+                                      *unconstrained(), record)
         name, n_classes = "squared_error", None
     for f in range(m):
         x = X[:, f]
@@ -180,7 +180,7 @@ def test_poisson_refuses_a_child_of_zero_targets_despite_rounding():
     record = new_split_record(1, 1)
     find_best_splits_regression(sorted_x, sorted_idx, sorted_y, np.empty(0), start, end, stats,
                                 np.ones((1, 1), np.uint8), CRITERION_POISSON, 1, 0.0,
-                                np.empty(0), False, *unconstrained(), *record)
+                                np.empty(0), False, *unconstrained(), record)
     assert record.n_left[0, 0] != 7  # never the last row alone
 
 
@@ -206,7 +206,7 @@ def test_absolute_error_of_several_outputs_matches_exhaustive_search(missing, we
     find_splits_absolute_error(sorted_x, sorted_idx, w_kernel, start, end, stats,
                                np.ones((X.shape[1], 1), np.uint8), rank_of_row, node_sorted_y,
                                1, 0.0, np.empty((0, 0)), np.empty((0, 0), np.uint8),
-                               *unconstrained(), *record)
+                               *unconstrained(), record)
     for f in range(X.shape[1]):
         expected, _, _ = missing_aware_numeric_split(X[:, f], Y, w, criterion="absolute_error",
                                                      n_classes=[None] * 3)

@@ -204,7 +204,7 @@ def run_search(kernel, shape, *args):
     rules the kernel has (off) and the record's arrays by name."""
     params = inspect.signature(getattr(kernel, "py_func", kernel)).parameters
     record = new_split_record(*shape)
-    kernel(*args, **{k: v for k, v in OPTIONS_OFF.items() if k in params}, **record._asdict())
+    kernel(*args, **{k: v for k, v in OPTIONS_OFF.items() if k in params}, record=record)
     return record
 
 

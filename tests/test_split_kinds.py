@@ -109,7 +109,7 @@ def test_gain_ratio_at_the_weather_root_matches_the_worked_example():
     find_best_splits_categorical(sx, si, sy, np.empty(0), np.array([0]), np.array([14]),
                                  np.array([[5.0, 9.0]]), np.ones((1, 1), np.uint8),
                                  np.array([3]), CRITERION_ENTROPY, SPLIT_MULTIWAY, 1, 0.0, False,
-                                 *rec)
+                                 rec)
     assert rec.gain[0, 0] == pytest.approx(0.247, abs=5e-4)
     assert rec.gain[0, 0] / rec.split_info[0, 0] == pytest.approx(0.156, abs=5e-4)
 

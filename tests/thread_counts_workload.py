@@ -227,7 +227,7 @@ def _save_gradient_search(out, d):
     record = K.new_split_record(X.shape[1], 1)
     K.find_best_splits_gradient(sorted_x, sorted_idx, sorted_g, hess, start, end, sums,
                                 np.ones((X.shape[1], 1), np.uint8), 1.0, 5, 0.5,
-                                *K.unconstrained(), *record)
+                                *K.unconstrained(), record)
     out["gradient_search.sums"] = sums
     for field, values in record._asdict().items():
         out[f"gradient_search.{field}"] = values

@@ -40,7 +40,7 @@ class Kernels:
         record = new_split_record(self.mask.shape[0], self.start.shape[0])
         find_best_splits_classification(self.sorted_x, self.sorted_idx, self.sorted_y, self.w,
                                         self.start, self.end, self.counts, self.mask, 1, 1, 0.0,
-                                        self.table, 0.0, False, *unconstrained(), *record)
+                                        self.table, 0.0, False, *unconstrained(), record)
 
     def time_partition(self, *args):
         from fasttree.kernels import partition_segments

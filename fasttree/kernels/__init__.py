@@ -13,7 +13,7 @@ C-contiguous, as each docstring states.  A typical level of a tree::
     find_best_splits_classification(
         sorted_x, sorted_idx, sorted_y, w, start, end, counts, np.ones((n_features, 1), np.uint8),
         CRITERION_ENTROPY, 1, 0.0, xlog2x_table(len(y)), 0.0, False,
-        *unconstrained(), *record)                               # no monotonicity constraints
+        *unconstrained(), record)                                # no monotonicity constraints
     best = select_best_splits(record.children_impurity, record.gain, record.split_info,
                               record.n_branches, SELECT_IMPURITY)  # feature per node
     partition_segments(sorted_x, sorted_idx, sorted_y, start, end, best,

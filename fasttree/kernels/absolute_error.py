@@ -159,8 +159,7 @@ def find_splits_absolute_error(
     sorted_x, sorted_idx, sample_weight, seg_start, seg_end, seg_stats, feature_mask,
     rank_of_row, node_sorted_y, min_samples_leaf, min_weight_leaf, uniform, coin,
     monotonic_cst, node_bounds,
-    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-    n_missing, n_candidates, subset_class,
+    record,
 ):
     """Best (or random) threshold of every numeric (feature, node) pair for absolute error.
 
@@ -182,7 +181,8 @@ def find_splits_absolute_error(
         Monotonicity constraints, as in
         :func:`~fasttree.kernels.find_best_splits_classification`; the constrained value is the
         weighted median (one output only).
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
+        From :func:`~fasttree.kernels.new_split_record`.
         ``children_impurity`` is the children's total absolute error around their medians (the
         mean over outputs, as scikit-learn's multi-output impurity).
 
@@ -219,9 +219,7 @@ def find_splits_absolute_error(
             _split_pair(np.int64(f), s, xs, node_sorted_y[:, start:end], count_missing(xs),
                         seg_stats[s],
                         min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower, upper,
-                        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians,
-                        children_impurity, gain, split_info, threshold, n_left, n_branches,
-                        missing_branch, n_missing, n_candidates)
+                        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians, record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -236,8 +234,7 @@ def _scratch(max_n, n_outputs):
 @njit(cache=True, no_cpython_wrapper=True)
 def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf, uniform, coin,
                 cst, lower, upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
-                medians, children_impurity, gain, split_info, threshold, n_left, n_branches,
-                missing_branch, n_missing, n_candidates):
+                medians, record):
     """Best (or random) split of one (feature, node) pair whose rows, in the feature's sorted
     order (missing last), have ranks ``order_ranks[k]`` for output ``k`` and weights
     ``order_w``; ``xs`` their values, ``vals[k]`` the node's sorted targets of output ``k``;
@@ -362,13 +359,10 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
     if random:
         rows_left = best_p + 1 + (n_miss if missing_left else 0)
         _store_random_split(f, s, best, node_error, w_total, t, rows_left, n_node,
-                            n_miss, missing_left, children_impurity, gain, split_info, threshold,
-                            n_left, n_branches, missing_branch, n_missing, n_candidates)
+                            n_miss, missing_left, record)
     else:
         _store_binary_split(f, s, best, node_error, w_total, w_best, xs, best_p, n_miss,
-                            missing_left, n_cand, np.empty(0), children_impurity, gain,
-                            split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                            n_candidates)
+                            missing_left, n_cand, np.empty(0), record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)

@@ -192,16 +192,7 @@ def find_best_splits_categorical(
     min_samples_leaf,
     min_weight_leaf,
     missing_fractional,
-    children_impurity,
-    gain,
-    split_info,
-    threshold,
-    n_left,
-    n_branches,
-    missing_branch,
-    n_missing,
-    n_candidates,
-    subset_class,
+    record,
 ):
     """Best subset or multiway split of every categorical feature for every node of a level.
 
@@ -227,7 +218,8 @@ def find_best_splits_categorical(
         C4.5's missing rows (see :func:`~fasttree.kernels.find_best_splits_classification`):
         the split is chosen on the known rows, its gain scaled by their share, the missing rows a
         branch of their own in the split information; ``missing_branch`` is the heaviest branch.
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
+        From :func:`~fasttree.kernels.new_split_record`.
         ``threshold`` holds the length of the left prefix of the category order of a subset
         split, ``subset_class`` the class that orders it; :func:`categorical_split_maps` turns
         the chosen splits into category maps.
@@ -237,17 +229,13 @@ def find_best_splits_categorical(
         _categorical_feature(np.int64(f), sorted_x, sorted_idx, sorted_y, sample_weight,
                              seg_start, seg_end, seg_stats, feature_mask, n_categories,
                              criterion, split_kind, min_samples_leaf, min_weight_leaf,
-                             missing_fractional, children_impurity, gain, split_info, threshold,
-                             n_left, n_branches, missing_branch, n_missing, n_candidates,
-                             subset_class)
+                             missing_fractional, record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
 def _categorical_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
                          seg_stats, feature_mask, n_categories, criterion, split_kind,
-                         min_samples_leaf, min_weight_leaf, missing_fractional,
-                         children_impurity, gain, split_info, threshold, n_left, n_branches,
-                         missing_branch, n_missing, n_candidates, subset_class):
+                         min_samples_leaf, min_weight_leaf, missing_fractional, record):
     """Every node of one categorical feature for :func:`find_best_splits_categorical`."""
     if n_categories[f] == 0:
         return
@@ -270,17 +258,13 @@ def _categorical_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_s
                                    codes, stats, rows, missing)
         best_categorical_split(f, s, codes, stats, rows, missing, n_present, seg_stats[s],
                                end - start, criterion, split_kind, min_samples_leaf,
-                               min_weight_leaf, missing_fractional, scratch, children_impurity,
-                               gain, split_info, threshold, n_left, n_branches, missing_branch,
-                               n_missing, n_candidates, subset_class)
+                               min_weight_leaf, missing_fractional, scratch, record)
 
 
 @njit(cache=True)
 def best_categorical_split(f, s, codes, stats, rows, missing, n_present, total, n_total,
                            criterion, split_kind, min_samples_leaf, min_weight_leaf,
-                           missing_fractional, scratch, children_impurity, gain, split_info,
-                           threshold, n_left, n_branches, missing_branch, n_missing,
-                           n_candidates, subset_class):
+                           missing_fractional, scratch, record):
     """Best subset or multiway split of one (feature, node) pair from its category statistics
     (:func:`category_stats`: present codes, statistics and rows of each, and of the missing
     rows), written to the record's slot ``[f, s]``; ``total``: the node's statistics,
@@ -340,14 +324,14 @@ def best_categorical_split(f, s, codes, stats, rows, missing, n_present, total, 
         elif n_miss > 0:
             branch_w[best_m] += w_missing
         gain_value = (known_impurity - best) / w_node
-        gain[f, s] = gain_value
-        children_impurity[f, s] = node_impurity - w_node * gain_value
-        split_info[f, s] = split_information(branch_w, w_node)
-        n_left[f, s] = rows[0] + (n_miss if best_m == 0 else 0)
-        n_branches[f, s] = n_present
-        missing_branch[f, s] = best_m
-        n_missing[f, s] = n_miss
-        n_candidates[f, s] = 1
+        record.gain[f, s] = gain_value
+        record.children_impurity[f, s] = node_impurity - w_node * gain_value
+        record.split_info[f, s] = split_information(branch_w, w_node)
+        record.n_left[f, s] = rows[0] + (n_miss if best_m == 0 else 0)
+        record.n_branches[f, s] = n_present
+        record.missing_branch[f, s] = best_m
+        record.n_missing[f, s] = n_miss
+        record.n_candidates[f, s] = 1
         return
     if n_present < 2 and (n_miss == 0 or fractional):
         return
@@ -360,23 +344,23 @@ def best_categorical_split(f, s, codes, stats, rows, missing, n_present, total, 
         if value < best:
             best = value
             gain_value = (known_impurity - value) / w_node
-            gain[f, s] = gain_value
-            children_impurity[f, s] = node_impurity - w_node * gain_value
+            record.gain[f, s] = gain_value
+            record.children_impurity[f, s] = node_impurity - w_node * gain_value
             w_r = _weight(total, criterion) - w_l
             w_m = w_missing if fractional else 0.0
-            split_info[f, s] = split_information(np.array((w_l, w_r, w_m)), w_node)
-            threshold[f, s] = cut
-            n_left[f, s] = rows_left
-            n_branches[f, s] = 2
+            record.split_info[f, s] = split_information(np.array((w_l, w_r, w_m)), w_node)
+            record.threshold[f, s] = cut
+            record.n_left[f, s] = rows_left
+            record.n_branches[f, s] = 2
             if fractional:
-                missing_branch[f, s] = 0 if w_l >= w_r else 1
+                record.missing_branch[f, s] = 0 if w_l >= w_r else 1
             elif n_miss > 0:
-                missing_branch[f, s] = 0 if missing_left else 1
+                record.missing_branch[f, s] = 0 if missing_left else 1
             else:
-                missing_branch[f, s] = 0 if rows_left > n_total - rows_left else 1
-            n_missing[f, s] = n_miss
-            n_candidates[f, s] = n_cand
-            subset_class[f, s] = -1 if regression else k_order
+                record.missing_branch[f, s] = 0 if rows_left > n_total - rows_left else 1
+            record.n_missing[f, s] = n_miss
+            record.n_candidates[f, s] = n_cand
+            record.subset_class[f, s] = -1 if regression else k_order
 
 
 @njit(parallel=True, cache=True)

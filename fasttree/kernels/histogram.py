@@ -370,16 +370,7 @@ def find_best_splits_hist(
     min_samples_leaf,
     min_weight_leaf,
     table,
-    children_impurity,
-    gain,
-    split_info,
-    threshold,
-    n_left,
-    n_branches,
-    missing_branch,
-    n_missing,
-    n_candidates,
-    subset_class,
+    record,
 ):
     """Best threshold of every (feature, node) pair from the nodes' histograms.
 
@@ -404,7 +395,7 @@ def find_best_splits_hist(
     table : ndarray of shape (n_samples + 1,), float64 (IN)
         With unit weights: ``c log2 c`` (classification, :func:`~fasttree.kernels.xlog2x_table`)
         or ``1 / c`` (squared error, :func:`~fasttree.kernels.reciprocal_table`); else empty.
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
         As written by :func:`~fasttree.kernels.find_best_splits_classification`;
         ``n_left`` counts the rows going left.
 
@@ -419,15 +410,13 @@ def find_best_splits_hist(
     for f in prange(n_features):
         _hist_feature(np.int64(f), hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows,
                       feature_mask, criterion, regression, unit_weight, min_samples_leaf,
-                      min_weight_leaf, table, children_impurity, gain, split_info, threshold,
-                      n_left, n_branches, missing_branch, n_missing, n_candidates)
+                      min_weight_leaf, table, record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
 def _hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows, feature_mask,
                   criterion, regression, unit_weight, min_samples_leaf, min_weight_leaf, table,
-                  children_impurity, gain, split_info, threshold, n_left, n_branches,
-                  missing_branch, n_missing, n_candidates):
+                  record):
     """Every node of one feature for :func:`find_best_splits_hist`."""
     n_channels = hist.shape[3]
     n_stats = n_channels if unit_weight else n_channels - 1
@@ -590,26 +579,24 @@ def _hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_r
             continue
         if regression:
             best = max(total[2] + best, 0.0)  # c - proxy
-        children_impurity[f, s] = best
-        gain[f, s] = (node_impurity - best) / w_node
-        split_info[f, s] = _binary_split_info(best_w, w_node - best_w, 0.0, count_table)
-        threshold[f, s] = np.inf if nxt == nb else _midpoint(hi[cut], lo[nxt])
-        n_left[f, s] = best_rows
-        n_branches[f, s] = 2
+        record.children_impurity[f, s] = best
+        record.gain[f, s] = (node_impurity - best) / w_node
+        record.split_info[f, s] = _binary_split_info(best_w, w_node - best_w, 0.0, count_table)
+        record.threshold[f, s] = np.inf if nxt == nb else _midpoint(hi[cut], lo[nxt])
+        record.n_left[f, s] = best_rows
+        record.n_branches[f, s] = 2
         if n_miss > 0:
-            missing_branch[f, s] = 0 if missing_left else 1
+            record.missing_branch[f, s] = 0 if missing_left else 1
         else:
-            missing_branch[f, s] = 0 if best_rows > n_node - best_rows else 1
-        n_missing[f, s] = n_miss
-        n_candidates[f, s] = n_cand
+            record.missing_branch[f, s] = 0 if best_rows > n_node - best_rows else 1
+        record.n_missing[f, s] = n_miss
+        record.n_candidates[f, s] = n_cand
 
 
 @njit(parallel=True, cache=True)
 def find_best_splits_hist_categorical(hist, n_categories, seg_stats, seg_rows, feature_mask,
                                       criterion, split_kind, unit_weight, min_samples_leaf,
-                                      min_weight_leaf, children_impurity, gain, split_info,
-                                      threshold, n_left, n_branches, missing_branch, n_missing,
-                                      n_candidates, subset_class):
+                                      min_weight_leaf, record):
     """Best subset or multiway split of every categorical (feature, node) pair from the nodes'
     histograms (a categorical feature's bins are its category codes).
 
@@ -624,17 +611,13 @@ def find_best_splits_hist_categorical(hist, n_categories, seg_stats, seg_rows, f
             continue
         _hist_categorical_feature(np.int64(f), hist, n_categories, seg_stats, seg_rows,
                                   feature_mask, criterion, split_kind, unit_weight,
-                                  min_samples_leaf, min_weight_leaf, children_impurity, gain,
-                                  split_info, threshold, n_left, n_branches, missing_branch,
-                                  n_missing, n_candidates, subset_class)
+                                  min_samples_leaf, min_weight_leaf, record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
 def _hist_categorical_feature(f, hist, n_categories, seg_stats, seg_rows, feature_mask,
                               criterion, split_kind, unit_weight, min_samples_leaf,
-                              min_weight_leaf, children_impurity, gain, split_info, threshold,
-                              n_left, n_branches, missing_branch, n_missing, n_candidates,
-                              subset_class):
+                              min_weight_leaf, record):
     """Every node of one categorical feature for :func:`find_best_splits_hist_categorical`."""
     n_stats = seg_stats.shape[1]
     size = n_categories[f]
@@ -652,9 +635,7 @@ def _hist_categorical_feature(f, hist, n_categories, seg_stats, seg_rows, featur
                                   rows, missing)
         best_categorical_split(f, s, codes, stats, rows, missing, n_present, seg_stats[s],
                                seg_rows[s], criterion, split_kind, min_samples_leaf,
-                               min_weight_leaf, False, scratch, children_impurity, gain,
-                               split_info, threshold, n_left, n_branches, missing_branch,
-                               n_missing, n_candidates, subset_class)
+                               min_weight_leaf, False, scratch, record)
 
 
 @njit(cache=True)

@@ -82,8 +82,7 @@ def _children_impurity(side_l, w_left, w_right, total, offsets, criterion):
 def find_splits_multioutput(
     sorted_x, sorted_idx, Y, sample_weight, seg_start, seg_end, seg_stats, feature_mask, offsets,
     criterion, min_samples_leaf, min_weight_leaf, uniform, coin,
-    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-    n_missing, n_candidates, subset_class,
+    record,
 ):
     """Best (or random) threshold of every numeric (feature, node) pair for several outputs.
 
@@ -105,7 +104,8 @@ def find_splits_multioutput(
         Empty: search every midpoint (``splitter="best"``, missing rows tried on both sides).
         Otherwise one random threshold per pair, as in
         :func:`~fasttree.kernels.find_random_splits_classification`.
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
+        From :func:`~fasttree.kernels.new_split_record`.
 
     Notes
     -----
@@ -218,14 +218,10 @@ def find_splits_multioutput(
             if random:
                 rows_left = best_p + 1 + (n_miss if missing_left else 0)
                 _store_random_split(f, s, best, seg_weighted_impurity[s], w_total, t,
-                                    rows_left, n_node, n_miss, missing_left, children_impurity,
-                                    gain, split_info, threshold, n_left, n_branches,
-                                    missing_branch, n_missing, n_candidates)
+                                    rows_left, n_node, n_miss, missing_left, record)
             else:
                 _store_binary_split(f, s, best, seg_weighted_impurity[s], w_total, w_best, xs,
-                                    best_p, n_miss, missing_left, n_cand, np.empty(0),
-                                    children_impurity, gain, split_info, threshold, n_left,
-                                    n_branches, missing_branch, n_missing, n_candidates)
+                                    best_p, n_miss, missing_left, n_cand, np.empty(0), record)
 
 
 @njit(parallel=True, cache=True)

@@ -81,19 +81,18 @@ def _left_position(k, stop, n_known):
     return k if k < stop else n_known + (k - stop)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _store_random_split(f, s, value, node_weighted_impurity, w_node, t, rows_left, n_node,
-                        n_miss, missing_left, children_impurity, gain, split_info, threshold,
-                        n_left, n_branches, missing_branch, n_missing, n_candidates):
-    children_impurity[f, s] = value
-    gain[f, s] = (node_weighted_impurity - value) / w_node
-    split_info[f, s] = 0.0  # gain ratio is not offered with random thresholds
-    threshold[f, s] = t
-    n_left[f, s] = rows_left
-    n_branches[f, s] = 2
-    missing_branch[f, s] = missing_side(n_miss, missing_left, rows_left, n_node)
-    n_missing[f, s] = n_miss
-    n_candidates[f, s] = 1
+                        n_miss, missing_left, record):
+    record.children_impurity[f, s] = value
+    record.gain[f, s] = (node_weighted_impurity - value) / w_node
+    record.split_info[f, s] = 0.0  # gain ratio is not offered with random thresholds
+    record.threshold[f, s] = t
+    record.n_left[f, s] = rows_left
+    record.n_branches[f, s] = 2
+    record.missing_branch[f, s] = missing_side(n_miss, missing_left, rows_left, n_node)
+    record.n_missing[f, s] = n_miss
+    record.n_candidates[f, s] = 1
 
 
 @njit(cache=True, inline="always")
@@ -151,26 +150,20 @@ def missing_side(n_miss, missing_left, rows_left, n_node):
 @njit(cache=True, inline="always")
 def score_class_threshold(f, s, left, w_left, rows_left, n_node, n_miss, missing_left, t,
                           seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
-                          min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds,
-                          children_impurity, gain, split_info, threshold, n_left, n_branches,
-                          missing_branch, n_missing, n_candidates):
+                          min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds, record):
     """Score the threshold ``t`` of (feature ``f``, node ``s``) and store it, unless refused."""
     value = class_threshold_value(f, s, left, w_left, rows_left, n_node, seg_class_weight[s],
                                   seg_weight[s], criterion, min_samples_leaf, min_weight_leaf,
                                   monotonic_cst, node_bounds)
     if value < np.inf:
         _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], t,
-                            rows_left, n_node, n_miss, missing_left, children_impurity, gain,
-                            split_info, threshold, n_left, n_branches, missing_branch,
-                            n_missing, n_candidates)
+                            rows_left, n_node, n_miss, missing_left, record)
 
 
 @njit(cache=True, inline="always")
 def score_regression_threshold(f, s, w_left, sum_left, rows_left, pos_left, pos_total, n_node,
                                n_miss, missing_left, t, seg_sums, criterion, min_samples_leaf,
-                               min_weight_leaf, monotonic_cst, node_bounds, children_impurity,
-                               gain, split_info, threshold, n_left, n_branches, missing_branch,
-                               n_missing, n_candidates):
+                               min_weight_leaf, monotonic_cst, node_bounds, record):
     """Score the threshold ``t`` of (feature ``f``, node ``s``) and store it, unless refused."""
     value = regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_total,
                                        n_node, seg_sums[s], criterion, min_samples_leaf,
@@ -179,9 +172,7 @@ def score_regression_threshold(f, s, w_left, sum_left, rows_left, pos_left, pos_
         node_impurity = weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1],
                                                      seg_sums[s, 2], criterion)
         _store_random_split(f, s, value, node_impurity, seg_sums[s, 0], t, rows_left, n_node,
-                            n_miss, missing_left, children_impurity, gain, split_info,
-                            threshold, n_left, n_branches, missing_branch, n_missing,
-                            n_candidates)
+                            n_miss, missing_left, record)
 
 
 @njit(parallel=True, cache=True)
@@ -189,8 +180,7 @@ def find_random_splits_classification(
     sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
     feature_mask, uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
     monotonic_cst, node_bounds,
-    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-    n_missing, n_candidates, subset_class,
+    record,
 ):
     """One random threshold per numeric (feature, node) pair, classification.
 
@@ -211,7 +201,8 @@ feature_mask
         Monotonicity constraints, as in
         :func:`~fasttree.kernels.find_best_splits_classification`: a threshold that breaks its
         feature's constraint leaves the pair without a split.
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
+        From :func:`~fasttree.kernels.new_split_record`.
 
     Notes
     -----
@@ -243,9 +234,7 @@ feature_mask
             score_class_threshold(
                 f, s, left, w_left, rows_left, end - start, n_miss, missing_left, t,
                 seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
-                min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds,
-                children_impurity, gain, split_info, threshold, n_left, n_branches,
-                missing_branch, n_missing, n_candidates)
+                min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds, record)
 
 
 @njit(parallel=True, cache=True)
@@ -253,8 +242,7 @@ def find_random_splits_regression(
     sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums, feature_mask,
     uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
     monotonic_cst, node_bounds,
-    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-    n_missing, n_candidates, subset_class,
+    record,
 ):
     """One random threshold per numeric (feature, node) pair, regression.
 
@@ -292,5 +280,4 @@ def find_random_splits_regression(
             score_regression_threshold(
                 f, s, w_left, sum_left, rows_left, pos_left, pos_total, end - start, n_miss,
                 missing_left, t, seg_sums, criterion, min_samples_leaf, min_weight_leaf,
-                monotonic_cst, node_bounds, children_impurity, gain, split_info, threshold,
-                n_left, n_branches, missing_branch, n_missing, n_candidates)
+                monotonic_cst, node_bounds, record)

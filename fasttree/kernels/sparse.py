@@ -69,6 +69,7 @@ from .monotonic import constraint_of, monotonic_ok
 from .multi_output import _add_row, _children_impurity, weighted_multi_impurity
 from .random_split import _store_random_split
 from .routing import branch_of, check_tree
+from .split_record import check_split_record
 
 # The dense scans' own rules, imported rather than copied so that there is one of each: two
 # sorted values within FEATURE_THRESHOLD are one value, the float64 midpoint threshold, and
@@ -623,27 +624,26 @@ def _scan_sparse_unit(xs, labels, n_neg, n_node, total, left, zero, criterion, m
     return best, best_p, n_cand
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _store_sparse_split(f, s, value, node_weighted_impurity, w_node, w_left, xs, n_neg, n_node,
-                        best_p, n_cand, branch_w, children_impurity, gain, split_info, threshold,
-                        n_left, n_branches, missing_branch, n_missing, n_candidates):
+                        best_p, n_cand, branch_w, record):
     """Write one numeric binary split (virtual positions ``0 .. best_p`` go left) to a record,
     field by field as the dense ``_store_binary_split`` does with no missing rows."""
     n_zero = n_node - xs.shape[0]
-    children_impurity[f, s] = value
-    gain[f, s] = (node_weighted_impurity - value) / w_node
+    record.children_impurity[f, s] = value
+    record.gain[f, s] = (node_weighted_impurity - value) / w_node
     branch_w[0] = w_left
     branch_w[1] = w_node - w_left
-    split_info[f, s] = split_information(branch_w, w_left + branch_w[1] + 0.0)
-    threshold[f, s] = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
+    record.split_info[f, s] = split_information(branch_w, w_left + branch_w[1] + 0.0)
+    record.threshold[f, s] = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
                                 _virtual_value(xs, n_neg, n_zero, best_p + 1))
     rows_left = best_p + 1
-    n_left[f, s] = rows_left
-    n_branches[f, s] = 2
+    record.n_left[f, s] = rows_left
+    record.n_branches[f, s] = 2
     # no row misses the feature: the branch with more rows (scikit-learn's rule)
-    missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
-    n_missing[f, s] = 0
-    n_candidates[f, s] = n_cand
+    record.missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
+    record.n_missing[f, s] = 0
+    record.n_candidates[f, s] = n_cand
 
 
 def find_best_splits_sparse_classification(
@@ -665,16 +665,7 @@ def find_best_splits_sparse_classification(
     xlog2x,
     exact_zero_block,
     n_chunks,
-    children_impurity,
-    gain,
-    split_info,
-    threshold,
-    n_left,
-    n_branches,
-    missing_branch,
-    n_missing,
-    n_candidates,
-    subset_class,
+    record,
 ):
     """Best threshold of every feature for every node, classification, on the sparse layout.
 
@@ -714,7 +705,8 @@ def find_best_splits_sparse_classification(
     n_chunks : int
         Features are dealt round-robin to this many parallel tasks (each owns its scratch);
         results do not depend on it.
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
+        From :func:`~fasttree.kernels.new_split_record`.
 
     Notes
     -----
@@ -724,6 +716,7 @@ def find_best_splits_sparse_classification(
     :func:`fasttree._jit.specialized`).
     """
     unit_weight = sample_weight.shape[0] == 0
+    check_split_record(record, *feature_mask.shape)
     kernel = specialized(_sparse_classification_search, unit_weight,
                          unit_weight and seg_class_weight.shape[1] == 2)
     # per node, once: computed here so that the kernel's module does not optimize it again
@@ -731,8 +724,7 @@ def find_best_splits_sparse_classification(
     kernel(entry_x, entry_row, entry_y, node_rows, row_y, sample_weight, seg_start, seg_end,
            entry_start, entry_end, seg_class_weight, seg_weight, seg_weighted_impurity,
            feature_mask, criterion, min_samples_leaf, min_weight_leaf, xlog2x,
-           exact_zero_block, n_chunks, children_impurity, gain, split_info, threshold, n_left,
-           n_branches, missing_branch, n_missing, n_candidates)
+           exact_zero_block, n_chunks, record)
 
 
 def _sparse_classification_search(unit_weight, binary):
@@ -744,9 +736,7 @@ def _sparse_classification_search(unit_weight, binary):
     def search(entry_x, entry_row, entry_y, node_rows, row_y, sample_weight, seg_start, seg_end,
                entry_start, entry_end, seg_class_weight, seg_weight,
                seg_weighted_impurity, feature_mask, criterion, min_samples_leaf,
-               min_weight_leaf, xlog2x, exact_zero_block, n_chunks, children_impurity, gain,
-               split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-               n_candidates):
+               min_weight_leaf, xlog2x, exact_zero_block, n_chunks, record):
         n_features, n_segments = entry_start.shape
         n_classes = seg_class_weight.shape[1]
         walk_zeros = exact_zero_block and not unit_weight
@@ -794,8 +784,7 @@ def _sparse_classification_search(unit_weight, binary):
                         continue
                     _store_sparse_split(
                         f, s, best, seg_weighted_impurity[s], seg_weight[s], w_left, xs, n_neg,
-                        n_node, best_p, n_cand, branch_w, children_impurity, gain, split_info,
-                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+                        n_node, best_p, n_cand, branch_w, record)
 
     return search
 
@@ -952,16 +941,7 @@ def find_best_splits_sparse_regression(
     reciprocal,
     exact_zero_block,
     n_chunks,
-    children_impurity,
-    gain,
-    split_info,
-    threshold,
-    n_left,
-    n_branches,
-    missing_branch,
-    n_missing,
-    n_candidates,
-    subset_class,
+    record,
 ):
     """Best threshold of every feature for every node, regression, on the sparse layout.
 
@@ -1016,9 +996,7 @@ def find_best_splits_sparse_regression(
                     f, s, max(seg_sums[s, 2] - best, 0.0),
                     weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2],
                                                  criterion),
-                    seg_sums[s, 0], w_left, xs, n_neg, n_node, best_p, n_cand, branch_w,
-                    children_impurity, gain, split_info, threshold, n_left, n_branches,
-                    missing_branch, n_missing, n_candidates)
+                    seg_sums[s, 0], w_left, xs, n_neg, n_node, best_p, n_cand, branch_w, record)
 
 
 # -- moving rows ------------------------------------------------------------------------------
@@ -1346,8 +1324,7 @@ def find_splits_sparse_generic(
     entry_x, entry_row, node_rows, Y, sample_weight, seg_start, seg_end, entry_start,
     entry_end, seg_stats, feature_mask, offsets, criterion, min_samples_leaf, min_weight_leaf,
     uniform, coin, monotonic_cst, node_bounds, n_chunks,
-    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-    n_missing, n_candidates, subset_class,
+    record,
 ):
     """Random thresholds, or every threshold for several outputs, on the sparse layout.
 
@@ -1384,7 +1361,8 @@ def find_splits_sparse_generic(
         fraction of class 0 (classification) or the mean (regression).
     n_chunks : int
         Features are dealt round-robin to this many parallel tasks.
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
+        From :func:`~fasttree.kernels.new_split_record`.
     """
     n_features, n_segments = entry_start.shape
     n_stats = seg_stats.shape[1]
@@ -1465,35 +1443,30 @@ def find_splits_sparse_generic(
                     continue
                 if random:
                     _store_random_split(f, s, best, seg_weighted_impurity[s], w_total,
-                                        t, best_p + 1, n_node, 0, False, children_impurity,
-                                        gain, split_info, threshold, n_left, n_branches,
-                                        missing_branch, n_missing, n_candidates)
+                                        t, best_p + 1, n_node, 0, False, record)
                 else:
                     _store_binary_split_virtual(
                         f, s, best, seg_weighted_impurity[s], w_total, best_w, xs, n_neg,
-                        n_node, best_p, n_cand, children_impurity, gain, split_info, threshold,
-                        n_left, n_branches, missing_branch, n_missing, n_candidates)
+                        n_node, best_p, n_cand, record)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _store_binary_split_virtual(f, s, value, node_weighted_impurity, w_node, w_left, xs, n_neg,
-                                n_node, best_p, n_cand, children_impurity, gain, split_info,
-                                threshold, n_left, n_branches, missing_branch, n_missing,
-                                n_candidates):
+                                n_node, best_p, n_cand, record):
     """:func:`_store_sparse_split` with the split information of the dense multi-output kernel
     (0: gain ratio takes one output)."""
     n_zero = n_node - xs.shape[0]
-    children_impurity[f, s] = value
-    gain[f, s] = (node_weighted_impurity - value) / w_node
-    split_info[f, s] = 0.0
-    threshold[f, s] = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
+    record.children_impurity[f, s] = value
+    record.gain[f, s] = (node_weighted_impurity - value) / w_node
+    record.split_info[f, s] = 0.0
+    record.threshold[f, s] = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
                                 _virtual_value(xs, n_neg, n_zero, best_p + 1))
     rows_left = best_p + 1
-    n_left[f, s] = rows_left
-    n_branches[f, s] = 2
-    missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
-    n_missing[f, s] = 0
-    n_candidates[f, s] = n_cand
+    record.n_left[f, s] = rows_left
+    record.n_branches[f, s] = 2
+    record.missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
+    record.n_missing[f, s] = 0
+    record.n_candidates[f, s] = n_cand
 
 
 @njit(parallel=True, cache=True)
@@ -1501,8 +1474,7 @@ def find_splits_sparse_absolute_error(
     entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start, entry_end,
     seg_stats, feature_mask, rank_of_row, node_sorted_y, min_samples_leaf,
     min_weight_leaf, uniform, coin, monotonic_cst, node_bounds, n_chunks,
-    children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-    n_missing, n_candidates, subset_class,
+    record,
 ):
     """Absolute error on the sparse layout: the sparse twin of
     :func:`~fasttree.kernels.find_splits_absolute_error`.
@@ -1531,7 +1503,8 @@ def find_splits_sparse_absolute_error(
     monotonic_cst, node_bounds : ndarray (IN)
         Monotonicity constraints (:mod:`fasttree.kernels.monotonic`) on the medians.
     n_chunks : int
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
+        From :func:`~fasttree.kernels.new_split_record`.
     """
     n_features, n_segments = entry_start.shape
     unit_weight = sample_weight.shape[0] == 0
@@ -1572,5 +1545,4 @@ def find_splits_sparse_absolute_error(
                                node_sorted_y[:, start:end], 0, seg_stats[s],
                                min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower,
                                upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
-                               medians, children_impurity, gain, split_info, threshold, n_left,
-                               n_branches, missing_branch, n_missing, n_candidates)
+                               medians, record)

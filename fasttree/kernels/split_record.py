@@ -7,8 +7,11 @@ categorical subsets, multiway) fill different feature rows of the same record;
 :func:`select_best_splits` then picks one feature per node by an explicit rule, and
 :func:`take_best_splits` reads the chosen fields out.
 
-numba kernels take the record's arrays as separate arguments, in field order (``*record``):
-numba does not write through arrays held in a tuple inside a parallel loop.
+Kernels take the record as one argument.  Inside a parallel loop they hand it to functions that
+are not inlined (the ``_store_*`` functions): numba loses writes to an array read from a named
+tuple's field in the body of a ``prange`` loop (numba issues #7135 and #10338, open on 0.68), while
+writes in a called function, or through a field read before the loop, are kept
+(``tests/test_split_record.py`` checks both rules on this numba).
 """
 
 from typing import NamedTuple
@@ -63,19 +66,49 @@ class SplitRecord(NamedTuple):
     subset_class: np.ndarray
 
 
+#: each field's dtype, as :func:`new_split_record` makes it (the kernels are compiled for these)
+FIELD_DTYPES = {"children_impurity": np.float64, "gain": np.float64, "split_info": np.float64,
+                "threshold": np.float64, "n_left": np.int64, "n_branches": np.int32,
+                "missing_branch": np.int8, "n_missing": np.int64, "n_candidates": np.int64,
+                "subset_class": np.int32}
+
+
 def new_split_record(n_features, n_segments):
     """An empty :class:`SplitRecord`: no pair has a split until a kernel writes one."""
     # one block per dtype, each field a contiguous slice of it: four allocations, not ten
     shape = (n_features, n_segments)
-    floats = np.zeros((4,) + shape)
-    floats[0] = np.inf
-    counts = np.zeros((3,) + shape, dtype=np.int64)
-    small = np.zeros((2,) + shape, dtype=np.int32)
-    small[1] = -1
-    return SplitRecord(
-        children_impurity=floats[0], gain=floats[1], split_info=floats[2], threshold=floats[3],
-        n_left=counts[0], n_branches=small[0], missing_branch=np.zeros(shape, dtype=np.int8),
-        n_missing=counts[1], n_candidates=counts[2], subset_class=small[1])
+    fields = {}
+    for dtype in dict.fromkeys(FIELD_DTYPES.values()):
+        names = [name for name, of in FIELD_DTYPES.items() if of is dtype]
+        fields.update(zip(names, np.zeros((len(names),) + shape, dtype=dtype)))
+    fields["children_impurity"][...] = np.inf
+    fields["subset_class"][...] = -1
+    return SplitRecord(**fields)
+
+
+def check_split_record(record, n_features, n_segments):
+    """Refuse a record the search kernels cannot fill: a :class:`SplitRecord` whose fields are
+    C-contiguous arrays of shape ``(n_features, n_segments)`` and of :data:`FIELD_DTYPES`.
+
+    Raises
+    ------
+    TypeError
+        ``record`` is not a :class:`SplitRecord`.
+    ValueError
+        A field of another shape, dtype or memory layout.
+    """
+    if not isinstance(record, SplitRecord):
+        raise TypeError("record must be a SplitRecord (new_split_record(n_features, n_segments)), "
+                        f"got {type(record).__name__}")
+    for name, dtype in FIELD_DTYPES.items():
+        field = getattr(record, name)
+        if not isinstance(field, np.ndarray) or field.shape != (n_features, n_segments):
+            raise ValueError(f"record.{name} must have shape ({n_features}, {n_segments}), got "
+                             f"{getattr(field, 'shape', type(field).__name__)}")
+        if field.dtype != dtype:
+            raise ValueError(f"record.{name} must be {np.dtype(dtype).name}, got {field.dtype}")
+        if not field.flags.c_contiguous:
+            raise ValueError(f"record.{name} must be C-contiguous")
 
 
 #: C4.5's tolerance when comparing a gain with the average gain, and its least split information.

@@ -14,7 +14,7 @@ every number, so a node's missing rows are the tail of its segment.  Carrying th
 ``sorted_y`` makes an unweighted scan purely sequential (no gather through row ids).
 
 Both kernels write, per (feature, node), the best split into a :class:`~fasttree.kernels.
-split_record.SplitRecord` (arrays passed in field order as ``*record``): its children impurity
+split_record.SplitRecord` (one argument, ``record``): its children impurity
 ``w_left * I(left) + w_right * I(right)`` (lower is better, ``+inf``: no valid split), gain, split
 information, threshold, rows going left and where missing rows go.
 
@@ -55,7 +55,7 @@ from .criteria import (
 )
 from .monotonic import constraint_of, monotonic_ok
 from .presort import check_row_ids
-from .split_record import new_split_record
+from .split_record import check_split_record, new_split_record
 from .work_items import WorkItems, chunk_class_prefix, chunk_sum_prefix
 
 
@@ -410,16 +410,7 @@ def find_best_splits_classification(
     missing_fractional,
     monotonic_cst,
     node_bounds,
-    children_impurity,
-    gain,
-    split_info,
-    threshold,
-    n_left,
-    n_branches,
-    missing_branch,
-    n_missing,
-    n_candidates,
-    subset_class,
+    record,
 ):
     """Best threshold of every numeric feature for every segment (node) of a level, classification.
 
@@ -472,7 +463,7 @@ def find_best_splits_classification(
         on the fraction of class 0 (two classes); empty: none.  Not with ``missing_fractional``.
     node_bounds : ndarray of shape (n_segments, 2) or (0, 2), float64 (IN)
         ``[lower, upper]`` range of each node's value; read only with constraints.
-    children_impurity, gain, ..., subset_class : the fields of a SplitRecord (OUT)
+    record : SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`; only the unmasked pairs are written.
 
     Notes
@@ -489,6 +480,7 @@ def find_best_splits_classification(
     values, C4.5's rules, constraints), a parallel kernel compiled for that kind only (see
     :func:`fasttree._jit.specialized`): the first call of a kind compiles just the scans it uses.
     """
+    check_split_record(record, *feature_mask.shape)
     unit_weight = sample_weight.shape[0] == 0
     counted = sample_weight.dtype == np.uint8
     if sample_weight.dtype not in (np.float64, np.uint8):
@@ -518,9 +510,7 @@ def find_best_splits_classification(
                            seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                            min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction,
                            monotonic_cst, node_bounds, items.task_item, *items.arrays(),
-                           chunk_left), items,
-                  (children_impurity, gain, split_info, threshold, n_left, n_branches,
-                   missing_branch, n_missing, n_candidates))
+                           chunk_left), items, record)
 
 
 @njit(cache=True)
@@ -539,23 +529,23 @@ def may_miss(sorted_x, seg_end):
 
 
 def _run_on_items(kernel, args, items, record):
-    """Run a search kernel over ``items`` into ``record`` (its fields up to ``n_candidates``).
+    """Run a search kernel over ``items`` into ``record``.
 
     A chunk writes the best split of its rows at its own column after the segments' (in a
     record that many columns wider) and its score (lowest best) to ``chunk_score``; each chunked
     pair then takes its chunks' best, the first chunk on a tie (each kept its lowest threshold,
     so the lowest wins as in one scan), and their candidates in all.  NumPy: nothing more for
     the kernels to compile."""
-    n_features, n_segments = record[0].shape
+    n_features, n_segments = record.gain.shape
     chunk_score = np.full(items.item_first.shape[0], np.inf)
     chunked = np.flatnonzero(items.pair_chunk >= 0)
     if chunked.size == 0:
-        kernel(*args, chunk_score, *record)
+        kernel(*args, chunk_score, record)
         return
     wide = new_split_record(n_features, n_segments + chunk_score.shape[0])
     for field, given in zip(wide, record):
         field[:, :n_segments] = given
-    kernel(*args, chunk_score, *wide[:len(record)])
+    kernel(*args, chunk_score, wide)
     for field, given in zip(wide, record):
         given[...] = field[:, :n_segments]
     k = items.pair_n_chunks[chunked]
@@ -574,7 +564,7 @@ def _run_on_items(kernel, args, items, record):
         given[f, s] = field[f, column]
     n_candidates = np.add.reduceat(wide.n_candidates[items.pair_feature[chunked[
         np.repeat(np.arange(chunked.size), k)]], n_segments + chunk], offsets)
-    record[-1][items.pair_feature[chunked], items.pair_segment[chunked]] = n_candidates
+    record.n_candidates[items.pair_feature[chunked], items.pair_segment[chunked]] = n_candidates
 
 
 def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
@@ -638,9 +628,7 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
                node_bounds, task_item, pair_feature, pair_segment, item_first, item_stop,
-               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_left, chunk_score,
-               children_impurity, gain, split_info, threshold, n_left, n_branches,
-               missing_branch, n_missing, n_candidates):
+               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_left, chunk_score, record):
         n_tasks = task_item.shape[0] - 1
         n_segments = seg_start.shape[0]
         n_classes = seg_class_weight.shape[1]
@@ -691,8 +679,7 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                         _fractional_split(
                             f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss,
                             w_node, seg_weighted_impurity[s], scratch, left, criterion,
-                            min_samples_leaf, seg_min_weight, children_impurity, gain, split_info,
-                            threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+                            min_samples_leaf, seg_min_weight, record)
                         continue
                     elif may_miss and not fractional and n_miss > 0:  # either side
                         best, best_p, missing_left, w_left, n_cand = scan_two_sided(
@@ -709,8 +696,7 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                         _store_binary_split(
                             f, n_segments + i if chunked else s, best, seg_weighted_impurity[s],
                             w_node, w_left, xs_node, best_p, n_miss, missing_left, n_cand,
-                            count_table, children_impurity, gain, split_info, threshold, n_left,
-                            n_branches, missing_branch, n_missing, n_candidates)
+                            count_table, record)
 
     # the kind's scans as the kernel's globals (see with_globals), named by the calls above
     return njit(parallel=True, cache=True)(with_globals(
@@ -722,8 +708,7 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
 @njit(cache=True, no_cpython_wrapper=True)
 def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_node,
                       node_weighted_impurity, scratch, left, criterion, min_samples_leaf,
-                      min_weight, children_impurity, gain, split_info, threshold, n_left,
-                      n_branches, missing_branch, n_missing, n_candidates):
+                      min_weight, record):
     """C4.5's split of one node with missing rows: the threshold chosen on the known rows (the
     tail of the node's segment), written by :func:`_store_fractional_split`.  ``scratch`` is a
     (3, n_classes) float array."""
@@ -744,8 +729,7 @@ def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_no
     if best_p >= 0:
         _store_fractional_split(
             f, s, best, weighted_class_impurity(known, criterion), node_weighted_impurity, w_node,
-            w_known, w_left, xs, best_p, n_miss, n_cand, children_impurity, gain, split_info,
-            threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+            w_known, w_left, xs, best_p, n_miss, n_cand, record)
 
 
 #: C4.5's cap on its minimum branch weight for thresholds.
@@ -766,48 +750,45 @@ def _c45_min_branch(xs, idx, sample_weight, n_miss, w_node, n_classes, fraction,
     return min_weight, max(min_rows_leaf, np.int64(np.ceil(min_weight)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _store_fractional_split(f, s, best, known_weighted_impurity, node_weighted_impurity, w_node,
-                            w_known, w_left, xs, best_p, n_miss, n_cand, children_impurity, gain,
-                            split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                            n_candidates):
+                            w_known, w_left, xs, best_p, n_miss, n_cand, record):
     """Write one C4.5 split chosen on the known rows: gain scaled by their share, missing rows a
     branch of their own in the split information, "equivalent" children impurity."""
     gain_value = (known_weighted_impurity - best) / w_node  # = (K / N) * gain on the known rows
-    gain[f, s] = gain_value
-    children_impurity[f, s] = node_weighted_impurity - w_node * gain_value
+    record.gain[f, s] = gain_value
+    record.children_impurity[f, s] = node_weighted_impurity - w_node * gain_value
     w_right = w_known - w_left
-    split_info[f, s] = _binary_split_info(w_left, w_right, w_node - w_known, np.empty(0))
-    threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
-    n_left[f, s] = best_p + 1
-    n_branches[f, s] = 2
-    missing_branch[f, s] = 0 if w_left >= w_right else 1  # the heavier branch, for apply
-    n_missing[f, s] = n_miss
-    n_candidates[f, s] = n_cand
+    record.split_info[f, s] = _binary_split_info(w_left, w_right, w_node - w_known, np.empty(0))
+    record.threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
+    record.n_left[f, s] = best_p + 1
+    record.n_branches[f, s] = 2
+    record.missing_branch[f, s] = 0 if w_left >= w_right else 1  # the heavier branch, for apply
+    record.n_missing[f, s] = n_miss
+    record.n_candidates[f, s] = n_cand
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, best_p, n_miss,
-                        missing_left, n_cand, table, children_impurity, gain, split_info,
-                        threshold, n_left, n_branches, missing_branch, n_missing, n_candidates):
+                        missing_left, n_cand, table, record):
     """Write one numeric binary split (rows ``0..best_p`` of the known ones go left) to a record."""
     n_known = xs.shape[0] - n_miss
-    children_impurity[f, s] = best
-    gain[f, s] = (node_weighted_impurity - best) / w_node
-    split_info[f, s] = _binary_split_info(w_left, w_node - w_left, 0.0, table)
+    record.children_impurity[f, s] = best
+    record.gain[f, s] = (node_weighted_impurity - best) / w_node
+    record.split_info[f, s] = _binary_split_info(w_left, w_node - w_left, 0.0, table)
     if best_p + 1 == n_known:
-        threshold[f, s] = np.inf  # every known value left, the missing ones right
+        record.threshold[f, s] = np.inf  # every known value left, the missing ones right
     else:
-        threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
+        record.threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
     rows_left = best_p + 1 + (n_miss if missing_left else 0)
-    n_left[f, s] = rows_left
-    n_branches[f, s] = 2
+    record.n_left[f, s] = rows_left
+    record.n_branches[f, s] = 2
     if n_miss > 0:
-        missing_branch[f, s] = 0 if missing_left else 1
+        record.missing_branch[f, s] = 0 if missing_left else 1
     else:  # none seen here: the branch with more rows (scikit-learn's rule)
-        missing_branch[f, s] = 0 if rows_left > xs.shape[0] - rows_left else 1
-    n_missing[f, s] = n_miss
-    n_candidates[f, s] = n_cand
+        record.missing_branch[f, s] = 0 if rows_left > xs.shape[0] - rows_left else 1
+    record.n_missing[f, s] = n_miss
+    record.n_candidates[f, s] = n_cand
 
 
 def gather_targets(sorted_idx, y):
@@ -1038,16 +1019,7 @@ def find_best_splits_regression(
     missing_fractional,
     monotonic_cst,
     node_bounds,
-    children_impurity,
-    gain,
-    split_info,
-    threshold,
-    n_left,
-    n_branches,
-    missing_branch,
-    n_missing,
-    n_candidates,
-    subset_class,
+    record,
 ):
     """Best threshold of every numeric feature for every segment (node) of a level, regression.
 
@@ -1087,9 +1059,7 @@ def find_best_splits_regression(
                          f"n_samples + 1 (reciprocal_table(n_samples)), got {reciprocal.shape[0]}")
     _sums_search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums,
                  feature_mask, criterion, 0.0, min_samples_leaf, min_weight_leaf, reciprocal,
-                 missing_fractional, monotonic_cst, node_bounds, children_impurity, gain,
-                 split_info, threshold, n_left, n_branches, missing_branch, n_missing,
-                 n_candidates)
+                 missing_fractional, monotonic_cst, node_bounds, record)
 
 
 def find_best_splits_gradient(
@@ -1106,16 +1076,7 @@ def find_best_splits_gradient(
     min_child_weight,
     monotonic_cst,
     node_bounds,
-    children_impurity,
-    gain,
-    split_info,
-    threshold,
-    n_left,
-    n_branches,
-    missing_branch,
-    n_missing,
-    n_candidates,
-    subset_class,
+    record,
 ):
     """Best threshold of every numeric feature for every node of a level, from gradients and
     hessians: the split search of a gradient-boosting round (XGBoost's exact greedy rule).
@@ -1152,16 +1113,14 @@ def find_best_splits_gradient(
         raise ValueError(f"reg_lambda must be a finite number >= 0, got {reg_lambda!r}")
     _sums_search(sorted_x, sorted_idx, sorted_grad, hessian, seg_start, seg_end, seg_sums,
                  feature_mask, CRITERION_GRADIENT, reg_lambda, min_samples_leaf,
-                 float(min_child_weight), np.empty(0), False, monotonic_cst, node_bounds,
-                 children_impurity, gain, split_info, threshold, n_left, n_branches,
-                 missing_branch, n_missing, n_candidates)
+                 float(min_child_weight), np.empty(0), False, monotonic_cst, node_bounds, record)
 
 
 def _sums_search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
                  feature_mask, criterion, reg_lambda, min_samples_leaf, min_weight_leaf,
-                 reciprocal, missing_fractional, monotonic_cst, node_bounds, *record):
-    """Run the parallel kernel of sum statistics made for this kind of call (``record``: the
-    fields of a SplitRecord up to ``n_candidates``)."""
+                 reciprocal, missing_fractional, monotonic_cst, node_bounds, record):
+    """Run the parallel kernel of sum statistics made for this kind of call."""
+    check_split_record(record, *feature_mask.shape)
     kernel = specialized(
         _regression_search, row_weight.shape[0] == 0, int(criterion),
         may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
@@ -1193,9 +1152,7 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
     def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
                reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
                node_bounds, task_item, pair_feature, pair_segment, item_first, item_stop,
-               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_sums, chunk_score,
-               children_impurity, gain, split_info, threshold, n_left, n_branches,
-               missing_branch, n_missing, n_candidates):
+               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_sums, chunk_score, record):
         n_tasks = task_item.shape[0] - 1
         n_segments = seg_start.shape[0]
         # a child's minimum of rows; with unit weights a child of n rows weighs n, so the weight
@@ -1226,8 +1183,7 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                     if fractional and n_miss > 0 and cst == 0:
                         _fractional_regression_split(
                             f, s, xs, ys, idx, row_weight, sums, n_miss, node_impurity, criterion,
-                            min_samples_leaf, min_weight_leaf, children_impurity, gain, split_info,
-                            threshold, n_left, n_branches, missing_branch, n_missing, n_candidates)
+                            min_samples_leaf, min_weight_leaf, record)
                         continue
                     if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
                         best, best_p, missing_left, w_left, n_cand = scan_by_reciprocal(
@@ -1246,9 +1202,7 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                         children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
                         _store_binary_split(
                             f, n_segments + i if chunked else s, children, node_impurity, sums[0],
-                            w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0),
-                            children_impurity, gain, split_info, threshold, n_left, n_branches,
-                            missing_branch, n_missing, n_candidates)
+                            w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0), record)
 
     # the kind's scans as the kernel's globals (see with_globals), named by the calls above
     return njit(parallel=True, cache=True)(with_globals(
@@ -1258,9 +1212,7 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
 
 @njit(cache=True, no_cpython_wrapper=True)
 def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss, node_impurity,
-                                 criterion, min_samples_leaf, min_weight_leaf, children_impurity,
-                                 gain, split_info, threshold, n_left, n_branches, missing_branch,
-                                 n_missing, n_candidates):
+                                 criterion, min_samples_leaf, min_weight_leaf, record):
     """C4.5's split of one regression node with missing rows, like :func:`_fractional_split`."""
     n_known = xs.shape[0] - n_miss
     w_known = sums[0]
@@ -1279,6 +1231,4 @@ def _fractional_regression_split(f, s, xs, ys, idx, sample_weight, sums, n_miss,
         _store_fractional_split(
             f, s, max(sq_known - best, 0.0),
             weighted_regression_impurity(w_known, sum_known, sq_known, criterion),
-            node_impurity, sums[0], w_known, w_left, xs, best_p, n_miss, n_cand,
-            children_impurity, gain, split_info, threshold, n_left, n_branches, missing_branch,
-            n_missing, n_candidates)
+            node_impurity, sums[0], w_known, w_left, xs, best_p, n_miss, n_cand, record)
