@@ -609,6 +609,22 @@ def _numeric_pairs(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
             chunkable[:n_pairs])
 
 
+@njit(cache=True, inline="always")
+def _item_pair(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, pair_feature, pair_segment,
+               item_lo, item_hi, i, q):
+    """Pair ``q`` of work item ``i``: its feature, its node, the node's slices of the layout
+    (positions from 0, so that numba emits no wrap-around checks) and the positions ``p0 ..
+    p1 - 1`` whose candidates it scans (a chunk's, or the whole node's)."""
+    f = pair_feature[q]
+    s = pair_segment[q]
+    start = seg_start[s]
+    end = seg_end[s]
+    chunked = item_hi[i] > 0
+    p0 = item_lo[i] if chunked else 0
+    p1 = item_hi[i] if chunked else end - start
+    return f, s, sorted_x[f, start:end], sorted_idx[f, start:end], sorted_y[f, start:end], p0, p1
+
+
 def _classification_search(unit_weight, binary, may_miss, fractional, constrained, counted):
     """The parallel kernel of :func:`find_best_splits_classification` for one kind of call.
 
@@ -644,20 +660,14 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
             for i in range(task_item[t], task_item[t + 1]):
                 chunked = item_hi[i] > 0
                 for q in range(item_first[i], item_stop[i]):
-                    f = pair_feature[q]
-                    s = pair_segment[q]
-                    start = seg_start[s]
-                    end = seg_end[s]
-                    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                    xs_node = sorted_x[f, start:end]
-                    idx_node = sorted_idx[f, start:end]
-                    labels_node = sorted_y[f, start:end]
-                    counts = seg_class_weight[s]
-                    w_node = seg_weight[s]
                     # a chunk: its rows' candidates, from the counts of the rows before it (zeros
                     # for a whole pair)
-                    p0 = item_lo[i] if chunked else 0
-                    p1 = item_hi[i] if chunked else end - start
+                    f, s, xs_node, idx_node, labels_node, p0, p1 = _item_pair(
+                        sorted_x, sorted_idx, sorted_y, seg_start, seg_end, pair_feature,
+                        pair_segment, item_lo, item_hi, i, q)
+                    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+                    counts = seg_class_weight[s]
+                    w_node = seg_weight[s]
                     for k in range(n_classes):
                         total[k] = count(counts[k])
                         left[k] = count(chunk_left[i, k])
@@ -1164,18 +1174,11 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
             for i in range(task_item[t], task_item[t + 1]):
                 chunked = item_hi[i] > 0
                 for q in range(item_first[i], item_stop[i]):
-                    f = pair_feature[q]
-                    s = pair_segment[q]
-                    start = seg_start[s]
-                    end = seg_end[s]
-                    # node slices: indices from 0, so numba emits no wrap-around checks
-                    xs = sorted_x[f, start:end]
+                    f, s, xs, idx, ys, p0, p1 = _item_pair(
+                        sorted_x, sorted_idx, sorted_y, seg_start, seg_end, pair_feature,
+                        pair_segment, item_lo, item_hi, i, q)
                     cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                    idx = sorted_idx[f, start:end]
-                    ys = sorted_y[f, start:end]
                     sums = seg_sums[s]
-                    p0 = item_lo[i] if chunked else 0
-                    p1 = item_hi[i] if chunked else end - start
                     n_miss = count_missing(xs) if may_miss else 0  # chunked pairs miss none
                     node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion,
                                                        reg_lambda)
