@@ -8,7 +8,10 @@ process whose ``NUMBA_CACHE_DIR`` is a new empty folder, so nothing is read from
 fit's inputs are built before the clock starts (the ``table`` kind: the bundled heart_disease
 CSV read by pandas).  Compile times are CPU seconds spent inside numba's compiler per function,
 exclusive of the functions it compiled on the way (a kernel's callees are listed on their own
-lines); ``--top N`` lists the N largest per kind.
+lines); ``--top N`` lists the N largest per kind.  The first fit starts a helper process that
+compiles the kind's kernels from the other end (``fasttree._compile_ahead``; the table's last
+column says so) unless ``--no-ahead`` is given; its compile seconds are not in the table, and the
+child waits for it before it ends, so that the next kind starts on idle cores.
 
 ``--fill-cache --jobs N`` instead times ``python -m fasttree compile --jobs N`` with an empty
 cache, then runs every kind in a new process from that cache and reports what it still had to
@@ -38,6 +41,9 @@ def measure(name, top):
         kind.fit(*data)
     t_fit = time.perf_counter() - t1
     cpu = time.process_time()  # the whole process's, from its start: less swayed by a busy host
+    from fasttree import _compile_ahead
+
+    helpers = _compile_ahead.wait()
     per_kernel = {}
     for kernel, seconds in records:
         per_kernel[kernel] = per_kernel.get(kernel, 0.0) + seconds
@@ -45,13 +51,14 @@ def measure(name, top):
         print(f"  {seconds:6.2f} s  {kernel}")
     print(json.dumps({"kind": name, "import": t_import, "fit": t_fit, "cpu": cpu,
                       "compile_cpu": sum(per_kernel.values()), "functions": len(records),
-                      "version": fasttree.__version__}))
+                      "helpers": helpers, "version": fasttree.__version__}))
 
 
-def cold(name, top):
+def cold(name, top, ahead=True):
     """One kind in a child process with an empty cache; the child's JSON result."""
     with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache,
+               "FASTTREE_COMPILE_AHEAD": "1" if ahead else "0"}
         child = [sys.executable, os.path.abspath(__file__), "--child", name, "--top", str(top)]
         out = subprocess.run(child, env=env, check=True, capture_output=True, text=True).stdout
     lines = out.rstrip("\n").splitlines()
@@ -89,6 +96,8 @@ def main():
                         help="time python -m fasttree compile instead")
     parser.add_argument("--jobs", type=int, default=os.cpu_count(),
                         help="--jobs of python -m fasttree compile (with --fill-cache)")
+    parser.add_argument("--no-ahead", action="store_true",
+                        help="no helper compiling ahead (FASTTREE_COMPILE_AHEAD=0)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -103,13 +112,14 @@ def main():
     for name in names:
         get_kind(name)  # an unknown name fails before any child runs
     print("| kind | import + first fit + predict | import | process CPU | compiling (CPU) "
-          "| functions compiled |")
-    print("|---|---|---|---|---|---|")
+          "| functions compiled | helper |")
+    print("|---|---|---|---|---|---|---|")
     for name in names:
-        result, breakdown = cold(name, args.top)
+        result, breakdown = cold(name, args.top, not args.no_ahead)
         total = result["import"] + result["fit"]
         print(f"| {name} | {total:.1f} s | {result['import']:.1f} s | {result['cpu']:.1f} s | "
-              f"{result['compile_cpu']:.1f} s | {result['functions']} |", flush=True)
+              f"{result['compile_cpu']:.1f} s | {result['functions']} | "
+              f"{'yes' if result['helpers'] else 'no'} |", flush=True)
         for line in breakdown:
             print(line)
 

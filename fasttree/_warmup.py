@@ -231,7 +231,14 @@ def run_kinds(names, out=None):
     int
         The number of functions numba compiled (0 when the cache held them all).
     """
+    from ._compile_ahead import turned_off
+
     kinds = [get_kind(name) for name in names]
+    with turned_off():  # this process (or its siblings) compiles every kind itself
+        return _run_each(kinds, out)
+
+
+def _run_each(kinds, out):
     compiled = 0
     for kind in kinds:
         try:

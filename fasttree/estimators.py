@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from . import _compile_ahead as compile_ahead
 from ._base import BaseEstimator, numba_threads
 from ._dtypes import CLASS_DTYPE, MAX_CLASSES
 from ._encoding import encode, fit_categories, resolve_categorical
@@ -177,6 +178,31 @@ class _TableInput:
     (categorical features learned from it) and prediction's validation against it.  Reads the
     ``categorical_features`` parameter; sets ``is_categorical_``, ``categories_``."""
 
+    def _compile_ahead(self, X):
+        """At this process's first fit of its kind, start compiling the kind's kernels in a
+        helper process if numba's cache lacks them (:mod:`fasttree._compile_ahead`).  A table
+        with categorical columns takes the ``table`` kind's kernels, sparse input the
+        ``sparse`` kind's."""
+        kind = self._first_fit_kind
+        if is_sparse(X):
+            kind = "sparse"
+        elif kind in ("classifier", "regressor") and self._has_categories(X):
+            kind = "table"
+        compile_ahead.start(kind)
+
+    def _has_categories(self, X):
+        """Whether ``X`` will have categorical features (named, or columns that are not
+        numbers), from its dtypes alone."""
+        if self.categorical_features not in (None, "from_dtype"):
+            return True
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None:
+            dtypes = [getattr(X, "dtype", np.dtype(float))]
+        try:
+            return any(np.dtype(dtype).kind not in "biufc" for dtype in dtypes)
+        except TypeError:  # a dtype numpy does not know (pandas' category, string): a table
+            return True
+
     def _encode_fit(self, X):
         """Validate ``X`` for fit, learn its categorical features and return the kernels' matrix
         (a float32 CSC matrix for sparse input)."""
@@ -249,6 +275,21 @@ class _BaseDecisionTree(_TableInput, BaseEstimator):
 
     _criteria = ()
     _min_branch_fraction = 0.0  # C4.5's minimum branch weight rule for thresholds: off
+
+    @property
+    def _first_fit_kind(self):
+        """The kind of first fit (:data:`fasttree._warmup.KIND_NAMES`) nearest this estimator's
+        on a numeric array: the kernels :mod:`fasttree._compile_ahead` may compile ahead."""
+        splitter = getattr(self, "splitter", "best")
+        if splitter in ("hist", "random"):
+            return "hist" if splitter == "hist" else "extra_tree"
+        if self._min_branch_fraction > 0 or self.missing == "fractional":
+            return "c45"
+        if self.monotonic_cst is not None:
+            return "monotonic"
+        if self.criterion in ("poisson", "absolute_error"):
+            return self.criterion
+        return "classifier" if isinstance(self, DecisionTreeClassifier) else "regressor"
 
     def _needs(self, categorical=False):
         """What the parameters (and ``categorical`` features of the data) need of a splitter,
@@ -921,6 +962,7 @@ default="from_dtype"
         -------
         self
         """
+        self._compile_ahead(X)
         X_checked = self._encode_fit(X)
         targets, n_classes, offsets, codes = self._encode_targets(y, X_checked.shape[0])
         weights = self._class_weight_rows(self.class_weight, codes)
@@ -1161,6 +1203,7 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         -------
         self
         """
+        self._compile_ahead(X)
         X_checked = self._encode_fit(X)
         y, _, offsets, _ = self._encode_targets(y, X_checked.shape[0])
         self._set_feature_names(X)

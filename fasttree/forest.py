@@ -132,6 +132,13 @@ class _BaseForest(_TableInput, BaseEstimator):
     _accepts_sparse = True  # densified: the trees are grown from the presorted dense columns
     _tree_class = None  # the trees' estimator class
 
+    @property
+    def _first_fit_kind(self):
+        """The kind of first fit whose kernels :mod:`fasttree._compile_ahead` may compile ahead
+        (:data:`fasttree._warmup.KIND_NAMES`)."""
+        extra = issubclass(self._tree_class, (ExtraTreeClassifier, ExtraTreeRegressor))
+        return "extra_trees" if extra else "forest"
+
     def __len__(self):
         """The number of fitted trees."""
         return len(self.estimators_)
@@ -214,6 +221,7 @@ class _BaseForest(_TableInput, BaseEstimator):
         -------
         self
         """
+        self._compile_ahead(X)
         self._check_forest_params()
         if is_sparse(y):
             raise ValueError("sparse multilabel-indicator for y is not supported.")

@@ -1,5 +1,11 @@
+import os
+
 import numpy as np
 import pytest
+
+# fits in the test processes start no compiling helper (fasttree._compile_ahead): the suite's two
+# workers already keep both cores busy; tests/test_compile_ahead.py turns it on where it tests it
+os.environ["FASTTREE_COMPILE_AHEAD"] = "0"
 
 
 @pytest.fixture

@@ -1,0 +1,235 @@
+"""Compiling ahead: a process's first fit of a kind whose kernels numba's cache lacks starts a
+helper process that compiles the same kernels in the opposite order, so the two meet halfway.
+
+A first fit compiles its kernels one after another on one core (numba compiles a function on the
+thread that first calls it, under a process-wide lock).  The kernels a kind of fit calls from
+Python, and the argument types of each call, are known in advance: :func:`record_plan` lists them in
+the order a tiny fit of that kind (:data:`fasttree._warmup.KINDS`) first calls them, and the package
+ships every kind's list (``data/compile_plans.pkl``, written by ``python -c "from
+fasttree._compile_ahead import write_plans; write_plans()"``; ``tests/test_compile_ahead.py`` checks
+it against the code).  At the first fit of a kind in a process, :func:`start` looks up its list in
+numba's cache; when at least half of it is missing and the process may run on a second CPU, it
+starts a helper process (:func:`compile_backwards`), which compiles the list from its end while the
+fit compiles it from its start.  Each compiled kernel is saved to the cache, where the other
+process's next call finds it (numba reads a function's cache index again at each new signature;
+:class:`fasttree._jit._KeyedCacheFile` keeps two processes' saves apart); a kernel the other has
+already saved is skipped.
+
+Nothing the fit computes depends on it: the cache holds the same machine code whoever compiled it.
+``FASTTREE_COMPILE_AHEAD=0`` turns it off.  A list that no longer matches the code (another numba,
+another platform) only costs the helper's work: the fit compiles what it needs as before.
+"""
+
+import contextlib
+import functools
+import importlib
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+#: the kinds' kernel lists, shipped with the package
+PLANS_FILE = Path(__file__).with_name("data") / "compile_plans.pkl"
+#: environment variable; "0" turns compiling ahead off (it is on otherwise)
+ENV = "FASTTREE_COMPILE_AHEAD"
+#: a helper starts only when at least this share of its kind's kernels is missing from the cache
+MIN_MISSING = 0.5
+
+_asked = set()  # kinds whose first fit in this process has been seen
+_helpers = []  # the helpers this process started
+
+
+def enabled():
+    """Whether compiling ahead may start helpers in this process (``FASTTREE_COMPILE_AHEAD``
+    unset or not "0", and at least two CPUs to run on)."""
+    from ._warmup import default_jobs
+
+    return os.environ.get(ENV, "1") != "0" and default_jobs() >= 2
+
+
+def start(kind):
+    """At the first fit of ``kind`` in this process, start a helper compiling its kernels from
+    the end of its list, if the cache lacks at least :data:`MIN_MISSING` of them.
+
+    Parameters
+    ----------
+    kind : str or None
+        A kind of :data:`fasttree._warmup.KIND_NAMES`; None: nothing to do.
+
+    Returns
+    -------
+    subprocess.Popen or None
+        The helper, or None when none was started (a later fit of the kind, turned off, one CPU,
+        no list for the kind, the cache warm, or the process could not start).
+    """
+    if kind is None or kind in _asked:
+        return None
+    _asked.add(kind)
+    if not enabled():
+        return None
+    try:
+        plan = plans().get(kind)
+        if not plan or missing_share(plan) < MIN_MISSING:
+            return None
+        helper = subprocess.Popen(
+            [sys.executable, "-c", "from fasttree._compile_ahead import compile_backwards; "
+             f"compile_backwards({kind!r})"], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, ENV: "0"})
+    except Exception:  # an optimisation only: whatever fails, the fit compiles as before
+        return None
+    _helpers.append(helper)
+    return helper
+
+
+def wait():
+    """Wait until every helper this process started has finished (benchmarks, and a build step
+    that fills the cache this way before it ends); returns how many there were."""
+    n = len(_helpers)
+    while _helpers:
+        _helpers.pop().wait()
+    return n
+
+
+@contextlib.contextmanager
+def turned_off():
+    """Start no helper inside the block, nor in processes started from it (``fasttree compile``
+    fills the cache with every kind itself)."""
+    before = os.environ.get(ENV)
+    os.environ[ENV] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[ENV]
+        else:
+            os.environ[ENV] = before
+
+
+@functools.lru_cache(maxsize=1)
+def plans():
+    """Every kind's list of ``(dispatcher reference, argument types)``, in first-call order; {}
+    when the shipped file cannot be read."""
+    try:
+        with open(PLANS_FILE, "rb") as handle:
+            return pickle.load(handle)
+    except Exception:  # missing, or pickled by a numba whose types this one cannot read
+        return {}
+
+
+def dispatcher_of(reference):
+    """The kernel a plan entry names: ``("function", module, qualname)``, or ``("specialized",
+    module, factory qualname, key)`` for a kernel a factory makes (:func:`fasttree._jit.
+    specialized`)."""
+    module = importlib.import_module(reference[1])
+    target = module
+    for part in reference[2].split("."):
+        target = getattr(target, part)
+    if reference[0] == "specialized":
+        from ._jit import specialized
+
+        return specialized(target, *reference[3])
+    return target
+
+
+def is_cached(dispatcher, args):
+    """Whether numba's on-disk cache holds ``dispatcher`` compiled for ``args`` (numba's private
+    cache API: False whenever it cannot tell)."""
+    try:
+        cache = dispatcher._cache
+        key = cache._index_key(tuple(args), dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:
+        return False
+
+
+def missing_share(plan):
+    """The share of a plan's entries the cache lacks; 0 when the kernels are not cached on disk
+    (no writable cache location, or ``NUMBA_DISABLE_JIT``): a helper could not share its work."""
+    missing = 0
+    for reference, args in plan:
+        dispatcher = dispatcher_of(reference)
+        if not hasattr(getattr(dispatcher, "_cache", None), "_cache_file"):
+            return 0.0
+        missing += not is_cached(dispatcher, args)
+    return missing / len(plan)
+
+
+def compile_backwards(kind):
+    """The helper's work: compile ``kind``'s kernels from the last to the first, skipping those
+    already in the cache (the fit's, once the two have met)."""
+    for reference, args in reversed(plans().get(kind, ())):
+        try:
+            dispatcher = dispatcher_of(reference)
+            if not is_cached(dispatcher, args):
+                dispatcher.compile(tuple(args))
+        except Exception:  # this entry no longer matches the code: the fit compiles it itself
+            continue
+
+
+def record_plan(kind):
+    """The kernels a tiny fit of ``kind`` calls from Python, with their argument types, in the
+    order of their first call, when numba's cache is empty (run it with a new
+    ``NUMBA_CACHE_DIR``)."""
+    from numba.core import event
+
+    from . import _jit, _warmup
+
+    fit = _warmup.get_kind(kind)
+    data = fit.data()
+    calls, depth = [], [0]
+
+    class TopLevel(event.Listener):
+        def on_start(self, ev):
+            if depth[0] == 0:
+                calls.append((ev.data["dispatcher"], tuple(ev.data["args"])))
+            depth[0] += 1
+
+        def on_end(self, ev):
+            depth[0] -= 1
+
+    listener = TopLevel()
+    event.register("numba:compile", listener)
+    try:
+        fit.fit(*data)
+    finally:
+        event.unregister("numba:compile", listener)
+    made = {id(kernel): (factory, key) for (factory, key), kernel in _jit._SPECIALIZED.items()}
+    plan = []
+    for dispatcher, args in calls:
+        if id(dispatcher) in made:
+            factory, key = made[id(dispatcher)]
+            reference = ("specialized", factory.__module__, factory.__qualname__, key)
+        else:
+            func = dispatcher.py_func
+            reference = ("function", func.__module__, func.__qualname__)
+        plan.append((reference, args))
+    return plan
+
+
+def write_plans(kinds=None, path=PLANS_FILE):
+    """Record every kind's plan, each in a new process with an empty cache, into ``path``."""
+    from ._warmup import KIND_NAMES
+
+    written = {}
+    for kind in kinds or KIND_NAMES:
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
+            result = os.path.join(out, "plan.pkl")
+            code = ("from fasttree._compile_ahead import _main; "
+                    f"_main(['--record', {kind!r}, {result!r}])")
+            subprocess.run([sys.executable, "-c", code], check=True,
+                           env={**os.environ, "NUMBA_CACHE_DIR": cache, ENV: "0"})
+            with open(result, "rb") as handle:
+                written[kind] = pickle.load(handle)
+        print(f"{kind}: {len(written[kind])} kernels", flush=True)
+    with open(path, "wb") as handle:
+        pickle.dump(written, handle, protocol=4)
+
+
+def _main(argv):
+    """``["--record", kind, path]``: :func:`record_plan` pickled to ``path`` (a child of
+    :func:`write_plans`)."""
+    if argv[:1] == ["--record"]:
+        with open(argv[2], "wb") as handle:
+            pickle.dump(record_plan(argv[1]), handle, protocol=4)

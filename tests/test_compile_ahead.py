@@ -1,0 +1,161 @@
+"""Compiling ahead (fasttree._compile_ahead): the shipped kernel lists match the code, a helper fills
+the cache with its kind's kernels, and fits start helpers only when and as documented.
+
+The test session turns compiling ahead off (conftest.py); these tests turn it on where they need it.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fasttree
+from fasttree import _compile_ahead as compile_ahead
+from fasttree._warmup import KIND_NAMES
+
+pd = pytest.importorskip("pandas")
+
+
+def _run(code, cache, **env):
+    """Run ``code`` in a new process whose numba cache is ``cache``; returns its stdout."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**os.environ, "NUMBA_CACHE_DIR": str(cache), **env},
+                            timeout=600)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_every_kind_has_a_plan_of_kernels_that_exist():
+    plans = compile_ahead.plans()
+    assert sorted(plans) == sorted(KIND_NAMES)
+    for kind, plan in plans.items():
+        assert plan, kind
+        for reference, args in plan:
+            dispatcher = compile_ahead.dispatcher_of(reference)
+            assert hasattr(dispatcher, "compile"), (kind, reference)
+            assert isinstance(args, tuple)
+
+
+def test_the_classifier_plan_is_what_its_first_fit_compiles(tmp_path):
+    """Recorded again from the code in an empty cache, the classifier kind's list is the shipped
+    one (after a kernel's signature changes: ``python -m fasttree._compile_ahead
+    --write-plans``)."""
+    out = tmp_path / "plan.pkl"
+    _run(f"from fasttree._compile_ahead import _main; _main(['--record', 'classifier', "
+         f"{str(out)!r}])", tmp_path / "cache", FASTTREE_COMPILE_AHEAD="0")
+    import pickle
+
+    with open(out, "rb") as handle:
+        recorded = pickle.load(handle)
+    assert recorded == compile_ahead.plans()["classifier"]
+
+
+def test_a_helper_leaves_nothing_for_the_fit_to_compile(tmp_path):
+    """After the helper's work for the classifier kind, that kind's first fit in a new process
+    loads every kernel from the cache."""
+    cache = tmp_path / "cache"
+    _run("from fasttree._compile_ahead import compile_backwards; "
+         "compile_backwards('classifier')", cache, FASTTREE_COMPILE_AHEAD="0")
+    printed = _run(
+        "from fasttree import _warmup\n"
+        "kind = _warmup.get_kind('classifier')\n"
+        "data = kind.data()\n"
+        "with _warmup.compile_events() as records:\n"
+        "    kind.fit(*data)\n"
+        "print(len(records))\n", cache, FASTTREE_COMPILE_AHEAD="0")
+    assert int(printed) == 0
+
+
+class _FakePopen:
+    started = []
+
+    def __init__(self, command, **kwargs):
+        self.started.append((command, kwargs["env"]))
+
+
+@pytest.fixture
+def helpers(monkeypatch):
+    """Helpers that would start, recorded instead: (command, environment) of each."""
+    monkeypatch.setenv(compile_ahead.ENV, "1")
+    monkeypatch.setattr(compile_ahead, "_asked", set())
+    monkeypatch.setattr(compile_ahead, "enabled", lambda: os.environ[compile_ahead.ENV] != "0")
+    monkeypatch.setattr(compile_ahead.subprocess, "Popen", _FakePopen)
+    _FakePopen.started = []
+    return _FakePopen.started
+
+
+def test_a_cold_kind_starts_one_helper_per_process(helpers, monkeypatch):
+    monkeypatch.setattr(compile_ahead, "missing_share", lambda plan: 1.0)
+    assert compile_ahead.start("classifier") is not None
+    assert compile_ahead.start("classifier") is None  # its first fit only
+    (command, env), = helpers
+    assert command[0] == sys.executable and "compile_backwards('classifier')" in command[-1]
+    assert env[compile_ahead.ENV] == "0"  # the helper's own fits start no helper
+
+
+@pytest.mark.parametrize("share, started", [(0.0, False), (0.4, False), (0.5, True)])
+def test_a_helper_starts_only_when_half_the_kernels_are_missing(helpers, monkeypatch, share,
+                                                                 started):
+    monkeypatch.setattr(compile_ahead, "missing_share", lambda plan: share)
+    assert (compile_ahead.start("regressor") is not None) == started
+
+
+def test_the_environment_variable_turns_it_off(helpers, monkeypatch):
+    monkeypatch.setattr(compile_ahead, "missing_share", lambda plan: 1.0)
+    monkeypatch.setenv(compile_ahead.ENV, "0")
+    assert compile_ahead.start("classifier") is None
+    assert compile_ahead.start(None) is None
+    assert compile_ahead.start("no such kind") is None
+    assert not helpers
+
+
+def test_an_empty_cache_misses_every_kernel(tmp_path):
+    printed = _run("from fasttree import _compile_ahead as c\n"
+                   "print(c.missing_share(c.plans()['classifier']))", tmp_path / "cache")
+    assert float(printed) == 1.0
+
+
+@pytest.mark.parametrize("make, X_kind, kind", [
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2), "array", "classifier"),
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2), "table", "table"),
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2), "sparse", "sparse"),
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2, splitter="hist"), "array", "hist"),
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2, monotonic_cst=[1, 0]), "array",
+     "monotonic"),
+    (lambda: fasttree.C45Classifier(), "array", "c45"),
+    (lambda: fasttree.ExtraTreeClassifier(max_depth=2), "array", "extra_tree"),
+    (lambda: fasttree.DecisionTreeRegressor(max_depth=2), "array", "regressor"),
+    (lambda: fasttree.DecisionTreeRegressor(max_depth=2), "table", "table"),
+    (lambda: fasttree.DecisionTreeRegressor(criterion="poisson", max_depth=2), "array",
+     "poisson"),
+    (lambda: fasttree.DecisionTreeRegressor(criterion="absolute_error", max_depth=2), "array",
+     "absolute_error"),
+    (lambda: fasttree.RandomForestClassifier(n_estimators=2, max_depth=2), "array", "forest"),
+    (lambda: fasttree.ExtraTreesRegressor(n_estimators=2, max_depth=2), "array", "extra_trees"),
+])
+def test_each_fit_asks_for_the_nearest_kind(monkeypatch, make, X_kind, kind):
+    asked = []
+    monkeypatch.setattr(compile_ahead, "start", asked.append)
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 2))
+    y = (X[:, 0] > 0.5).astype(int) + 1
+    if X_kind == "table":
+        X = pd.DataFrame({"a": X[:, 0], "b": np.where(X[:, 1] > 0.5, "yes", "no")})
+    elif X_kind == "sparse":
+        import scipy.sparse
+
+        X = scipy.sparse.csr_matrix(X)
+    make().fit(X, y)
+    assert asked == [kind]
+    assert kind in KIND_NAMES
+
+
+def test_no_helper_without_an_on_disk_cache(tmp_path):
+    """Kernels compiled without a disk cache (here: NUMBA_DISABLE_JIT) leave a helper nothing to
+    share."""
+    printed = _run("from fasttree import _compile_ahead as c\n"
+                   "print(c.missing_share(c.plans()['classifier']))", tmp_path / "cache",
+                   NUMBA_DISABLE_JIT="1")
+    assert float(printed) == 0.0
