@@ -193,8 +193,9 @@ class _TableInput:
     def _has_categories(self, X):
         """Whether ``X`` will have categorical features (named, or columns that are not
         numbers), from its dtypes alone."""
-        if self.categorical_features not in (None, "from_dtype"):
-            return True
+        named = self.categorical_features
+        if named is not None and not (isinstance(named, str) and named == "from_dtype"):
+            return True  # a list or mask (even an empty one: left to the encoding to check)
         dtypes = getattr(X, "dtypes", None)
         if dtypes is None:
             dtypes = [getattr(X, "dtype", np.dtype(float))]
