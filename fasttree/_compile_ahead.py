@@ -168,6 +168,28 @@ def compile_backwards(kind):
             continue
 
 
+def compile_claimed(kinds, folder):
+    """Compile the kernels of every kind's list (each once, in the kinds' order), taking each
+    one by creating its claim file in ``folder`` first: processes given the same kinds and folder
+    (``fasttree compile --jobs N``) share the lists without compiling a kernel twice."""
+    entries = []
+    for kind in kinds:
+        for entry in plans().get(kind, ()):
+            if entry not in entries:
+                entries.append(entry)
+    for i, (reference, args) in enumerate(entries):
+        try:
+            os.close(os.open(os.path.join(folder, f"claim-{i}"), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:  # another process took it
+            continue
+        try:
+            dispatcher = dispatcher_of(reference)
+            if not is_cached(dispatcher, args):
+                dispatcher.compile(tuple(args))
+        except Exception:  # a stale entry: the kinds' fits compile what they need
+            continue
+
+
 def record_plan(kind):
     """The kernels a tiny fit of ``kind`` calls from Python, with their argument types, in the
     order of their first call, when numba's cache is empty (run it with a new

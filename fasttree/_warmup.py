@@ -360,6 +360,8 @@ def fill_cache(names=KIND_NAMES, jobs=1, out=sys.stdout):
         with tempfile.TemporaryDirectory() as folder:
             lock = os.path.join(folder, "cache.lock")
             open(lock, "w").close()
+            with open(os.path.join(folder, KINDS_FILE), "w") as handle:
+                handle.write("\n".join(names))
             children = []
             for group in groups:
                 command = [sys.executable, "-m", "fasttree", "compile", "--jobs", "1",
@@ -389,6 +391,23 @@ def fill_cache(names=KIND_NAMES, jobs=1, out=sys.stdout):
               f"{time.perf_counter() - start:.1f} s ({len(groups)} "
               f"process{'es' * (len(groups) > 1)})", file=out, flush=True)
     return compiled
+
+
+#: the file in which :func:`fill_cache` tells its processes every kind they compile together
+KINDS_FILE = "kinds.txt"
+
+
+def compile_share(names, lock):
+    """The work of one process of :func:`fill_cache`: the kernels of every kind's list, each
+    taken by one process (:func:`fasttree._compile_ahead.compile_claimed`), then its own kinds
+    ``names``, which compile only what the lists left out (the large fits' chunk paths)."""
+    from ._compile_ahead import compile_claimed
+
+    folder = os.path.dirname(lock)
+    lock_cache_saves(lock)
+    with open(os.path.join(folder, KINDS_FILE)) as handle:
+        compile_claimed(handle.read().split(), folder)
+    return run_kinds(names, sys.stdout)
 
 
 def _can_lock():

@@ -22,7 +22,7 @@ from . import (
     ID3Classifier,
     export_text,
 )
-from ._warmup import KIND_NAMES, KINDS, default_jobs, fill_cache, lock_cache_saves, run_kinds
+from ._warmup import KIND_NAMES, KINDS, compile_share, default_jobs, fill_cache
 from .datasets import BUNDLED, DatasetError, bundled_csv, read_csv, read_rows
 from .evaluation import cross_val_score
 from .grower import CLASSIFICATION_CRITERIA, REGRESSION_CRITERIA, report_progress
@@ -169,8 +169,7 @@ def _compile(args):
         return 0
     names = args.kind or KIND_NAMES
     if args.lock:  # a child of fill_cache: compile its share, saving to the cache under the lock
-        lock_cache_saves(args.lock)
-        run_kinds(names, sys.stdout)
+        compile_share(names, args.lock)
         return 0
     try:
         fill_cache(names, args.jobs, sys.stdout)

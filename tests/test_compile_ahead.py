@@ -159,3 +159,26 @@ def test_no_helper_without_an_on_disk_cache(tmp_path):
                    "print(c.missing_share(c.plans()['classifier']))", tmp_path / "cache",
                    NUMBA_DISABLE_JIT="1")
     assert float(printed) == 0.0
+
+
+def test_processes_sharing_a_folder_compile_each_kernel_once(monkeypatch, tmp_path):
+    """compile_claimed (fasttree compile --jobs N): every entry of the kinds' lists, once over
+    the processes given one folder, an entry two kinds share once, a claimed one by nobody else."""
+    compiled = []
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+
+        def compile(self, args):
+            compiled.append((self.name, args))
+
+    monkeypatch.setattr(compile_ahead, "plans", lambda: {
+        "a": [(("function", "m", "x"), (1,)), (("function", "m", "y"), (2,))],
+        "b": [(("function", "m", "y"), (2,)), (("function", "m", "z"), (3,))]})
+    monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: Kernel(reference[2]))
+    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    (tmp_path / "claim-2").touch()  # z: taken by another process
+    compile_ahead.compile_claimed(["a", "b"], tmp_path)
+    compile_ahead.compile_claimed(["a", "b"], tmp_path)  # a second process, later
+    assert compiled == [("x", (1,)), ("y", (2,))]
