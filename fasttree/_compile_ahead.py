@@ -8,7 +8,7 @@ the order a tiny fit of that kind (:data:`fasttree._warmup.KINDS`) first calls t
 ships every kind's list (``data/compile_plans.pkl``, written by ``python -c "from
 fasttree._compile_ahead import write_plans; write_plans()"``; ``tests/test_compile_ahead.py`` checks
 it against the code).  At the first fit of a kind in a process, :func:`start` looks up its list in
-numba's cache; when at least half of it is missing and the process may run on a second CPU, it
+numba's cache; when at least two of them are missing and the process may run on a second CPU, it
 starts a helper process (:func:`compile_backwards`), which compiles the list from its end while the
 fit compiles it from its start.  Each compiled kernel is saved to the cache, where the other
 process's next call finds it (numba reads a function's cache index again at each new signature;
@@ -34,8 +34,9 @@ from pathlib import Path
 PLANS_FILE = Path(__file__).with_name("data") / "compile_plans.pkl"
 #: environment variable; "0" turns compiling ahead off (it is on otherwise)
 ENV = "FASTTREE_COMPILE_AHEAD"
-#: a helper starts only when at least this share of its kind's kernels is missing from the cache
-MIN_MISSING = 0.5
+#: a helper starts only when at least this many of its kind's kernels are missing from the cache
+#: (one for the fit to compile while the helper compiles another)
+MIN_MISSING = 2
 
 _asked = set()  # kinds whose first fit in this process has been seen
 _helpers = []  # the helpers this process started
@@ -51,7 +52,8 @@ def enabled():
 
 def start(kind):
     """At the first fit of ``kind`` in this process, start a helper compiling its kernels from
-    the end of its list, if the cache lacks at least :data:`MIN_MISSING` of them.
+    the end of its list, if the cache lacks at least :data:`MIN_MISSING` of them (a count, not a
+    share: after another kind's fit the few kernels left may be the costly ones).
 
     Parameters
     ----------
@@ -71,7 +73,7 @@ def start(kind):
         return None
     try:
         plan = plans().get(kind)
-        if not plan or missing_share(plan) < MIN_MISSING:
+        if not plan or n_missing(plan) < MIN_MISSING:
             return None
         helper = subprocess.Popen(
             [sys.executable, "-c", "from fasttree._compile_ahead import compile_backwards; "
@@ -144,16 +146,16 @@ def is_cached(dispatcher, args):
         return False
 
 
-def missing_share(plan):
-    """The share of a plan's entries the cache lacks; 0 when the kernels are not cached on disk
+def n_missing(plan):
+    """How many of a plan's entries the cache lacks; 0 when the kernels are not cached on disk
     (no writable cache location, or ``NUMBA_DISABLE_JIT``): a helper could not share its work."""
     missing = 0
     for reference, args in plan:
         dispatcher = dispatcher_of(reference)
         if not hasattr(getattr(dispatcher, "_cache", None), "_cache_file"):
-            return 0.0
+            return 0
         missing += not is_cached(dispatcher, args)
-    return missing / len(plan)
+    return missing
 
 
 def compile_backwards(kind):

@@ -87,7 +87,7 @@ def helpers(monkeypatch):
 
 
 def test_a_cold_kind_starts_one_helper_per_process(helpers, monkeypatch):
-    monkeypatch.setattr(compile_ahead, "missing_share", lambda plan: 1.0)
+    monkeypatch.setattr(compile_ahead, "n_missing", len)
     assert compile_ahead.start("classifier") is not None
     assert compile_ahead.start("classifier") is None  # its first fit only
     (command, env), = helpers
@@ -95,15 +95,15 @@ def test_a_cold_kind_starts_one_helper_per_process(helpers, monkeypatch):
     assert env[compile_ahead.ENV] == "0"  # the helper's own fits start no helper
 
 
-@pytest.mark.parametrize("share, started", [(0.0, False), (0.4, False), (0.5, True)])
-def test_a_helper_starts_only_when_half_the_kernels_are_missing(helpers, monkeypatch, share,
-                                                                 started):
-    monkeypatch.setattr(compile_ahead, "missing_share", lambda plan: share)
+@pytest.mark.parametrize("missing, started", [(0, False), (1, False), (2, True)])
+def test_a_helper_starts_only_when_two_kernels_are_missing(helpers, monkeypatch, missing,
+                                                           started):
+    monkeypatch.setattr(compile_ahead, "n_missing", lambda plan: missing)
     assert (compile_ahead.start("regressor") is not None) == started
 
 
 def test_the_environment_variable_turns_it_off(helpers, monkeypatch):
-    monkeypatch.setattr(compile_ahead, "missing_share", lambda plan: 1.0)
+    monkeypatch.setattr(compile_ahead, "n_missing", len)
     monkeypatch.setenv(compile_ahead.ENV, "0")
     assert compile_ahead.start("classifier") is None
     assert compile_ahead.start(None) is None
@@ -111,10 +111,20 @@ def test_the_environment_variable_turns_it_off(helpers, monkeypatch):
     assert not helpers
 
 
-def test_an_empty_cache_misses_every_kernel(tmp_path):
-    printed = _run("from fasttree import _compile_ahead as c\n"
-                   "print(c.missing_share(c.plans()['classifier']))", tmp_path / "cache")
-    assert float(printed) == 1.0
+def test_the_cache_tells_which_kernels_are_missing(tmp_path):
+    """An empty cache misses every kernel of a list; after the classifier kind's fit, none of
+    the classifier's and only the table's own of the table's."""
+    check = ("from fasttree import _compile_ahead as c\n"
+             "plans = c.plans()\n"
+             "print(c.n_missing(plans['classifier']), c.n_missing(plans['table']))")
+    cache = tmp_path / "cache"
+    plans = compile_ahead.plans()
+    assert _run(check, cache).split() == [str(len(plans["classifier"])), str(len(plans["table"]))]
+    _run("from fasttree import _warmup\n"
+         "kind = _warmup.get_kind('classifier')\n"
+         "kind.fit(*kind.data())", cache, FASTTREE_COMPILE_AHEAD="0")
+    shared = sum(entry in plans["classifier"] for entry in plans["table"])
+    assert _run(check, cache).split() == ["0", str(len(plans["table"]) - shared)]
 
 
 @pytest.mark.parametrize("make, X_kind, kind", [
@@ -156,9 +166,9 @@ def test_no_helper_without_an_on_disk_cache(tmp_path):
     """Kernels compiled without a disk cache (here: NUMBA_DISABLE_JIT) leave a helper nothing to
     share."""
     printed = _run("from fasttree import _compile_ahead as c\n"
-                   "print(c.missing_share(c.plans()['classifier']))", tmp_path / "cache",
+                   "print(c.n_missing(c.plans()['classifier']))", tmp_path / "cache",
                    NUMBA_DISABLE_JIT="1")
-    assert float(printed) == 0.0
+    assert int(printed) == 0
 
 
 def test_processes_sharing_a_folder_compile_each_kernel_once(monkeypatch, tmp_path):
