@@ -425,14 +425,20 @@ def lock_cache_saves(path):
 
     from numba.core import caching
 
-    save = caching.IndexDataCacheFile.save
+    from ._jit import _KeyedCacheFile
 
-    def locked_save(self, key, data):
-        with open(path, "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                save(self, key, data)
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def locked(save):
+        def locked_save(self, key, data):
+            with open(path, "a") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                try:
+                    save(self, key, data)
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
 
-    caching.IndexDataCacheFile.save = locked_save
+        return locked_save
+
+    # numba's own class, and fasttree's (which overrides save, so the first alone would not lock
+    # fasttree's kernels)
+    for files in {caching.IndexDataCacheFile, _KeyedCacheFile}:
+        files.save = locked(files.save)

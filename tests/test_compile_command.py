@@ -97,13 +97,15 @@ def test_two_processes_then_the_check_pass():
         " 0 functions compiled"] * 2
 
 
-def test_locked_saves_write_a_cache_another_process_reads(tmp_path):
-    """numba's cache saves under fasttree's lock: the entry is written and a new process loads
-    it instead of compiling."""
-    (tmp_path / "tiny_kernel.py").write_text(textwrap.dedent("""
+@pytest.mark.parametrize("decorator", ["numba.njit", "fasttree._jit.njit"])
+def test_locked_saves_write_a_cache_another_process_reads(tmp_path, decorator):
+    """numba's cache saves under fasttree's lock, for numba's own cache files and fasttree's
+    keyed ones: the entry is written and a new process loads it instead of compiling."""
+    (tmp_path / "tiny_kernel.py").write_text(textwrap.dedent(f"""
         import numba
+        import fasttree._jit
 
-        @numba.njit(cache=True)
+        @{decorator}(cache=True)
         def double(x):
             return 2 * x
     """))
