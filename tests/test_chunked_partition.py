@@ -1,6 +1,8 @@
 """The partition's plan (pairs moved whole in lanes, large pairs in row chunks) and the chunked
 moves against a naive stable partition, at chunk boundaries and through the estimators."""
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +11,7 @@ from hypothesis import strategies as st
 import fasttree
 from fasttree.kernels import partition as partition_module
 from fasttree.kernels import partition_segments_bits, partition_segments_kway
-from fasttree.kernels.partition import MoveScratch, _move_chunks, _move_plan
+from fasttree.kernels.partition import MoveScratch, _cut_lanes, _move_chunks, _move_plan
 from fasttree.kernels.work_items import chunk_index
 from test_kernels import gather_targets, segmented_layout
 
@@ -205,3 +207,34 @@ def test_move_plan_covers_every_pair_once(seed, n_features, n_segments, n_thread
         lane_rows = np.add.reduceat(np.append(cost, 0), lane_first[:-1])
         lane_rows[np.diff(lane_first) == 0] = 0
         assert lane_rows.max() <= cost.sum() / (len(lane_first) - 1) + cost.max()
+
+
+def _best_largest_lane(rows, n_lanes):
+    """The smallest largest lane over every cut of ``rows`` into ``n_lanes`` lanes of
+    consecutive pairs (each nonempty), by trying them all."""
+    n = len(rows)
+    return min(max(sum(rows[a:b]) for a, b in zip((0, *cuts), (*cuts, n)))
+               for cuts in itertools.combinations(range(1, n), n_lanes - 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.integers(0, 10**6), min_size=1, max_size=9), n_threads=st.integers(1, 6))
+def test_cut_lanes_is_within_its_tolerance_of_the_best_cut(rows, n_threads):
+    """The lanes cover the pairs in order, at most one per thread, and the largest holds at most
+    1/256 of the lower bound (largest pair, a lane's share) more than the best cut's."""
+    rows = np.array(rows, dtype=np.int64)
+    lane_first = _cut_lanes(rows, n_threads)
+    n_lanes = max(1, min(n_threads, rows.size))
+    assert lane_first.shape == (n_lanes + 1,) and lane_first[0] == 0
+    assert lane_first[-1] == rows.size and np.all(np.diff(lane_first) >= 0)
+    ends = np.concatenate([[0], np.cumsum(rows)])
+    largest = (ends[lane_first[1:]] - ends[lane_first[:-1]]).max()
+    bound = max(rows.max(), -(-rows.sum() // n_lanes))
+    assert largest <= _best_largest_lane(rows.tolist(), n_lanes) + max(1, bound // 256)
+
+
+def test_cut_lanes_beats_the_nearest_cut_where_one_pair_is_large():
+    """Three threads, a large pair near the start: cuts nearest each share of 4,000 rows put a
+    small pair beside it (largest lane 7,000 rows), the best cut leaves it alone (6,000)."""
+    lane_first = _cut_lanes(np.array([1000, 6000, 1000, 1000, 3000]), 3)
+    assert lane_first.tolist() == [0, 1, 2, 5]
