@@ -21,7 +21,6 @@ import contextlib
 import sys
 from unittest import mock
 
-import numba
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -102,22 +101,14 @@ def loops_balance(loops, n_threads):
     return float(sum(np.sum(c) for c in loops) / (n_threads * span)) if span > 0 else float("nan")
 
 
-@numba.njit(cache=True)
-def _float_keys(values):
-    """The presort's uint32 keys of float32 ``values`` (its own ``_float_to_key``)."""
-    bits = values.view(np.uint32).ravel()
-    keys = np.empty(bits.shape[0], dtype=np.uint32)
-    for i in range(bits.shape[0]):
-        keys[i] = presort_module._float_to_key(bits[i])
-    return keys.reshape(values.shape)
-
-
 def presort_loops(X, n_threads):
     """The presort's parallel loops on ``n_threads`` threads, the rows of each iteration
     (``fasttree.kernels.presort.presort_features``): blocks of whole features; or, for a few
     features on more threads (``by_buckets``), three loops over row chunks (keys, their
-    leading digits counted, scattered into buckets) and one over the tasks sorting the buckets,
-    whose rows come from ``X``'s own values (cut by the kernel's own ``_bucket_tasks``)."""
+    leading digits counted, scattered into buckets), three over the row chunks of the buckets
+    cut again (``_split_buckets``: counted, scattered, copied back), and one over the tasks
+    sorting the buckets; the buckets and tasks those of the presort itself, run on ``X`` with
+    the tasks of ``n_threads`` threads."""
     n_samples, n_features = X.shape
     if not presort_module.by_buckets(n_samples, n_features, n_threads):
         n_blocks = max(1, min(n_threads, n_features))
@@ -127,18 +118,28 @@ def presort_loops(X, n_threads):
     chunk = presort_module._SORT_CHUNK
     chunks = np.array([min(chunk, n_samples - lo) for lo in range(0, n_samples, chunk)] *
                       n_features, dtype=np.float64)
-    keys = _float_keys(np.ascontiguousarray(X, dtype=np.float32))
-    bucket_start = np.zeros((n_features, presort_module._N_BUCKETS + 1), dtype=np.int64)
-    for f in range(n_features):
-        shift = presort_module.leading_shift(keys[:, f].min(), keys[:, f].max())
-        digits = (keys[:, f] >> shift) & presort_module._DIGIT_MASK
-        np.cumsum(np.bincount(digits, minlength=presort_module._N_BUCKETS),
-                  out=bucket_start[f, 1:])
-    _, lo, hi, task_bucket = presort_module._bucket_tasks(
-        bucket_start, presort_module.bucket_tasks(n_threads))
-    before = np.concatenate([[0], np.cumsum(hi - lo)])
-    tasks = (before[task_bucket[1:]] - before[task_bucket[:-1]]).astype(np.float64)
-    return [chunks, chunks, chunks, tasks]
+    loops = {}
+    split, sort = presort_module._split_buckets, presort_module._sort_buckets
+
+    def record_split(*args):
+        item_lo, item_hi = args[-2:]
+        loops["split"] = (item_hi - item_lo).astype(np.float64)
+        return split(*args)
+
+    def record_sort(*args):
+        lo, hi, _, task_bucket = args[-4:]
+        before = np.concatenate([[0], np.cumsum(hi - lo)])
+        loops["tasks"] = (before[task_bucket[1:]] - before[task_bucket[:-1]]).astype(np.float64)
+        return sort(*args)
+
+    with mock.patch.object(presort_module, "_split_buckets", record_split), \
+            mock.patch.object(presort_module, "_sort_buckets", record_sort):
+        presort_module.sort_by_buckets(
+            np.ascontiguousarray(X, dtype=np.float32),
+            np.empty((n_features, n_samples), np.float32),
+            np.empty((n_features, n_samples), np.int32),
+            presort_module.bucket_tasks(n_threads), chunk)
+    return [chunks] * 3 + ([loops["split"]] * 3 if "split" in loops else []) + [loops["tasks"]]
 
 
 @contextlib.contextmanager

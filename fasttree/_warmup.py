@@ -288,8 +288,9 @@ def _presort_by_buckets():
     n = 64
     X = np.linspace(-1, 1, n, dtype=np.float32)[:, None]
     sorted_x, sorted_idx = np.empty((1, n), np.float32), np.empty((1, n), np.int32)
-    presort._presort_by_buckets(X, sorted_x, sorted_idx, np.empty((1, n), np.uint32),
-                                np.empty((1, n), np.int32), 16, 16)
+    # one task: no bucket is cut again (``_split_buckets``, for large data on many threads,
+    # compiles at its first use)
+    presort.sort_by_buckets(X, sorted_x, sorted_idx, 1, 16)
 
 
 #: seconds each kind compiled after the kinds before it in KINDS, in one process from an empty

@@ -208,8 +208,7 @@ def _presort_by_buckets(X, n_tasks, chunk_rows=1 << 16):
     n, n_features = X.shape
     sorted_x = np.empty((n_features, n), np.float32)
     sorted_idx = np.empty((n_features, n), np.int32)
-    scratch = np.empty((n_features, n), np.uint32), np.empty((n_features, n), np.int32)
-    presort_module._presort_by_buckets(X, sorted_x, sorted_idx, *scratch, chunk_rows, n_tasks)
+    presort_module.sort_by_buckets(X, sorted_x, sorted_idx, n_tasks, chunk_rows)
     return sorted_x, sorted_idx
 
 
@@ -240,6 +239,24 @@ def test_presort_by_buckets_is_the_stable_argsort(rng, n_tasks, chunk):
     _expect_stable_argsort(X, *_presort_by_buckets(X, n_tasks, chunk))
 
 
+@pytest.mark.parametrize("chunk", [5, 64, 1 << 16])
+def test_large_buckets_are_cut_again_and_sort_the_same(rng, monkeypatch, chunk):
+    """Values crowding one binade (a normal's around 1) leave a leading-digit bucket larger than
+    a task's share: it is cut by its next digit, in row chunks, and the sort is unchanged; a
+    bucket of equal keys is not cut (nothing to cut it by)."""
+    n = 5000
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    X[rng.random(n) < 0.05, 0] = np.nan
+    X[:, 1] = 7.0  # one bucket of every row, of equal keys
+    X[:, 2] = np.round(X[:, 2], 2)  # ties
+    split = presort_module._split_buckets
+    cut = []
+    monkeypatch.setattr(presort_module, "_split_buckets",
+                        lambda *args: cut.append(args[4].tolist()) or split(*args))
+    _expect_stable_argsort(X, *_presort_by_buckets(X, 64, chunk))
+    assert len(cut) == 1 and {0, 2} == set(cut[0])  # the features of the buckets cut again
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(width=32), min_size=1, max_size=300), st.integers(1, 40))
 def test_presort_by_buckets_sorts_any_floats(values, n_tasks):
@@ -261,10 +278,11 @@ def test_bucket_tasks_cut_the_buckets_by_their_middle_rows(rows, n_tasks):
         return
     bucket_start = np.zeros((n_features, n_buckets + 1), np.int64)
     np.cumsum(rows, axis=1, out=bucket_start[:, 1:])
-    feature, lo, hi, task_bucket = presort_module._bucket_tasks(bucket_start, n_tasks)
+    feature, lo, hi = presort_module._nonempty_buckets(bucket_start)
     expected = [(f, bucket_start[f, b], bucket_start[f, b + 1]) for f in range(n_features)
                 for b in range(n_buckets) if rows[f, b] > 0]
     assert list(zip(feature.tolist(), lo.tolist(), hi.tolist())) == expected
+    task_bucket = presort_module._bucket_tasks(feature, lo, hi, n, n_features, n_tasks)
     assert task_bucket.shape == (n_tasks + 1,) and task_bucket[0] == 0
     assert task_bucket[-1] == feature.size and np.all(np.diff(task_bucket) >= 0)
     for t in range(n_tasks):

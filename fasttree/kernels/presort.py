@@ -5,6 +5,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from .work_items import chunk_index
 
 _SIGN_BIT = np.uint32(0x80000000)
 _ABS_MASK = np.uint32(0x7FFFFFFF)
@@ -70,8 +71,8 @@ def presort_features(X):
     Features are sorted in parallel, in blocks of whole features, one per thread.  When a few
     features do not share out evenly (fewer than two a thread: one feature on two threads,
     three on two), every feature is instead cut by its leading digit into buckets, in parallel
-    over row chunks, and the buckets are sorted in groups shared out to the threads
-    (:func:`_presort_by_buckets`); a stable sort has one result, so both give the same arrays.
+    over row chunks, and the buckets are sorted in tasks shared out to the threads
+    (:func:`sort_by_buckets`); a stable sort has one result, so both give the same arrays.
     Scratch memory: two arrays of ``n_samples`` 32-bit words per block (per feature with the
     buckets), allocated once per call (``sorted_x`` and ``sorted_idx`` themselves hold the keys
     and row ids being sorted).
@@ -81,10 +82,7 @@ def presort_features(X):
     sorted_x = np.empty((n_features, n_samples), dtype=np.float32)
     sorted_idx = np.empty((n_features, n_samples), dtype=np.int32)
     if by_buckets(n_samples, n_features, n_threads):
-        keys_tmp = np.empty((n_features, n_samples), dtype=np.uint32)
-        idx_tmp = np.empty((n_features, n_samples), dtype=np.int32)
-        _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, _SORT_CHUNK,
-                            bucket_tasks(n_threads))
+        sort_by_buckets(X, sorted_x, sorted_idx, bucket_tasks(n_threads), _SORT_CHUNK)
     else:
         n_blocks = max(1, min(n_threads, n_features))
         keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
@@ -128,22 +126,92 @@ def _chunk(it, n_chunks, n_samples, chunk_rows):
     return it // n_chunks, c * chunk_rows, min(n_samples, (c + 1) * chunk_rows)
 
 
-@njit(parallel=True, cache=True)
-def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, n_tasks):
+def sort_by_buckets(X, sorted_x, sorted_idx, n_tasks, chunk_rows):
     """:func:`presort_features` for a few features on more threads: one most-significant-digit
-    pass, then each digit's bucket sorted on its own.
+    pass, then each digit's bucket sorted on its own, the buckets shared out in ``n_tasks``
+    tasks of about equal rows.
 
-    In chunks of ``chunk_rows`` rows (an argument, not a global: numba compiles a global in as
-    a constant, and its cache would keep it), every feature's keys are made and their range
-    found, and the 11 bits below the prefix all of a feature's keys share are its leading digit
-    (:func:`leading_shift`); the chunks count their
-    leading digits and scatter their rows into the buckets (digits in order, chunks in order
-    within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Then the buckets, in ``n_tasks``
-    tasks of about equal rows (:func:`_bucket_tasks`), are sorted on their remaining bits
-    (:func:`_lsd_passes`) back into ``sorted_x`` and ``sorted_idx``.  As many passes over the
-    rows as one thread's sort of the feature (one count, a scatter per digit), against one more
-    count a digit when every pass is cut into row chunks; and a bucket's passes stay in cache.
+    In chunks of ``chunk_rows`` rows, every feature's keys are made, its leading digit found
+    (the 11 bits below the prefix all its keys share: :func:`leading_shift`), and its rows
+    scattered into buckets by that digit (:func:`_scatter_by_leading_digit`).  A bucket larger
+    than a task's share (a tenth of a feature where values crowd one binade, as a normal
+    distribution's do around 1) would hold up one thread while the others wait, so such buckets
+    are cut again by their next 11 bits, in parallel over their row chunks
+    (:func:`_split_buckets`, compiled only for data that need it).  Then the buckets, each in the
+    task its middle row falls in (:func:`_bucket_tasks`), are sorted on their remaining bits
+    (:func:`_sort_buckets`).  Every cut depends on the data and ``n_tasks`` only, and a stable
+    sort has one result, so the arrays are the same for any cut.
     """
+    n_samples, n_features = X.shape
+    keys_tmp = np.empty((n_features, n_samples), dtype=np.uint32)
+    idx_tmp = np.empty((n_features, n_samples), dtype=np.int32)
+    bucket_start, shift = _scatter_by_leading_digit(X, sorted_x, keys_tmp, idx_tmp, chunk_rows)
+    feature, lo, hi = _nonempty_buckets(bucket_start)
+    low_bits = shift[feature].astype(np.int64)
+    # larger than a task's share, and of keys that differ (equal keys cannot be cut)
+    large = np.flatnonzero(((hi - lo) * n_tasks > n_features * n_samples) & (low_bits > 0))
+    if large.size:
+        rows = hi[large] - lo[large]
+        first, item_bucket = chunk_index(_split_items(rows, n_tasks, chunk_rows))
+        j = np.arange(item_bucket.size) - first[item_bucket]
+        k = np.diff(first)[item_bucket]
+        item_lo = lo[large][item_bucket] + j * rows[item_bucket] // k
+        item_hi = lo[large][item_bucket] + (j + 1) * rows[item_bucket] // k
+        sub_bits = np.maximum(low_bits[large] - _RADIX_BITS, 0)
+        sub_start = _split_buckets(keys_tmp, idx_tmp, sorted_x.view(np.uint32), sorted_idx,
+                                   feature[large], sub_bits.astype(np.uint32), item_bucket,
+                                   item_lo, item_hi)
+        feature, lo, hi, low_bits = _cut_into(feature, lo, hi, low_bits, large, sub_start,
+                                              sub_bits)
+    task_bucket = _bucket_tasks(feature, lo, hi, n_samples, n_features, n_tasks)
+    _sort_buckets(keys_tmp, idx_tmp, sorted_x, sorted_idx, feature, lo, hi,
+                  low_bits.astype(np.uint32), task_bucket)
+
+
+def _split_items(rows, n_tasks, chunk_rows):
+    """Row chunks of each bucket cut again (of ``rows`` rows): about ``chunk_rows`` rows each,
+    fewer to make a multiple of ``n_tasks`` in all (numba's static schedule then gives every
+    thread as many), shared out by the buckets' rows."""
+    total = int(rows.sum())
+    n_items = n_tasks * -(-(-(-total // chunk_rows)) // n_tasks)
+    ends = (2 * n_items * np.cumsum(rows) + total) // (2 * total)
+    return np.maximum(1, np.diff(ends, prepend=0))
+
+
+def _nonempty_buckets(bucket_start):
+    """Every feature's nonempty buckets, one feature after another: each one's feature and rows
+    ``[lo, hi)``, from ``bucket_start`` (each feature's bucket starts, then its row count)."""
+    starts = bucket_start[:, :-1]
+    sizes = bucket_start[:, 1:] - starts
+    feature, bucket = np.nonzero(sizes)
+    lo = starts[feature, bucket]
+    return feature.astype(np.int64), lo, lo + sizes[feature, bucket]
+
+
+def _cut_into(feature, lo, hi, low_bits, large, sub_start, sub_bits):
+    """The bucket list with each bucket of ``large`` replaced, in place in the order, by its
+    nonempty sub-buckets (``sub_start``, one row per large bucket), their keys differing in
+    ``sub_bits`` lowest bits."""
+    sub_feature, sub_lo, sub_hi = _nonempty_buckets(sub_start)
+    where = np.repeat(large, np.bincount(sub_feature, minlength=large.size))
+    keep = np.ones(feature.size, dtype=bool)
+    keep[large] = False
+    # each large bucket's place goes to its sub-buckets, stably
+    order = np.argsort(np.concatenate([np.flatnonzero(keep), where]), kind="stable")
+    return tuple(np.concatenate([mine[keep], sub])[order] for mine, sub in (
+        (feature, feature[large][sub_feature]), (lo, sub_lo), (hi, sub_hi),
+        (low_bits, sub_bits[sub_feature])))
+
+
+@njit(parallel=True, cache=True)
+def _scatter_by_leading_digit(X, sorted_x, keys_tmp, idx_tmp, chunk_rows):
+    """The first passes of :func:`sort_by_buckets`: ``X`` transposed into ``sorted_x`` and made
+    keys there, in chunks of ``chunk_rows`` rows (an argument, not a global: numba compiles a
+    global in as a constant, and its cache would keep it) every feature's key range found, the
+    chunks' leading digits counted and their rows scattered into the buckets (digits in order,
+    chunks in order within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Returns each
+    feature's bucket starts (then its row count) and the shift of its leading digit (the bits
+    below it)."""
     n_samples, n_features = X.shape
     _transpose(X, sorted_x)
     keys = sorted_x.view(np.uint32)
@@ -168,38 +236,107 @@ def _presort_by_buckets(X, sorted_x, sorted_idx, keys_tmp, idx_tmp, chunk_rows, 
     counts = np.zeros((n_items, _N_BUCKETS), dtype=np.int64)
     for it in prange(n_items):
         f, lo, hi = _chunk(it, n_chunks, n_samples, chunk_rows)
-        s = shift[f]
-        for i in range(lo, hi):
-            counts[it, (keys[f, i] >> s) & _DIGIT_MASK] += 1
+        _count_digits(keys[f], lo, hi, shift[f], counts[it])
     bucket_start = np.empty((n_features, _N_BUCKETS + 1), dtype=np.int64)
-    for f in range(n_features):  # exclusive prefix, digit-major then chunk
-        running = 0
-        for b in range(_N_BUCKETS):
-            bucket_start[f, b] = running
-            for c in range(n_chunks):
-                n_b = counts[f * n_chunks + c, b]
-                counts[f * n_chunks + c, b] = running
-                running += n_b
-        bucket_start[f, _N_BUCKETS] = running
+    for f in range(n_features):
+        _digit_prefix(counts, f * n_chunks, (f + 1) * n_chunks, 0, bucket_start[f])
     for it in prange(n_items):
         f, lo, hi = _chunk(it, n_chunks, n_samples, chunk_rows)
-        s = shift[f]
-        for i in range(lo, hi):
-            key = keys[f, i]
-            b = (key >> s) & _DIGIT_MASK
-            slot = counts[it, b]
-            counts[it, b] = slot + 1
-            keys_tmp[f, slot] = key
-            idx_tmp[f, slot] = i
-    bucket_feature, bucket_lo, bucket_hi, task_bucket = _bucket_tasks(bucket_start, n_tasks)
-    for t in prange(n_tasks):
+        _scatter_digits(keys[f], idx_tmp[f], lo, hi, shift[f], counts[it], keys_tmp[f],
+                        idx_tmp[f], True)
+    return bucket_start, shift
+
+
+@njit(cache=True, inline="always")
+def _count_digits(keys, lo, hi, shift, counts):
+    """Add the digits (11 bits from ``shift``) of ``keys[lo:hi]`` to ``counts``."""
+    for i in range(lo, hi):
+        counts[(keys[i] >> shift) & _DIGIT_MASK] += 1
+
+
+@njit(cache=True, inline="always")
+def _digit_prefix(counts, first, last, start, bucket_start):
+    """Chunks ``first .. last - 1`` of one range: their digit counts (rows of ``counts``) become
+    each chunk's first slot per digit, digit-major then chunk (a stable scatter), from slot
+    ``start``; ``bucket_start`` gets each digit's first slot, then the range's end."""
+    running = start
+    for b in range(_N_BUCKETS):
+        bucket_start[b] = running
+        for c in range(first, last):
+            n_b = counts[c, b]
+            counts[c, b] = running
+            running += n_b
+    bucket_start[_N_BUCKETS] = running
+
+
+@njit(cache=True, inline="always")
+def _scatter_digits(keys, ids, lo, hi, shift, slots, keys_out, ids_out, ids_are_positions):
+    """Scatter ``keys[lo:hi]`` and their ids to ``keys_out`` and ``ids_out`` by their digits
+    (11 bits from ``shift``), each to its digit's next slot (``slots``, from
+    :func:`_digit_prefix`); ``ids_are_positions`` (a constant): the ids are the positions
+    themselves (``ids`` unread)."""
+    for i in range(lo, hi):
+        key = keys[i]
+        b = (key >> shift) & _DIGIT_MASK
+        slot = slots[b]
+        slots[b] = slot + 1
+        keys_out[slot] = key
+        ids_out[slot] = i if ids_are_positions else ids[i]
+
+
+@njit(parallel=True, cache=True)
+def _split_buckets(keys, idx, keys_out, idx_out, bucket_feature, sub_shift, item_bucket,
+                   item_lo, item_hi):
+    """Cut large buckets (of ``keys``, ``idx``; in place) by their next digit, the 11 bits from
+    ``sub_shift``: the same count, prefix and stable scatter as
+    :func:`_scatter_by_leading_digit`, over the buckets' row chunks (items ``item_lo`` ..
+    ``item_hi`` of bucket ``item_bucket``, each bucket's items consecutive and in order), through
+    ``keys_out`` and ``idx_out`` (free: the sorted layout before the buckets' sorts) and back.
+    Returns each bucket's sub-bucket starts (absolute positions), then its end."""
+    n_items = item_bucket.shape[0]
+    n_large = bucket_feature.shape[0]
+    counts = np.zeros((n_items, _N_BUCKETS), dtype=np.int64)
+    for it in prange(n_items):
+        j = item_bucket[it]
+        _count_digits(keys[bucket_feature[j]], item_lo[it], item_hi[it], sub_shift[j],
+                      counts[it])
+    sub_start = np.empty((n_large, _N_BUCKETS + 1), dtype=np.int64)
+    first = 0
+    for j in range(n_large):
+        last = first
+        while last < n_items and item_bucket[last] == j:
+            last += 1
+        _digit_prefix(counts, first, last, item_lo[first], sub_start[j])
+        first = last
+    for it in prange(n_items):
+        j = item_bucket[it]
+        f = bucket_feature[j]
+        _scatter_digits(keys[f], idx[f], item_lo[it], item_hi[it], sub_shift[j], counts[it],
+                        keys_out[f], idx_out[f], False)
+    for it in prange(n_items):
+        f = bucket_feature[item_bucket[it]]
+        for i in range(item_lo[it], item_hi[it]):
+            keys[f, i] = keys_out[f, i]
+            idx[f, i] = idx_out[f, i]
+    return sub_start
+
+
+@njit(parallel=True, cache=True)
+def _sort_buckets(keys_tmp, idx_tmp, sorted_x, sorted_idx, bucket_feature, bucket_lo,
+                  bucket_hi, low_bits, task_bucket):
+    """The last pass of :func:`sort_by_buckets`: task ``t`` sorts the buckets
+    ``task_bucket[t] .. task_bucket[t + 1] - 1`` (feature, rows ``[lo, hi)`` of ``keys_tmp``
+    and ``idx_tmp``, keys differing in their ``low_bits`` lowest bits) into ``sorted_x`` and
+    ``sorted_idx``."""
+    keys = sorted_x.view(np.uint32)
+    for t in prange(task_bucket.shape[0] - 1):
         bucket_counts = np.empty((_N_PASSES, _N_BUCKETS), dtype=np.int64)
         for j in range(task_bucket[t], task_bucket[t + 1]):
             f = bucket_feature[j]
             lo = bucket_lo[j]
             hi = bucket_hi[j]
             _sort_bucket(keys_tmp[f, lo:hi], idx_tmp[f, lo:hi], keys[f, lo:hi],
-                         sorted_idx[f, lo:hi], bucket_counts, shift[f])
+                         sorted_idx[f, lo:hi], bucket_counts, low_bits[j])
 
 
 @njit(cache=True, inline="always")
@@ -214,37 +351,15 @@ def leading_shift(lowest, highest):
     return np.uint32(max(0, width - _RADIX_BITS))
 
 
-@njit(cache=True)
-def _bucket_tasks(bucket_start, n_tasks):
-    """Every feature's nonempty buckets, one feature after another (each one's feature and rows
-    ``[lo, hi)``), cut into ``n_tasks`` tasks of about equal rows: a bucket goes to the task its
-    middle row falls in (a bucket is never split, so a task holds at least its largest one);
-    task ``t`` sorts the buckets ``task_bucket[t] .. task_bucket[t + 1] - 1``."""
-    n_features, n_buckets = bucket_start.shape[0], bucket_start.shape[1] - 1
-    n_samples = bucket_start[0, n_buckets]
-    total = n_features * n_samples
-    feature = np.empty(n_features * n_buckets, dtype=np.int64)
-    lo = np.empty(n_features * n_buckets, dtype=np.int64)
-    hi = np.empty(n_features * n_buckets, dtype=np.int64)
-    task_bucket = np.zeros(n_tasks + 1, dtype=np.int64)
-    n = 0
-    t = 0  # the open task
-    for f in range(n_features):
-        for b in range(n_buckets):
-            a = bucket_start[f, b]
-            z = bucket_start[f, b + 1]
-            if z == a:
-                continue
-            task = min(n_tasks - 1, (2 * (f * n_samples + a) + z - a) * n_tasks // (2 * total))
-            while t < task:
-                t += 1
-                task_bucket[t] = n
-            feature[n] = f
-            lo[n] = a
-            hi[n] = z
-            n += 1
-    task_bucket[t + 1:] = n
-    return feature[:n], lo[:n], hi[:n], task_bucket
+def _bucket_tasks(feature, lo, hi, n_samples, n_features, n_tasks):
+    """The cut of the buckets (each one's feature and rows ``[lo, hi)``, features one after
+    another, in order) into ``n_tasks`` tasks of about equal rows: a bucket goes to the task its
+    middle row falls in (a bucket is never split here, so a task holds at least its largest
+    one); task ``t`` sorts the buckets ``task_bucket[t] .. task_bucket[t + 1] - 1``."""
+    total = max(1, n_features * n_samples)
+    task = np.minimum(n_tasks - 1, (2 * (feature * n_samples + lo) + hi - lo) * n_tasks
+                      // (2 * total))
+    return np.searchsorted(task, np.arange(n_tasks + 1), side="left").astype(np.int64)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
