@@ -25,17 +25,20 @@ FIRST_SLOTS_PER_ROW = {"random": 0.5, "best": 0.25}
 
 
 def serves(params, any_categorical, several_outputs, monotonic, classification, forest):
-    """Whether :func:`grow_depth_first` grows trees of these parameters: numeric features, one
-    output, level-wise rules (no ``max_leaf_nodes``), no constraints, missing values learned;
-    random thresholds, or the best thresholds of a forest's trees; gini, entropy, squared error
-    or Poisson.  A single tree of the best thresholds keeps the presorted layout, whose levels
-    use every thread."""
-    if (any_categorical or several_outputs or monotonic or params.max_leaf_nodes is not None
-            or params.missing != "learn"):
+    """Whether :func:`grow_depth_first` grows trees of these parameters: a forest's trees (one
+    tree per thread), numeric features, one output, level-wise rules (no ``max_leaf_nodes``),
+    no constraints, missing values learned; random thresholds (gini, entropy, squared error or
+    Poisson) or the best ones (not gain ratio's branch fraction).  A single tree keeps the
+    presorted layout, whose levels use every thread: a full-depth ``ExtraTreeRegressor`` on
+    300,000 x 20 took 0.73 s level-wise against 1.02 s depth first on two threads (1.17 against
+    0.99 s on one; the choice may not depend on the thread count, which would change the tree
+    where a near-tie rounds differently)."""
+    if (not forest or any_categorical or several_outputs or monotonic
+            or params.max_leaf_nodes is not None or params.missing != "learn"):
         return False
     if params.splitter == "random":
         return params.criterion in ("gini", "entropy", "log_loss", "squared_error", "poisson")
-    return (params.splitter == "best" and forest and params.min_branch_fraction == 0.0
+    return (params.splitter == "best" and params.min_branch_fraction == 0.0
             and params.criterion in (("gini", "entropy", "log_loss") if classification
                                      else ("squared_error", "poisson")))
 

@@ -240,10 +240,11 @@ def test_grow_best_trees_refuses_what_it_cannot_grow():
 def test_what_it_serves():
     est = ExtraTreeClassifier()
     params = est._resolve_params(100, 3, 100.0, False)
-    assert depth_first.serves(params, False, False, False, True, False)
-    assert not depth_first.serves(params, True, False, False, True, False)  # categorical
-    assert not depth_first.serves(params, False, True, False, True, False)  # several outputs
-    assert not depth_first.serves(params, False, False, True, True, False)  # constraints
+    assert depth_first.serves(params, False, False, False, True, True)  # a forest's trees
+    assert not depth_first.serves(params, False, False, False, True, False)  # one tree alone
+    assert not depth_first.serves(params, True, False, False, True, True)  # categorical
+    assert not depth_first.serves(params, False, True, False, True, True)  # several outputs
+    assert not depth_first.serves(params, False, False, True, True, True)  # constraints
     for other in (ExtraTreeClassifier(max_leaf_nodes=5), ExtraTreeClassifier(missing="fractional"),
                   ExtraTreeRegressor(criterion="absolute_error")):
         assert not depth_first.serves(other._resolve_params(100, 3, 100.0, False), False,

@@ -279,11 +279,8 @@ class MoveScratch:
 def _moved_pairs(n_features, seg_start, seg_end, skip_feature):
     """The (feature, segment) pairs to move, feature-major: every pair but segment ``s`` in
     feature row ``skip_feature[s]``."""
-    n_segments = seg_start.shape[0]
-    feature = np.repeat(np.arange(n_features, dtype=np.int64), n_segments)
-    segment = np.tile(np.arange(n_segments, dtype=np.int64), n_features)
-    moved = feature != skip_feature[segment]
-    return feature[moved], segment[moved]
+    moved = np.arange(n_features)[:, None] != skip_feature[None, :]
+    return np.nonzero(moved)
 
 
 def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chunk_rows,
@@ -318,16 +315,22 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chun
         that numba's static schedule gives each thread as many chunks of about equal rows.
     """
     feature, segment = _moved_pairs(n_features, seg_start, seg_end, skip_feature)
-    rows = (seg_end - seg_start)[segment]
+    seg_rows = seg_end - seg_start
+    rows = seg_rows[segment]
+    total = int(rows.sum())
+    # worth trying: two chunks or more, and more than a quarter of a thread's share (checked on
+    # the segments first: deep levels hold a million small pairs and no candidate)
+    large = (seg_rows >= 2 * min_chunk_rows) & (4 * n_threads * seg_rows > total)
+    if n_threads == 1 or not large.any():
+        no_pairs = np.empty(0, dtype=np.int64)
+        return (feature, segment, _cut_lanes(rows, n_threads), no_pairs, no_pairs,
+                np.ones(0, dtype=np.int64))
     chunked = np.zeros(feature.shape[0], dtype=bool)
-    if n_threads > 1 and feature.shape[0] > 0:
-        # worth trying: two chunks or more, and more than a quarter of a thread's share
-        candidates = np.flatnonzero((rows >= 2 * min_chunk_rows)
-                                    & (4 * n_threads * rows > rows.sum()))
+    if feature.shape[0] > 0:
+        candidates = np.flatnonzero(large[segment])
         candidates = candidates[np.argsort(-rows[candidates], kind="stable")]
         whole_time = _lane_makespan(rows, n_threads)
         best_time, best_k = 0.9 * whole_time, 0
-        total = rows.sum()
         chunked_rows = 0
         for k, q in enumerate(candidates, start=1):
             chunked[q] = True
@@ -388,7 +391,8 @@ def _cut_lanes(rows, n_threads):
     n_lanes = max(1, min(n_threads, rows.shape[0]))
     if n_lanes == 1:
         return np.array([0, rows.shape[0]], dtype=np.int64)
-    ends = np.concatenate([[0], np.cumsum(rows, dtype=np.int64)])
+    ends = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(rows, out=ends[1:])
     # each cut after the pair whose running rows come nearest to its share of the total
     share = ends[-1] * np.arange(1, n_lanes) / n_lanes
     after = np.searchsorted(ends[1:], share)  # first pair reaching the share
@@ -399,7 +403,8 @@ def _cut_lanes(rows, n_threads):
     tolerance = max(1, bound // 256)
     if high - bound <= tolerance:
         return nearest.astype(np.int64)
-    running = ends.tolist()
+    # bisect on a list is fast; making the list is not, for a deep level's million pairs
+    running = ends.tolist() if ends.shape[0] <= 1 << 14 else ends
     first = _greedy_lanes(running, bound + tolerance, n_lanes)
     if first[-1] == rows.shape[0]:  # often: pairs small against a lane
         return np.array(first, dtype=np.int64)
@@ -415,12 +420,14 @@ def _cut_lanes(rows, n_threads):
 
 def _greedy_lanes(running, largest, n_lanes):
     """Lane starts when each of ``n_lanes`` lanes takes pairs, in order, while its rows stay
-    within ``largest`` (``running``: the pairs' running rows from 0, a list); the last entry is
-    where the last lane stopped (the number of pairs when they all fit)."""
+    within ``largest`` (``running``: the pairs' running rows from 0, a list or an array); the
+    last entry is where the last lane stopped (the number of pairs when they all fit)."""
     n_pairs = len(running) - 1
+    find = (bisect.bisect_right if isinstance(running, list)
+            else lambda ends, x: int(ends.searchsorted(x, side="right")))
     first = [0]
     for _ in range(n_lanes):
-        stop = bisect.bisect_right(running, running[first[-1]] + largest) - 1
+        stop = find(running, running[first[-1]] + largest) - 1
         if stop == n_pairs or stop == first[-1]:  # all taken, or a pair larger than a lane
             return first + [stop] * (n_lanes + 1 - len(first))
         first.append(stop)
