@@ -294,15 +294,14 @@ def _presort_by_buckets():
 
 
 #: seconds each kind compiled after the kinds before it in KINDS, in one process from an empty
-#: cache (``fasttree compile --jobs 1`` on the idle 2-core VM, 2026-12-04), to balance the
-#: processes of :func:`fill_cache`; each process also compiles again the kernels its first kind
-#: shares with the others (about 10 s).  ``extra_trees`` compiles nothing after ``extra_tree``
-#: (both grow depth first).  ``forest`` adds 5.1 s for the forests' prediction kernel
-#: (``forest_values``, measured with ``asv_bench/compile_times.py --kind forest``, 2026-12-05).
-_COST = {"classifier": 14.8, "regressor": 7.9, "table": 23.2, "sparse": 13.4, "hist": 16.6,
-         "c45": 9.9, "monotonic": 3.6, "absolute_error": 7.4, "several_outputs": 11.2,
-         "class_weight": 2.3, "multiclass": 3.5, "poisson": 2.6, "extra_tree": 19.9,
-         "ccp_alpha": 0.6, "forest": 19.9, "extra_trees": 0.1}
+#: cache (:func:`run_kinds` of every kind, as ``fasttree compile --jobs 1`` runs them, on the
+#: idle 2-core VM, 2026-12-05), to balance the processes of :func:`fill_cache`; each process
+#: also compiles again the kernels its first kind shares with the others (about 10 s).  A single
+#: extra tree grows level-wise; ``extra_trees`` compiles the depth-first growth of a forest's.
+_COST = {"classifier": 19.0, "regressor": 6.5, "table": 18.4, "sparse": 12.4, "hist": 13.9,
+         "c45": 9.3, "monotonic": 2.6, "absolute_error": 6.8, "several_outputs": 9.9,
+         "class_weight": 2.1, "multiclass": 2.1, "poisson": 3.4, "extra_tree": 3.1,
+         "ccp_alpha": 0.6, "forest": 26.8, "extra_trees": 16.3}
 
 
 def default_jobs():
