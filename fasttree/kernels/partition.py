@@ -279,8 +279,11 @@ class MoveScratch:
 def _moved_pairs(n_features, seg_start, seg_end, skip_feature):
     """The (feature, segment) pairs to move, feature-major: every pair but segment ``s`` in
     feature row ``skip_feature[s]``."""
+    n_segments = seg_start.shape[0]
     moved = np.arange(n_features)[:, None] != skip_feature[None, :]
-    return np.nonzero(moved)
+    # not np.nonzero of the 2-D mask: its arrays are strided views, which the movers would be
+    # compiled again for
+    return np.divmod(np.flatnonzero(moved), max(n_segments, 1))
 
 
 def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chunk_rows,
