@@ -30,6 +30,7 @@ import fasttree  # noqa: E402
 from fasttree import splitter as exact_splitter  # noqa: E402
 from fasttree.kernels import partition as partition_module  # noqa: E402
 from fasttree.kernels import presort as presort_module  # noqa: E402
+from fasttree.kernels import split_search  # noqa: E402
 from fasttree.kernels import work_items  # noqa: E402
 
 
@@ -167,23 +168,31 @@ def recording():
 
 def fit_balance(X, y, threads, **params):
     """Per level of one fit: rows and balance on each P of ``threads``, for the search and the
-    partition; and the presort's.  Returns (levels, presort) where each level is a dict."""
-    est = fasttree.DecisionTreeClassifier(**params)
-    with recording() as log:
-        est.fit(X, y)
+    partition; and the presort's.  Returns (levels, presort) where each level is a dict.
+
+    The tree is fitted once per P: a search whose class counts add up exactly cuts its tasks
+    for the thread count (``split_search.search_threads``, made to answer P here), which cannot
+    change the tree."""
     levels = []
-    for entry in log:
-        if entry[0] == "search":
-            _, items, pair_rows = entry
-            costs = search_costs(items, pair_rows)
-            levels.append({"search_rows": int(costs.sum()), "tasks": costs.size,
-                           **{f"search@{p}": balance(costs, p) for p in threads}})
-        elif levels:  # the partition after a level's search
-            _, n_features, seg_start, seg_end, split_feature = entry
-            level = levels[-1]
-            level["partition_rows"] = int(
-                partition_loops(n_features, seg_start, seg_end, split_feature, 1)[0].sum())
-            for p in threads:
+    for p in threads:
+        with recording() as log, mock.patch.object(split_search, "search_threads",
+                                                   lambda p=p: p):
+            fasttree.DecisionTreeClassifier(**params).fit(X, y)
+        depth = -1
+        for entry in log:
+            if entry[0] == "search":
+                _, items, pair_rows = entry
+                depth += 1
+                if depth == len(levels):
+                    levels.append({})
+                costs = search_costs(items, pair_rows)
+                levels[depth].update({"search_rows": int(costs.sum()), f"tasks@{p}": costs.size,
+                                      f"search@{p}": balance(costs, p)})
+            elif depth >= 0:  # the partition after a level's search
+                _, n_features, seg_start, seg_end, split_feature = entry
+                level = levels[depth]
+                level["partition_rows"] = int(
+                    partition_loops(n_features, seg_start, seg_end, split_feature, 1)[0].sum())
                 level[f"partition@{p}"] = loops_balance(
                     partition_loops(n_features, seg_start, seg_end, split_feature, p), p)
     presort = {f"presort@{p}": loops_balance(presort_loops(X, p), p) for p in threads}
@@ -201,12 +210,14 @@ def weighted(levels, key, rows):
 
 def table(title, levels, presort, threads):
     """Markdown: one row per level, then the fit's totals."""
-    head = ["level", "search tasks", "search rows"] + [f"search, P={p}" for p in threads] + [
+    head = ["level", "search tasks (" + " / ".join(f"P={p}" for p in threads) + ")",
+            "search rows"] + [f"search, P={p}" for p in threads] + [
         "partition rows"] + [f"partition, P={p}" for p in threads]
     lines = [f"**{title}**", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     for depth, level in enumerate(levels):
-        cells = [str(depth), str(level["tasks"]), f"{level['search_rows']:,}"]
+        cells = [str(depth), " / ".join(str(level[f"tasks@{p}"]) for p in threads),
+                 f"{level['search_rows']:,}"]
         cells += [f"{level[f'search@{p}']:.2f}" for p in threads]
         cells += [f"{level.get('partition_rows', 0):,}"]
         cells += [f"{level[f'partition@{p}']:.2f}" if f"partition@{p}" in level else "-"

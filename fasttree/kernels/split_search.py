@@ -30,6 +30,7 @@ with them on the left and on the right, and "every known value left, missing rig
 ``inf``) is a candidate too; on a tie, missing-right wins, then the lowest threshold.
 """
 
+import numba
 import numpy as np
 from numba import prange
 
@@ -56,7 +57,7 @@ from .criteria import (
 from .monotonic import constraint_of, monotonic_ok
 from .presort import check_row_ids
 from .split_record import check_split_record, new_split_record
-from .work_items import WorkItems, chunk_class_prefix, chunk_sum_prefix
+from .work_items import WorkItems, chunk_class_prefix, chunk_sum_prefix, exact_tasks
 
 
 #: scikit-learn's ``FEATURE_THRESHOLD`` (float32, like the values): two sorted values closer than
@@ -471,10 +472,11 @@ def find_best_splits_classification(
     Parallel over work items balanced by rows (:mod:`fasttree.kernels.work_items`): a (feature,
     node) pair is scanned sequentially, or, when large, in row chunks from the class counts of
     the rows before each chunk, whose best candidates are then reduced in order; each pair writes
-    only its own record slot.  Chunk sizes depend on the level's rows only, so results do not
-    depend on the number of threads (with float weights a chunked pair adds its weights in
-    another order than one scan would).  Within a feature a tie goes to the lowest threshold
-    (strict ``<``).
+    only its own record slot.  With float weights chunk sizes depend on the level's rows only,
+    so results do not depend on the number of threads (a chunked pair adds its weights in
+    another order than one scan would); integer counts add up alike for any cut, so their
+    tasks are at most four a thread (:func:`~fasttree.kernels.work_items.exact_tasks`).  Within
+    a feature a tie goes to the lowest threshold (strict ``<``).
 
     A Python function choosing, per kind of call (weighted or not, two classes or more, missing
     values, C4.5's rules, constraints), a parallel kernel compiled for that kind only (see
@@ -503,7 +505,7 @@ def find_best_splits_classification(
     # the kernel, so that its module does not optimize this function's code once more
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
     items = numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
-                               monotonic_cst)
+                               monotonic_cst, exact=integer)
     chunk_left = chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start,
                                     *items.arrays(), seg_class_weight.shape[1])
     _run_on_items(kernel, (sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
@@ -568,7 +570,7 @@ def _run_on_items(kernel, args, items, record):
 
 
 def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
-                       monotonic_cst, chunk=True):
+                       monotonic_cst, chunk=True, exact=False):
     """The (feature, node) pairs a numeric search scans, as work items balanced by rows
     (:class:`~fasttree.kernels.work_items.WorkItems`).
 
@@ -579,7 +581,13 @@ def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_l
     """
     pair_feature, pair_segment, pair_rows, chunkable = _numeric_pairs(
         sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst)
-    return WorkItems(pair_feature, pair_segment, pair_rows, chunkable & chunk)
+    n_tasks = exact_tasks(pair_rows.sum(), search_threads()) if exact else None
+    return WorkItems(pair_feature, pair_segment, pair_rows, chunkable & chunk, n_tasks)
+
+
+def search_threads():
+    """The threads a search's tasks are cut for (:func:`numeric_scan_items` with ``exact``)."""
+    return numba.get_num_threads()
 
 
 @njit(cache=True)

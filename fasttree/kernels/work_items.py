@@ -15,7 +15,10 @@ task's start, the whole pairs inside it (one item), the chunk of a pair cut at i
 A chunk is scanned from its offset with the statistics of the rows before it (their prefix over
 the pair's chunks), and the chunks' best candidates are reduced in order, so the lowest
 threshold still wins a tie.  Task and chunk boundaries depend on the level's rows only, never on
-the number of threads: the trees are the same for any thread count.
+the number of threads: the trees are the same for any thread count.  The one exception cannot
+show: class counts that add up exactly (unit weights, a bootstrap's counts) give the same sums
+for any cut, so their search cuts at most four tasks a thread (:func:`exact_tasks`), and fewer
+pairs are summed twice.
 """
 
 import numpy as np
@@ -73,6 +76,15 @@ def tasks_per_level(total_rows):
     smaller level)."""
     fits = max(1, int(total_rows) // MIN_TASK_ROWS)
     return min(MAX_TASKS, 1 << (fits.bit_length() - 1))
+
+
+def exact_tasks(total_rows, n_threads):
+    """Tasks of a level whose statistics add up exactly (integer class counts: unit weights or a
+    bootstrap's counts): :func:`tasks_per_level`, but at most four a thread.  Every chunk's rows
+    are summed once more ahead of its scan (:func:`chunk_class_prefix`), and fewer tasks cut
+    fewer pairs; with integer counts any cut gives the same sums, so this one may follow the
+    thread count and the trees do not."""
+    return min(tasks_per_level(total_rows), 4 * max(1, int(n_threads)))
 
 
 class WorkItems:
