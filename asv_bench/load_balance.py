@@ -87,10 +87,9 @@ def partition_loops(n_features, seg_start, seg_end, split_feature, n_threads):
     for g in np.unique(chunked_feature):
         mine = chunked_feature == g
         rows = (seg_end - seg_start)[chunked_segment[mine]]
-        first, pair = work_items.chunk_index(n_chunks[mine])
-        j = np.arange(pair.size) - first[pair]  # each pair's rows cut evenly, as the mover does
-        k = n_chunks[mine][pair]
-        chunk_rows = (j + 1) * rows[pair] // k - j * rows[pair] // k
+        # each pair's rows cut evenly, as the mover does
+        _, lo, hi = work_items.even_chunks(np.zeros_like(rows), rows, n_chunks[mine])
+        chunk_rows = hi - lo
         loops.append(partition_module.CHUNKED_MOVE_COST * chunk_rows)
     return loops
 

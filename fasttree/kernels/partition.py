@@ -8,7 +8,7 @@ from numba import prange
 
 from .._jit import njit, specialized, with_globals
 from .presort import check_row_ids
-from .work_items import chunk_index
+from .work_items import chunk_index, chunks_by_rows
 
 
 #: rows of a chunk when a large (feature, segment) pair is moved by every thread: about
@@ -370,9 +370,7 @@ def _chunk_counts(feature, rows, n_threads, min_chunk_rows, max_chunk_rows):
         total = -(-feature_rows[g] // chunk_rows)
         if total >= n_threads:
             total = n_threads * -(-total // n_threads)
-        # pair j ends at chunk round(total * its running rows / the row's rows)
-        ends = (2 * total * np.cumsum(rows[mine]) + feature_rows[g]) // (2 * feature_rows[g])
-        n_chunks[mine] = np.maximum(1, np.diff(ends, prepend=0))
+        n_chunks[mine] = chunks_by_rows(rows[mine], total)
     return n_chunks
 
 

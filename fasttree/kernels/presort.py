@@ -5,7 +5,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .work_items import chunk_index
+from .work_items import TASKS_PER_THREAD, chunks_by_rows, even_chunks
 
 _SIGN_BIT = np.uint32(0x80000000)
 _ABS_MASK = np.uint32(0x7FFFFFFF)
@@ -16,7 +16,7 @@ _N_BUCKETS = 1 << _RADIX_BITS
 _DIGIT_MASK = np.uint32(_N_BUCKETS - 1)
 _N_PASSES = 3  # 3 x 11 bits covers the 32-bit key
 _TRANSPOSE_BLOCK = 512
-#: rows of a chunk of a feature in :func:`_presort_by_buckets`' first passes
+#: rows of a chunk of a feature in :func:`_scatter_by_leading_digit`'s passes
 _SORT_CHUNK = 1 << 16
 
 
@@ -100,10 +100,9 @@ def by_buckets(n_samples, n_features, n_threads):
 
 
 def bucket_tasks(n_threads):
-    """Tasks the buckets' sorts are shared out in: four a thread, so that numba's static
-    schedule gives every thread four of about equal rows (the tasks only share out the work:
-    the sort is the same for any number)."""
-    return 4 * n_threads
+    """Tasks the buckets' sorts are shared out in: ``TASKS_PER_THREAD`` a thread, of about
+    equal rows (the tasks only share out the work: the sort is the same for any number)."""
+    return TASKS_PER_THREAD * n_threads
 
 
 @njit(cache=True, inline="always")
@@ -120,7 +119,7 @@ def _transpose(X, sorted_x):
 
 @njit(cache=True, inline="always")
 def _chunk(it, n_chunks, n_samples, chunk_rows):
-    """Feature and rows ``[lo, hi)`` of item ``it`` of :func:`_presort_by_buckets`: every
+    """Feature and rows ``[lo, hi)`` of item ``it`` of :func:`_scatter_by_leading_digit`: every
     feature cut into chunks of ``chunk_rows`` rows."""
     c = it % n_chunks
     return it // n_chunks, c * chunk_rows, min(n_samples, (c + 1) * chunk_rows)
@@ -152,11 +151,11 @@ def sort_by_buckets(X, sorted_x, sorted_idx, n_tasks, chunk_rows):
     large = np.flatnonzero(((hi - lo) * n_tasks > n_features * n_samples) & (low_bits > 0))
     if large.size:
         rows = hi[large] - lo[large]
-        first, item_bucket = chunk_index(_split_items(rows, n_tasks, chunk_rows))
-        j = np.arange(item_bucket.size) - first[item_bucket]
-        k = np.diff(first)[item_bucket]
-        item_lo = lo[large][item_bucket] + j * rows[item_bucket] // k
-        item_hi = lo[large][item_bucket] + (j + 1) * rows[item_bucket] // k
+        # row chunks of about chunk_rows rows, a multiple of the tasks in all (numba's static
+        # schedule then gives every thread as many), shared out by the buckets' rows
+        n_items = n_tasks * -(-(-(-int(rows.sum()) // chunk_rows)) // n_tasks)
+        item_bucket, item_lo, item_hi = even_chunks(lo[large], rows,
+                                                    chunks_by_rows(rows, n_items))
         sub_bits = np.maximum(low_bits[large] - _RADIX_BITS, 0)
         sub_start = _split_buckets(keys_tmp, idx_tmp, sorted_x.view(np.uint32), sorted_idx,
                                    feature[large], sub_bits.astype(np.uint32), item_bucket,
@@ -166,16 +165,6 @@ def sort_by_buckets(X, sorted_x, sorted_idx, n_tasks, chunk_rows):
     task_bucket = _bucket_tasks(feature, lo, hi, n_samples, n_features, n_tasks)
     _sort_buckets(keys_tmp, idx_tmp, sorted_x, sorted_idx, feature, lo, hi,
                   low_bits.astype(np.uint32), task_bucket)
-
-
-def _split_items(rows, n_tasks, chunk_rows):
-    """Row chunks of each bucket cut again (of ``rows`` rows): about ``chunk_rows`` rows each,
-    fewer to make a multiple of ``n_tasks`` in all (numba's static schedule then gives every
-    thread as many), shared out by the buckets' rows."""
-    total = int(rows.sum())
-    n_items = n_tasks * -(-(-(-total // chunk_rows)) // n_tasks)
-    ends = (2 * n_items * np.cumsum(rows) + total) // (2 * total)
-    return np.maximum(1, np.diff(ends, prepend=0))
 
 
 def _nonempty_buckets(bucket_start):

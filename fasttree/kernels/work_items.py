@@ -33,6 +33,10 @@ MIN_TASK_ROWS = 1 << 14
 #: a level is cut into at most this many tasks, two per thread for 64 threads (at 512 items,
 #: the root search of 1M x 20 took about 16 % longer than one scan per pair); a power of two
 MAX_TASKS = 128
+#: tasks a thread where a loop's tasks may follow the thread count (the presort's buckets, a
+#: search with exact sums): numba's static schedule gives every thread as many, and four leave
+#: room to even out their rows
+TASKS_PER_THREAD = 4
 
 
 def row_chunks(rows, chunk_rows):
@@ -70,6 +74,24 @@ def chunk_index(n_chunks):
     return first_chunk, np.repeat(np.arange(n_chunks.shape[0], dtype=np.int64), n_chunks)
 
 
+def chunks_by_rows(rows, total_chunks):
+    """Chunks of each range of ``rows`` rows when ``total_chunks`` are shared out by the ranges'
+    rows: range ``j``'s chunks end at ``round(total_chunks * its running rows / all rows)``, at
+    least one each."""
+    total = int(rows.sum())
+    ends = (2 * total_chunks * np.cumsum(rows) + total) // (2 * total)
+    return np.maximum(1, np.diff(ends, prepend=0))
+
+
+def even_chunks(starts, rows, n_chunks):
+    """Ranges ``[starts, starts + rows)`` each cut evenly into ``n_chunks`` chunks (the cut of
+    the chunked movers): each chunk's range and its ``[lo, hi)``, ranges in order."""
+    first, owner = chunk_index(n_chunks)
+    j = np.arange(owner.size) - first[owner]
+    k = np.asarray(n_chunks)[owner]
+    return owner, starts[owner] + j * rows[owner] // k, starts[owner] + (j + 1) * rows[owner] // k
+
+
 def tasks_per_level(total_rows):
     """Tasks a level of ``total_rows`` (feature, node) rows in all is cut into: the largest
     power of two, at most ``MAX_TASKS``, that leaves each task ``MIN_TASK_ROWS`` rows (1 for a
@@ -84,7 +106,7 @@ def exact_tasks(total_rows, n_threads):
     are summed once more ahead of its scan (:func:`chunk_class_prefix`), and fewer tasks cut
     fewer pairs; with integer counts any cut gives the same sums, so this one may follow the
     thread count and the trees do not."""
-    return min(tasks_per_level(total_rows), 4 * max(1, int(n_threads)))
+    return min(tasks_per_level(total_rows), TASKS_PER_THREAD * max(1, int(n_threads)))
 
 
 class WorkItems:
