@@ -13,17 +13,21 @@ import fasttree
 from fasttree._dtypes import (
     CRITERION_ENTROPY,
     CRITERION_GINI,
+    CRITERION_SQUARED_ERROR,
 )
 from fasttree.kernels import (
     find_best_splits_classification,
+    find_best_splits_regression,
     gather_targets,
     left_rows_bits,
     partition_segments,
+    reciprocal_table,
     segment_class_weights,
+    segment_target_sums,
     xlog2x_table,
 )
 from fasttree.kernels import presort as presort_module
-from fasttree.kernels import work_items
+from fasttree.kernels import split_search, work_items
 from fasttree.kernels.work_items import MIN_TASK_ROWS, WorkItems
 from test_gradient_kind import test_gradient_split_matches_a_direct_computation as gradient_test
 from test_kernels import check_classification, layout, search_record, segmented_layout
@@ -31,16 +35,21 @@ from test_kernels import test_regression_split_matches_brute_force as regression
 
 
 @contextlib.contextmanager
-def tiny_tasks(rows):
+def tiny_tasks(rows, block_rows=1, threads=1 << 40):
     """Every level cut into tasks of ``rows`` to ``2 * rows`` rows (the smallest the kernels
     would use is MIN_TASK_ROWS; a test makes them tiny so that small data cross many chunk
-    boundaries)."""
-    saved = work_items.MIN_TASK_ROWS, work_items.MAX_TASKS
+    boundaries), sums added in blocks of ``block_rows`` rows, and searches whose tasks follow
+    the thread count cut as for ``threads`` threads."""
+    saved = (work_items.MIN_TASK_ROWS, work_items.MAX_TASKS, work_items.SUM_BLOCK_ROWS,
+             split_search.search_threads)
     work_items.MIN_TASK_ROWS, work_items.MAX_TASKS = rows, 1 << 40
+    work_items.SUM_BLOCK_ROWS = block_rows
+    split_search.search_threads = lambda: threads
     try:
         yield
     finally:
-        work_items.MIN_TASK_ROWS, work_items.MAX_TASKS = saved
+        (work_items.MIN_TASK_ROWS, work_items.MAX_TASKS, work_items.SUM_BLOCK_ROWS,
+         split_search.search_threads) = saved
 
 
 @settings(max_examples=60, deadline=None)
@@ -67,16 +76,18 @@ def test_row_chunks_refuse_chunks_of_no_rows():
 
 @settings(max_examples=80, deadline=None)
 @given(pair_rows=st.lists(st.integers(0, 50), max_size=12), n_tasks=st.integers(1, 9),
-       seed=st.integers(0, 2**31 - 1), all_chunkable=st.booleans())
-def test_plan_cuts_the_pairs_into_tasks_of_equal_rows(pair_rows, n_tasks, seed, all_chunkable):
+       seed=st.integers(0, 2**31 - 1), all_chunkable=st.booleans(), granule=st.integers(1, 4))
+def test_plan_cuts_the_pairs_into_tasks_of_equal_rows(pair_rows, n_tasks, seed, all_chunkable,
+                                                      granule):
     """Every pair covered once, in order; a pair is cut only if chunkable, its chunks tiling it
-    consecutively and cut only at task boundaries; every item starts inside its task; with
-    every pair chunkable, every task holds its share of the rows exactly."""
+    consecutively and cut only at task boundaries (rounded up to a multiple of the granule);
+    every item starts inside its task; with every pair chunkable and a granule of one row, every
+    task holds its share of the rows exactly."""
     pair_rows = np.array(pair_rows, dtype=np.int64)
     chunkable = np.random.default_rng(seed).random(pair_rows.size) < 0.7
     chunkable |= all_chunkable
     n = pair_rows.size
-    items = WorkItems(np.arange(n), np.arange(n), pair_rows, chunkable, n_tasks)
+    items = WorkItems(np.arange(n), np.arange(n), pair_rows, chunkable, n_tasks, granule)
     total = pair_rows.sum()
     bound = np.arange(n_tasks + 1) * total // n_tasks  # task t: rows [bound[t], bound[t + 1])
     before = np.concatenate([[0], np.cumsum(pair_rows)])  # the level's rows before each pair
@@ -92,7 +103,9 @@ def test_plan_cuts_the_pairs_into_tasks_of_equal_rows(pair_rows, n_tasks, seed, 
             if items.item_hi[i] > 0:  # a chunk of one pair, ending at its pair's or task's end
                 lo, hi = items.item_lo[i], items.item_hi[i]
                 assert stop == first + 1 and chunkable[first] and 0 <= lo < hi
-                assert hi == pair_rows[first] or before[first] + hi == bound[t + 1]
+                # the first multiple of the granule at or past the task's end
+                assert hi == pair_rows[first] or (
+                    hi % granule == 0 and 0 <= before[first] + hi - bound[t + 1] < granule)
                 start, rows = before[first] + lo, hi - lo
             else:  # whole pairs
                 start, rows = before[first], pair_rows[first:stop].sum()
@@ -100,7 +113,7 @@ def test_plan_cuts_the_pairs_into_tasks_of_equal_rows(pair_rows, n_tasks, seed, 
             task_rows[t] += rows
             covered.extend(range(first, stop))
     assert task_rows.sum() == total
-    if all_chunkable:
+    if all_chunkable and granule == 1:
         np.testing.assert_array_equal(task_rows, np.diff(bound))
     # a chunked pair appears once per chunk, consecutively, its chunks tiling [0, n)
     assert sorted(set(covered)) == list(range(n)) and covered == sorted(covered)
@@ -150,10 +163,10 @@ def test_chunked_classification_search_matches_brute_force(seed, n, m, n_classes
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), m=st.integers(1, 3),
        n_values=st.integers(1, 6), msl=st.integers(1, 4), weighted=st.booleans(),
-       rows=st.integers(1, 6))
+       rows=st.integers(1, 6), block_rows=st.integers(1, 5))
 def test_chunked_regression_search_matches_brute_force(seed, n, m, n_values, msl, weighted,
-                                                       rows):
-    with tiny_tasks(rows):
+                                                       rows, block_rows):
+    with tiny_tasks(rows, block_rows):
         regression_test.hypothesis.inner_test(seed, n, m, n_values, msl, weighted)
 
 
@@ -161,11 +174,13 @@ def test_chunked_regression_search_matches_brute_force(seed, n, m, n_values, msl
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 40), m=st.integers(1, 3),
        n_values=st.integers(1, 6), missing=st.booleans(), unit_hessian=st.booleans(),
        reg_lambda=st.sampled_from([0.0, 3.0]), msl=st.integers(1, 3),
-       mcw=st.sampled_from([0.0, 2.5]), constrained=st.booleans(), rows=st.integers(1, 6))
+       mcw=st.sampled_from([0.0, 2.5]), constrained=st.booleans(), rows=st.integers(1, 6),
+       block_rows=st.integers(1, 5))
 def test_chunked_gradient_search_matches_a_direct_computation(seed, n, m, n_values, missing,
                                                               unit_hessian, reg_lambda, msl,
-                                                              mcw, constrained, rows):
-    with tiny_tasks(rows):
+                                                              mcw, constrained, rows,
+                                                              block_rows):
+    with tiny_tasks(rows, block_rows):
         gradient_test.hypothesis.inner_test(seed, n, m, n_values, missing, unit_hessian,
                                             reg_lambda, msl, mcw, constrained)
 
@@ -202,6 +217,35 @@ def test_chunks_give_the_unchunked_record_field_for_field(criterion, n_classes, 
         np.testing.assert_array_equal(got[0], expected[0])
         for field, a, b in zip(expected[1]._fields, got[1], expected[1]):
             np.testing.assert_array_equal(a, b, err_msg=field)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("block_rows", [1, 5, 64])
+def test_float_sums_give_the_unchunked_record_field_for_field(weighted, block_rows):
+    """Float targets and weights, added in blocks: chunks of any size, cut for any thread
+    count, give every field of the record bit for bit as one scan per node does."""
+    rng = np.random.default_rng(block_rows)
+    n = 700
+    X = rng.integers(0, 60, size=(n, 3)).astype(np.float32)
+    X[rng.random(n) < 0.1, 1] = np.nan  # a feature with missing rows: scanned whole
+    y = rng.normal(size=n) * 1e3 + 1e-3 * rng.normal(size=n)
+    w = rng.uniform(0.1, 2.0, n) if weighted else np.empty(0)
+
+    def record(rows, threads):
+        sorted_x, sorted_idx, starts, ends = segmented_layout(np.random.default_rng(1), X, 3)
+        sorted_y = gather_targets(sorted_idx, y)
+        with tiny_tasks(rows, block_rows, threads):
+            sums = segment_target_sums(sorted_idx, sorted_y, w, starts, ends, starts * 0,
+                                       CRITERION_SQUARED_ERROR)
+            return search_record(
+                find_best_splits_regression, sorted_x, sorted_idx, sorted_y, w, starts, ends,
+                sums, np.ones((X.shape[1], starts.size), np.uint8), CRITERION_SQUARED_ERROR, 1,
+                0.0, reciprocal_table(n))
+
+    expected = record(10**9, 1)
+    for rows, threads in [(1, 1 << 40), (7, 2), (13, 3), (64, 16)]:
+        for field, a, b in zip(expected._fields, record(rows, threads), expected):
+            np.testing.assert_array_equal(a, b, err_msg=f"{field}, tasks of {rows} rows")
 
 
 def _presort_by_buckets(X, n_tasks, chunk_rows=1 << 16):

@@ -262,6 +262,7 @@ def workload():
     # and reduction), and on several threads pairs moved in row chunks (on one thread the plan
     # moves every pair whole: a stable partition has one result either way)
     fasttree.kernels.work_items.MIN_TASK_ROWS = 16
+    fasttree.kernels.work_items.SUM_BLOCK_ROWS = 8  # float sums of a node in many blocks
     fasttree.kernels.partition.MOVE_CHUNK_ROWS = 8
     fasttree.kernels.partition.MIN_MOVE_CHUNK_ROWS = 8
     fasttree.kernels.partition.CHUNKED_MOVE_COST = 0.0

@@ -51,6 +51,7 @@ from .random_split import (
     threshold_between,
 )
 from .split_search import _class_scan, _midpoint, _same_value, _sum_scan
+from .work_items import SUM_BLOCK_ROWS
 
 #: a node whose rows span fewer row ids than this many times their number reads a feature
 #: from ``X`` transposed (16 float32 values per cache line)
@@ -598,17 +599,17 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                         proxy, best_p, missing_left, _, _ = scan_by_reciprocal(
                             xs[:n], sorted_labels[:n], order[:n], node_weight, w_total,
                             sum_total, 0, min_rows, min_weight_leaf, criterion, 0.0, 0,
-                            -np.inf, np.inf, table, 0, n, 0.0, 0.0)
+                            -np.inf, np.inf, table, 0, n, 0.0, 0.0, SUM_BLOCK_ROWS)
                     elif n_miss > 0:
                         proxy, best_p, missing_left, _, _ = sums_two_sided(
                             xs[:n], sorted_labels[:n], order[:n], node_weight, w_total,
                             sum_total, n_miss, min_rows, min_weight_leaf, criterion, 0.0, 0,
-                            -np.inf, np.inf, table, 0, n, 0.0, 0.0)
+                            -np.inf, np.inf, table, 0, n, 0.0, 0.0, SUM_BLOCK_ROWS)
                     else:
                         proxy, best_p, missing_left, _, _ = sums_one_sided(
                             xs[:n], sorted_labels[:n], order[:n], node_weight, w_total,
                             sum_total, 0, min_rows, min_weight_leaf, criterion, 0.0, 0,
-                            -np.inf, np.inf, table, 0, n, 0.0, 0.0)
+                            -np.inf, np.inf, table, 0, n, 0.0, 0.0, SUM_BLOCK_ROWS)
                     value = max(stats[slot, 2] - proxy, 0.0)
                 # the lowest children impurity; ties to the lowest feature (select_best_splits)
                 if best_p >= 0 and (value < best_value or (value == best_value and f < best_f)):

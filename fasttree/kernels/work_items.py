@@ -14,11 +14,13 @@ task's start, the whole pairs inside it (one item), the chunk of a pair cut at i
 
 A chunk is scanned from its offset with the statistics of the rows before it (their prefix over
 the pair's chunks), and the chunks' best candidates are reduced in order, so the lowest
-threshold still wins a tie.  Task and chunk boundaries depend on the level's rows only, never on
-the number of threads: the trees are the same for any thread count.  The one exception cannot
-show: class counts that add up exactly (unit weights, a bootstrap's counts) give the same sums
-for any cut, so their search cuts at most four tasks a thread (:func:`exact_tasks`), and fewer
-pairs are summed twice.
+threshold still wins a tie.  The trees are the same for any thread count because a cut cannot
+change a sum: class counts with integer weights add up exactly in any order, and sums of floats
+(regression, gradients) are added in blocks of ``SUM_BLOCK_ROWS`` rows of the node, each block
+from zero and the blocks one after another, by one scan as by chunks cut at block boundaries
+(:func:`chunk_sum_prefix`).  So these searches cut at most four tasks a thread
+(:func:`exact_tasks`) and few pairs are summed twice; only class counts of float weights cut a
+level by its rows alone (:func:`tasks_per_level`), which no thread count changes.
 """
 
 import numpy as np
@@ -37,6 +39,9 @@ MAX_TASKS = 128
 #: search with exact sums): numba's static schedule gives every thread as many, and four leave
 #: room to even out their rows
 TASKS_PER_THREAD = 4
+#: float sums of a node's rows are added in blocks of this many rows (each block from zero, then
+#: the blocks in order), so that chunks cut at block boundaries give every sum of one scan
+SUM_BLOCK_ROWS = 1 << 12
 
 
 def row_chunks(rows, chunk_rows):
@@ -101,11 +106,11 @@ def tasks_per_level(total_rows):
 
 
 def exact_tasks(total_rows, n_threads):
-    """Tasks of a level whose statistics add up exactly (integer class counts: unit weights or a
-    bootstrap's counts): :func:`tasks_per_level`, but at most four a thread.  Every chunk's rows
-    are summed once more ahead of its scan (:func:`chunk_class_prefix`), and fewer tasks cut
-    fewer pairs; with integer counts any cut gives the same sums, so this one may follow the
-    thread count and the trees do not."""
+    """Tasks of a level whose statistics no cut can change (integer class counts, sums added in
+    blocks): :func:`tasks_per_level`, but at most four a thread.  Every chunk's rows but the
+    last's are summed once more ahead of its scan (:func:`chunk_class_prefix`,
+    :func:`chunk_sum_prefix`), and fewer tasks cut fewer pairs; any cut gives the same sums, so
+    this one may follow the thread count and the trees do not."""
     return min(tasks_per_level(total_rows), TASKS_PER_THREAD * max(1, int(n_threads)))
 
 
@@ -123,6 +128,9 @@ class WorkItems:
         starts).
     n_tasks : int, optional
         Tasks of the level; by default :func:`tasks_per_level` of its rows.
+    granule : int, optional
+        A chunk starts at a multiple of this many rows of its pair (a chunk may then run up to
+        ``granule - 1`` rows past its task's end): ``SUM_BLOCK_ROWS`` for sums added in blocks.
 
     Attributes
     ----------
@@ -140,14 +148,16 @@ class WorkItems:
         Its number of chunks (1 for a pair covered whole).
     """
 
-    def __init__(self, pair_feature, pair_segment, pair_rows, chunkable, n_tasks=None):
+    def __init__(self, pair_feature, pair_segment, pair_rows, chunkable, n_tasks=None,
+                 granule=1):
         if n_tasks is None:
             n_tasks = tasks_per_level(pair_rows.sum())
         self.pair_feature = pair_feature
         self.pair_segment = pair_segment
         (self.task_item, self.item_first, self.item_stop, self.item_lo, self.item_hi,
          self.pair_chunk, self.pair_n_chunks) = _plan(pair_rows, chunkable,
-                                                      np.int64(max(1, n_tasks)))
+                                                      np.int64(max(1, n_tasks)),
+                                                      np.int64(max(1, granule)))
 
     def arrays(self):
         """The eight arrays of the items, in the order the kernels take them (after
@@ -157,9 +167,10 @@ class WorkItems:
 
 
 @njit(cache=True)
-def _plan(pair_rows, chunkable, n_tasks):
+def _plan(pair_rows, chunkable, n_tasks, granule):
     """Cut the pairs, one after another, into ``n_tasks`` tasks of equal rows: a chunkable pair
-    across a task boundary is cut there into chunks, the whole pairs of a task are one item, a
+    across a task boundary is cut there (rounded up to a multiple of ``granule`` rows of the
+    pair) into chunks, the whole pairs of a task are one item, a
     pair that may not be cut goes whole to the task where it starts.  A kernel: in NumPy it
     took about 0.2 ms a level even for a 235-row fit."""
     n_pairs = pair_rows.shape[0]
@@ -190,7 +201,8 @@ def _plan(pair_rows, chunkable, n_tasks):
                 batch_open = False
             hi = n
             if chunkable[q]:
-                hi = min(n, (t + 1) * total // n_tasks - before)
+                cut = (t + 1) * total // n_tasks - before
+                hi = min(n, (cut + granule - 1) // granule * granule)
             if lo == 0 and hi == n:  # whole: into the task's batch
                 if batch_open:
                     item_stop[n_items - 1] = q + 1
@@ -217,31 +229,39 @@ def _plan(pair_rows, chunkable, n_tasks):
             item_hi[:n_items], pair_chunk, pair_n_chunks)
 
 
-def _rows_before_another(seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi,
-                         pair_chunk, pair_n_chunks):
-    """Each item's feature row and positions ``[first, stop)``: a chunk's own rows if another
-    chunk of its pair comes after it (the rows a prefix adds up), else an empty range."""
+def _blocks_before_another(seg_start, pair_feature, pair_segment, item_first, item_lo,
+                           item_hi, pair_chunk, pair_n_chunks, block_rows):
+    """The rows a prefix adds up, in blocks: a chunk's own rows if another chunk of its pair
+    comes after it, cut into blocks of ``block_rows`` rows (a chunk starts at a multiple of
+    it).  Returns each block's feature row and positions ``[first, stop)``, and each item's
+    blocks, ``first_block[i] .. first_block[i + 1] - 1``."""
     q = item_first
     last_chunk = pair_chunk[q] + pair_n_chunks[q] - 1
     needed = (item_hi > 0) & (np.arange(q.shape[0]) != last_chunk)
-    start = seg_start[pair_segment[q]]
-    first = np.where(needed, start + item_lo, 0).astype(np.int64)
-    stop = np.where(needed, start + item_hi, 0).astype(np.int64)
-    return pair_feature[q].astype(np.int64), first, stop
+    rows = np.where(needed, item_hi - item_lo, 0)
+    first_block, block_item = chunk_index(-(-rows // block_rows))
+    k = np.arange(block_item.shape[0]) - first_block[block_item]
+    offset = item_lo[block_item] + k * block_rows  # from the node's first row
+    first = seg_start[pair_segment[q]][block_item] + offset
+    stop = first + np.minimum(block_rows, item_hi[block_item] - offset)
+    return (pair_feature[q][block_item].astype(np.int64), first.astype(np.int64),
+            stop.astype(np.int64), first_block)
 
 
 @njit(cache=True)
-def _exclusive_prefix(own, pair_chunk, pair_n_chunks):
-    """Each chunk's sum of the chunks before it in its pair (``own``: each chunk's own), in
-    chunk order: the same sums for any thread count."""
-    prefix = np.zeros_like(own)
+def _block_prefix(own, first_block, pair_chunk, pair_n_chunks):
+    """Each chunk's sum of the blocks before it in its pair (``own``: each block's own sum),
+    added one block after another from zero, as a scan adds them: the same sums for any cut."""
+    prefix = np.zeros((first_block.shape[0] - 1, own.shape[1]))
     for q in range(pair_chunk.shape[0]):
         first = pair_chunk[q]
         if first < 0:
             continue
         for i in range(first + 1, first + pair_n_chunks[q]):
-            for k in range(own.shape[1]):
-                prefix[i, k] = prefix[i - 1, k] + own[i - 1, k]
+            prefix[i] = prefix[i - 1]
+            for b in range(first_block[i - 1], first_block[i]):
+                for k in range(own.shape[1]):
+                    prefix[i, k] += own[b, k]
     return prefix
 
 
@@ -254,26 +274,30 @@ def chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start, pair_feat
     Each chunk's own counts, by the node-statistics kernel
     (:func:`~fasttree.kernels.segment_class_weights`, every chunk a segment of its feature
     row, in parallel), then their exclusive prefix per pair in chunk order."""
-    feature, first, stop = _rows_before_another(seg_start, pair_feature, pair_segment,
-                                                item_first, item_lo, item_hi, pair_chunk,
-                                                pair_n_chunks)
+    feature, first, stop, first_block = _blocks_before_another(
+        seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi, pair_chunk,
+        pair_n_chunks, np.iinfo(np.int64).max)
     own = segment_class_weights(sorted_idx, sorted_y, sample_weight, first, stop, feature,
                                 n_classes)
-    return _exclusive_prefix(own, pair_chunk, pair_n_chunks)
+    return _block_prefix(own, first_block, pair_chunk, pair_n_chunks)
 
 
 def chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, pair_feature, pair_segment,
                      item_first, item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks,
-                     presummed):
+                     presummed, block_rows):
     """Weight and weighted target sums ``[sum w, sum w*y]`` of the rows before each chunk of
     its node (zeros for the first chunk and for items scanning whole pairs), shape
     (n_items, 2); ``presummed``: the targets are gradients, summed as they are (``sum y``).
 
-    Each chunk's own sums by :func:`~fasttree.kernels.segment_target_sums` (in parallel, the
-    same additions in the same order as a scan), then their exclusive prefix per pair."""
-    feature, first, stop = _rows_before_another(seg_start, pair_feature, pair_segment,
-                                                item_first, item_lo, item_hi, pair_chunk,
-                                                pair_n_chunks)
+    The chunks start at multiples of ``block_rows`` rows of their node (``WorkItems`` with that
+    granule).  Each block's own sums by :func:`~fasttree.kernels.segment_target_sums` (in
+    parallel, the same additions in the same order as a scan's within a block), then the blocks
+    added one after another per pair, as the scan adds them (:func:`_block_prefix`): a chunk
+    starts from the very sums one scan of the node would have there."""
+    feature, first, stop, first_block = _blocks_before_another(
+        seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi, pair_chunk,
+        pair_n_chunks, block_rows)
     criterion = CRITERION_GRADIENT if presummed else CRITERION_SQUARED_ERROR
     own = segment_target_sums(sorted_idx, sorted_y, row_weight, first, stop, feature, criterion)
-    return _exclusive_prefix(np.ascontiguousarray(own[:, :2]), pair_chunk, pair_n_chunks)
+    return _block_prefix(np.ascontiguousarray(own[:, :2]), first_block, pair_chunk,
+                         pair_n_chunks)
