@@ -149,8 +149,8 @@ def recording():
     make_items = work_items.WorkItems.__init__
     partition = exact_splitter._partition_prefix
 
-    def record_items(self, pair_feature, pair_segment, pair_rows, chunkable, n_tasks=None):
-        make_items(self, pair_feature, pair_segment, pair_rows, chunkable, n_tasks)
+    def record_items(self, pair_feature, pair_segment, pair_rows, chunkable, *args):
+        make_items(self, pair_feature, pair_segment, pair_rows, chunkable, *args)
         log.append(("search", self, np.asarray(pair_rows)))
 
     def record_partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,

@@ -477,7 +477,7 @@ def find_best_splits_classification(
     only its own record slot.  With float weights chunk sizes depend on the level's rows only,
     so results do not depend on the number of threads (a chunked pair adds its weights in
     another order than one scan would); integer counts add up alike for any cut, so their
-    tasks are at most four a thread (:func:`~fasttree.kernels.work_items.exact_tasks`).  Within
+    tasks are one a thread (:func:`~fasttree.kernels.work_items.exact_tasks`).  Within
     a feature a tie goes to the lowest threshold (strict ``<``).
 
     A Python function choosing, per kind of call (weighted or not, two classes or more, missing

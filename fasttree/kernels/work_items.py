@@ -18,7 +18,7 @@ threshold still wins a tie.  The trees are the same for any thread count because
 change a sum: class counts with integer weights add up exactly in any order, and sums of floats
 (regression, gradients) are added in blocks of ``SUM_BLOCK_ROWS`` rows of the node, each block
 from zero and the blocks one after another, by one scan as by chunks cut at block boundaries
-(:func:`chunk_sum_prefix`).  So these searches cut at most four tasks a thread
+(:func:`chunk_sum_prefix`).  So these searches cut one task a thread
 (:func:`exact_tasks`) and few pairs are summed twice; only class counts of float weights cut a
 level by its rows alone (:func:`tasks_per_level`), which no thread count changes.
 """
@@ -35,9 +35,8 @@ MIN_TASK_ROWS = 1 << 14
 #: a level is cut into at most this many tasks, two per thread for 64 threads (at 512 items,
 #: the root search of 1M x 20 took about 16 % longer than one scan per pair); a power of two
 MAX_TASKS = 128
-#: tasks a thread where a loop's tasks may follow the thread count (the presort's buckets, a
-#: search with exact sums): numba's static schedule gives every thread as many, and four leave
-#: room to even out their rows
+#: tasks a thread where whole units may follow the thread count (the presort's buckets): numba's
+#: static schedule gives every thread as many, and four leave room to even out their rows
 TASKS_PER_THREAD = 4
 #: float sums of a node's rows are added in blocks of this many rows (each block from zero, then
 #: the blocks in order), so that chunks cut at block boundaries give every sum of one scan
@@ -107,11 +106,12 @@ def tasks_per_level(total_rows):
 
 def exact_tasks(total_rows, n_threads):
     """Tasks of a level whose statistics no cut can change (integer class counts, sums added in
-    blocks): :func:`tasks_per_level`, but at most four a thread.  Every chunk's rows but the
-    last's are summed once more ahead of its scan (:func:`chunk_class_prefix`,
-    :func:`chunk_sum_prefix`), and fewer tasks cut fewer pairs; any cut gives the same sums, so
+    blocks): :func:`tasks_per_level`, but at most one a thread.  Tasks of equal rows need no
+    more to share a level evenly, every chunk's rows but the last's are summed once more ahead of
+    its scan (:func:`chunk_class_prefix`, :func:`chunk_sum_prefix`), and fewer tasks cut fewer
+    pairs (B3: 8 % less time than four a thread, end to end); any cut gives the same sums, so
     this one may follow the thread count and the trees do not."""
-    return min(tasks_per_level(total_rows), TASKS_PER_THREAD * max(1, int(n_threads)))
+    return min(tasks_per_level(total_rows), max(1, int(n_threads)))
 
 
 class WorkItems:
