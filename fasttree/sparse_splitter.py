@@ -271,16 +271,21 @@ random_thresholds, multi_output
 
     def _entries(self, start, end, phase="search"):
         """Every feature's entries of the nodes ``[start, end)`` (:func:`segment_entries`, its
-        time counted in ``phase``); a level asks for the same nodes' three times (their
-        non-constant features, the search, the partition), so the latest answer is kept until
-        entries move."""
+        time counted in ``phase``).  A level asks for the same nodes twice (their non-constant
+        features, the search), then for those of them that split (the partition), so the
+        latest walk is kept until entries move, and a subset of its nodes takes its columns."""
         kept = self._entries_of
-        if (kept is None or not np.array_equal(kept[0], start)
-                or not np.array_equal(kept[1], end)):
-            bounds = self._timed(phase, segment_entries, self.entry_row, self.feature_ptr,
-                                 self.row_pos, start, end, _order(start))
-            kept = self._entries_of = (start.copy(), end.copy()) + bounds
-        return kept[2], kept[3]
+        if kept is not None:
+            if np.array_equal(kept[0], start) and np.array_equal(kept[1], end):
+                return kept[2], kept[3]
+            columns = _columns_of(kept[0], kept[1], start, end)
+            if columns is not None:
+                return (np.ascontiguousarray(kept[2][:, columns]),
+                        np.ascontiguousarray(kept[3][:, columns]))
+        bounds = self._timed(phase, segment_entries, self.entry_row, self.feature_ptr,
+                             self.row_pos, start, end, _order(start))
+        self._entries_of = (start.copy(), end.copy()) + bounds
+        return bounds
 
     def _search_layout(self, start, end):
         """The arguments the search kernels start with."""
@@ -394,6 +399,18 @@ random_thresholds, multi_output
 
 def _int64(a):
     return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _columns_of(kept_start, kept_end, start, end):
+    """Where each node ``[start, end)`` stands among the kept nodes, or None if one is not
+    among them (nodes do not overlap, so a node is known by its start)."""
+    if kept_start.size == 0:
+        return None
+    order = np.argsort(kept_start, kind="stable")
+    at = order[np.minimum(np.searchsorted(kept_start[order], start), order.size - 1)]
+    if np.array_equal(kept_start[at], start) and np.array_equal(kept_end[at], end):
+        return at
+    return None
 
 
 def _order(start):
