@@ -596,6 +596,8 @@ class TreeGrower:
         local = np.cumsum(in_tree) - 1  # a node's number in its own tree
 
         def cat(name):
+            if node_count == in_tree.size:  # one tree: every node its own, no copy to take
+                return nodes[name]
             return nodes[name][in_tree]
 
         left = np.full(node_count, TREE_LEAF, dtype=np.int64)
