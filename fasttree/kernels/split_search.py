@@ -535,23 +535,20 @@ def may_miss(sorted_x, seg_end):
 def _run_on_items(kernel, args, items, record):
     """Run a search kernel over ``items`` into ``record``.
 
-    A chunk writes the best split of its rows at its own column after the segments' (in a
-    record that many columns wider) and its score (lowest best) to ``chunk_score``; each chunked
-    pair then takes its chunks' best, the first chunk on a tie (each kept its lowest threshold,
-    so the lowest wins as in one scan), and their candidates in all.  NumPy: nothing more for
-    the kernels to compile."""
-    n_features, n_segments = record.gain.shape
+    A chunk writes the best split of its rows to its own column ``i`` (its item) of a record of
+    the items, and its score (lowest best) to ``chunk_score``; each chunked pair then takes its
+    chunks' best, the first chunk on a tie (each kept its lowest threshold, so the lowest wins as
+    in one scan), and their candidates in all.  The items' record is as wide as the items, not
+    the level (a record as wide as segments and items, copied in and out, took 66 ms a fit on
+    B11 multiway's levels of thousands of nodes).  NumPy: nothing more for the kernels to
+    compile."""
     chunk_score = np.full(items.item_first.shape[0], np.inf)
     chunked = np.flatnonzero(items.pair_chunk >= 0)
+    chunk_record = new_split_record(*((record.gain.shape[0], chunk_score.shape[0])
+                                      if chunked.size else (0, 0)))
+    kernel(*args, chunk_score, chunk_record, record)
     if chunked.size == 0:
-        kernel(*args, chunk_score, record)
         return
-    wide = new_split_record(n_features, n_segments + chunk_score.shape[0])
-    for field, given in zip(wide, record):
-        field[:, :n_segments] = given
-    kernel(*args, chunk_score, wide)
-    for field, given in zip(wide, record):
-        given[...] = field[:, :n_segments]
     k = items.pair_n_chunks[chunked]
     offsets = np.cumsum(k) - k
     chunk = np.repeat(items.pair_chunk[chunked] - offsets, k) + np.arange(k.sum())
@@ -563,11 +560,11 @@ def _run_on_items(kernel, args, items, record):
     best = chunk[first_lowest[at]]
     found = np.isfinite(lowest[pair_rank])
     pair = chunked[pair_rank][found]
-    f, s, column = items.pair_feature[pair], items.pair_segment[pair], n_segments + best[found]
-    for field, given in zip(wide, record):
+    f, s, column = items.pair_feature[pair], items.pair_segment[pair], best[found]
+    for field, given in zip(chunk_record, record):
         given[f, s] = field[f, column]
-    n_candidates = np.add.reduceat(wide.n_candidates[items.pair_feature[chunked[
-        np.repeat(np.arange(chunked.size), k)]], n_segments + chunk], offsets)
+    n_candidates = np.add.reduceat(chunk_record.n_candidates[items.pair_feature[chunked[
+        np.repeat(np.arange(chunked.size), k)]], chunk], offsets)
     record.n_candidates[items.pair_feature[chunked], items.pair_segment[chunked]] = n_candidates
 
 
@@ -657,9 +654,9 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
                min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
                node_bounds, task_item, pair_feature, pair_segment, item_first, item_stop,
-               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_left, chunk_score, record):
+               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_left, chunk_score,
+               chunk_record, record):
         n_tasks = task_item.shape[0] - 1
-        n_segments = seg_start.shape[0]
         n_classes = seg_class_weight.shape[1]
         # with unit weights a child of n rows weighs n, so both minimums are one row count
         min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
@@ -713,13 +710,13 @@ def _classification_search(unit_weight, binary, may_miss, fractional, constraine
                         best, best_p, missing_left, w_left, n_cand = scan_one_sided(
                             xs_node, idx_node, labels_node, sample_weight, total, left, 0, scratch,
                             criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
-                    if chunked:  # its split at its own column after the segments (_run_on_items)
+                    if chunked:  # its split at its item's column (_run_on_items)
                         chunk_score[i] = best
                     if best_p >= 0:
                         _store_binary_split(
-                            f, n_segments + i if chunked else s, best, seg_weighted_impurity[s],
-                            w_node, w_left, xs_node, best_p, n_miss, missing_left, n_cand,
-                            count_table, record)
+                            f, i if chunked else s, best, seg_weighted_impurity[s], w_node,
+                            w_left, xs_node, best_p, n_miss, missing_left, n_cand, count_table,
+                            chunk_record if chunked else record)
 
     # the kind's scans as the kernel's globals (see with_globals), named by the calls above
     return njit(parallel=True, cache=True)(with_globals(
@@ -1197,9 +1194,8 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
                node_bounds, block_rows, task_item, pair_feature, pair_segment, item_first,
                item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_sums, chunk_score,
-               record):
+               chunk_record, record):
         n_tasks = task_item.shape[0] - 1
-        n_segments = seg_start.shape[0]
         # a child's minimum of rows; with unit weights a child of n rows weighs n, so the weight
         # minimum is one of rows too
         min_rows_leaf = min_samples_leaf
@@ -1239,8 +1235,9 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
                         # children impurity c - proxy, clipped at 0 except for gradients' -proxy
                         children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
                         _store_binary_split(
-                            f, n_segments + i if chunked else s, children, node_impurity, sums[0],
-                            w_left, xs, best_p, n_miss, missing_left, n_cand, np.empty(0), record)
+                            f, i if chunked else s, children, node_impurity, sums[0], w_left, xs,
+                            best_p, n_miss, missing_left, n_cand, np.empty(0),
+                            chunk_record if chunked else record)
 
     # the kind's scans as the kernel's globals (see with_globals), named by the calls above
     return njit(parallel=True, cache=True)(with_globals(
