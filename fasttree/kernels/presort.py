@@ -5,7 +5,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .work_items import TASKS_PER_THREAD, chunks_by_rows, even_chunks
+from .work_items import chunks_by_rows, even_chunks
 
 _SIGN_BIT = np.uint32(0x80000000)
 _ABS_MASK = np.uint32(0x7FFFFFFF)
@@ -18,6 +18,9 @@ _N_PASSES = 3  # 3 x 11 bits covers the 32-bit key
 _TRANSPOSE_BLOCK = 512
 #: rows of a chunk of a feature in :func:`_scatter_by_leading_digit`'s passes
 _SORT_CHUNK = 1 << 16
+#: tasks a thread for the buckets' sorts (whole buckets, so they may follow the thread count):
+#: numba's static schedule gives every thread as many, and four leave room to even out their rows
+TASKS_PER_THREAD = 4
 
 
 @njit(cache=True, inline="always")

@@ -930,8 +930,6 @@ def _make_sum_scan(unit_weight, by_reciprocal, two_sided, constrained, positive,
                 if ys[p] > 0.0:
                     pos_total += 1
                     pos_missing += p >= n_known
-        w_left = w_before
-        sum_left = sum_before
         w_blocks = w_before  # the sums of the blocks before this one
         sum_blocks = sum_before
         best_a = -np.inf

@@ -35,9 +35,6 @@ MIN_TASK_ROWS = 1 << 14
 #: a level is cut into at most this many tasks, two per thread for 64 threads (at 512 items,
 #: the root search of 1M x 20 took about 16 % longer than one scan per pair); a power of two
 MAX_TASKS = 128
-#: tasks a thread where whole units may follow the thread count (the presort's buckets): numba's
-#: static schedule gives every thread as many, and four leave room to even out their rows
-TASKS_PER_THREAD = 4
 #: float sums of a node's rows are added in blocks of this many rows (each block from zero, then
 #: the blocks in order), so that chunks cut at block boundaries give every sum of one scan
 SUM_BLOCK_ROWS = 1 << 12
