@@ -12,7 +12,7 @@ from fasttree.kernels import (
     new_split_record,
     unconstrained,
 )
-from fasttree.kernels.split_record import check_split_record
+from fasttree.kernels.split_record import check_split_record, write_split
 
 
 @njit(no_cpython_wrapper=True)
@@ -36,16 +36,25 @@ def _write_through_field_read_before_loop(values, record):
         gain[t // n_segments, t % n_segments] = values[t // n_segments, t % n_segments]
 
 
+@njit(parallel=True)
+def _write_split_in_loop(values, record):
+    n_features, n_segments = values.shape
+    for t in prange(n_features * n_segments):
+        f, s = t // n_segments, t % n_segments
+        write_split(record, f, s, 0.0, values[f, s], 0.0, 0.0, f + s, 0, 0, 0)
+
+
 @pytest.mark.parametrize("kernel", [_write_in_called_function,
-                                    _write_through_field_read_before_loop])
+                                    _write_through_field_read_before_loop,
+                                    _write_split_in_loop])
 def test_parallel_loops_write_through_the_record(kernel):
-    """The two ways the kernels write a record from a parallel loop keep every write (numba
-    loses writes to a named tuple's field read inside the loop body, numba issue #7135)."""
+    """The ways the kernels write a record from a parallel loop keep every write (numba loses
+    writes to a named tuple's field read by name inside the loop body, numba issue #7135)."""
     values = np.arange(3 * 700, dtype=np.float64).reshape(3, 700) + 0.5
     record = new_split_record(3, 700)
     kernel(values, record)
     np.testing.assert_array_equal(record.gain, values)
-    if kernel is _write_in_called_function:
+    if kernel is not _write_through_field_read_before_loop:
         np.testing.assert_array_equal(record.n_left, np.add.outer(np.arange(3), np.arange(700)))
 
 

@@ -25,8 +25,9 @@ is the tree the level-wise grower grows, its nodes numbered depth first (the cal
 them level by level, :func:`breadth_first_order`).  With whole weights (unit, or bootstrap
 counts) its statistics add exactly as there.  With fractional weights or regression targets the
 best thresholds' trees add a node's statistics in the presorted layout's order, but the
-level-wise search adds a large node's rows in chunks, and random thresholds' trees (also with regression targets) add them in
-another order: a split may differ where two candidates tie to the last bits.
+level-wise search adds a large node's rows in chunks, and random thresholds' trees (also with
+regression targets) add them in another order: a split may differ where two candidates tie to
+the last bits.
 """
 
 import numpy as np
@@ -44,12 +45,8 @@ from .._dtypes import (
 from .criteria import regression_target_term, row_impurity
 from .draws import child_key, coin_draw, order_draw, threshold_draw
 from .presort import sort_values
-from .random_split import (
-    class_threshold_value,
-    missing_side,
-    regression_threshold_value,
-    threshold_between,
-)
+from .random_split import class_threshold_value, regression_threshold_value, threshold_between
+from .split_record import missing_side
 from .split_search import _class_scan, _midpoint, _same_value, _sum_scan
 from .work_items import SUM_BLOCK_ROWS
 

@@ -28,6 +28,7 @@ from .criteria import (
     weighted_regression_impurity,
 )
 from .monotonic import constraint_of, monotonic_ok
+from .split_record import missing_side, write_split
 from .split_search import _same_value, count_missing
 
 
@@ -81,18 +82,13 @@ def _left_position(k, stop, n_known):
     return k if k < stop else n_known + (k - stop)
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _store_random_split(f, s, value, node_weighted_impurity, w_node, t, rows_left, n_node,
                         n_miss, missing_left, record):
-    record.children_impurity[f, s] = value
-    record.gain[f, s] = (node_weighted_impurity - value) / w_node
-    record.split_info[f, s] = 0.0  # gain ratio is not offered with random thresholds
-    record.threshold[f, s] = t
-    record.n_left[f, s] = rows_left
-    record.n_branches[f, s] = 2
-    record.missing_branch[f, s] = missing_side(n_miss, missing_left, rows_left, n_node)
-    record.n_missing[f, s] = n_miss
-    record.n_candidates[f, s] = 1
+    """Write one random threshold's split (one candidate; no split information: gain ratio is
+    not offered with random thresholds)."""
+    write_split(record, f, s, value, (node_weighted_impurity - value) / w_node, 0.0, t,
+                rows_left, missing_side(n_miss, missing_left, rows_left, n_node), n_miss, 1)
 
 
 @njit(cache=True, inline="always")
@@ -135,16 +131,6 @@ def regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_
     if proxy == -np.inf:
         return np.inf
     return max(sums[2] - proxy, 0.0)
-
-
-@njit(cache=True, inline="always")
-def missing_side(n_miss, missing_left, rows_left, n_node):
-    """The branch (0 left, 1 right) of a binary split's missing rows: the side they were tried
-    on where the node has some (a random threshold's coin), else the branch with more rows
-    (scikit-learn's rule, :func:`~fasttree.kernels.split_search._store_binary_split`'s)."""
-    if n_miss > 0:
-        return 0 if missing_left else 1
-    return 0 if rows_left > n_node - rows_left else 1
 
 
 @njit(cache=True, inline="always")

@@ -69,7 +69,7 @@ from .monotonic import constraint_of, monotonic_ok
 from .multi_output import _add_row, _children_impurity, weighted_multi_impurity
 from .random_split import _store_random_split
 from .routing import branch_of, check_tree
-from .split_record import check_split_record
+from .split_record import check_split_record, missing_side, write_split
 
 # The dense scans' own rules, imported rather than copied so that there is one of each: two
 # sorted values within FEATURE_THRESHOLD are one value, the float64 midpoint threshold, and
@@ -624,26 +624,28 @@ def _scan_sparse_unit(xs, labels, n_neg, n_node, total, left, zero, criterion, m
     return best, best_p, n_cand
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _store_sparse_split(f, s, value, node_weighted_impurity, w_node, w_left, xs, n_neg, n_node,
                         best_p, n_cand, branch_w, record):
     """Write one numeric binary split (virtual positions ``0 .. best_p`` go left) to a record,
-    field by field as the dense ``_store_binary_split`` does with no missing rows."""
-    n_zero = n_node - xs.shape[0]
-    record.children_impurity[f, s] = value
-    record.gain[f, s] = (node_weighted_impurity - value) / w_node
+    as the dense ``_store_binary_split`` does with no missing rows."""
     branch_w[0] = w_left
     branch_w[1] = w_node - w_left
-    record.split_info[f, s] = split_information(branch_w, w_left + branch_w[1] + 0.0)
-    record.threshold[f, s] = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
-                                _virtual_value(xs, n_neg, n_zero, best_p + 1))
-    rows_left = best_p + 1
-    record.n_left[f, s] = rows_left
-    record.n_branches[f, s] = 2
-    # no row misses the feature: the branch with more rows (scikit-learn's rule)
-    record.missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
-    record.n_missing[f, s] = 0
-    record.n_candidates[f, s] = n_cand
+    _store_virtual(f, s, value, node_weighted_impurity, w_node,
+                   split_information(branch_w, w_left + branch_w[1] + 0.0), xs, n_neg, n_node,
+                   best_p, n_cand, record)
+
+
+@njit(cache=True, inline="always")
+def _store_virtual(f, s, value, node_weighted_impurity, w_node, split_info, xs, n_neg, n_node,
+                   best_p, n_cand, record):
+    """Write a split of virtual positions ``0 .. best_p`` to the left (no row misses a sparse
+    feature: the missing rows' branch is the one with more rows, scikit-learn's rule)."""
+    n_zero = n_node - xs.shape[0]
+    threshold = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
+                          _virtual_value(xs, n_neg, n_zero, best_p + 1))
+    write_split(record, f, s, value, (node_weighted_impurity - value) / w_node, split_info,
+                threshold, best_p + 1, missing_side(0, False, best_p + 1, n_node), 0, n_cand)
 
 
 def find_best_splits_sparse_classification(
@@ -1413,7 +1415,6 @@ def find_splits_sparse_generic(
                 w_left = 0.0
                 best = np.inf
                 best_p = -1
-                best_w = 0.0
                 n_cand = 0
                 for p in range(stop):
                     r = _virtual_row(rows, zero_rows, n_neg, n_zero, p)
@@ -1438,35 +1439,16 @@ def find_splits_sparse_generic(
                     if value < best:
                         best = value
                         best_p = p
-                        best_w = w_left
                 if best_p < 0 or best == np.inf:
                     continue
                 if random:
                     _store_random_split(f, s, best, seg_weighted_impurity[s], w_total,
                                         t, best_p + 1, n_node, 0, False, record)
                 else:
-                    _store_binary_split_virtual(
-                        f, s, best, seg_weighted_impurity[s], w_total, best_w, xs, n_neg,
-                        n_node, best_p, n_cand, record)
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def _store_binary_split_virtual(f, s, value, node_weighted_impurity, w_node, w_left, xs, n_neg,
-                                n_node, best_p, n_cand, record):
-    """:func:`_store_sparse_split` with the split information of the dense multi-output kernel
-    (0: gain ratio takes one output)."""
-    n_zero = n_node - xs.shape[0]
-    record.children_impurity[f, s] = value
-    record.gain[f, s] = (node_weighted_impurity - value) / w_node
-    record.split_info[f, s] = 0.0
-    record.threshold[f, s] = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
-                                _virtual_value(xs, n_neg, n_zero, best_p + 1))
-    rows_left = best_p + 1
-    record.n_left[f, s] = rows_left
-    record.n_branches[f, s] = 2
-    record.missing_branch[f, s] = 0 if rows_left > n_node - rows_left else 1
-    record.n_missing[f, s] = 0
-    record.n_candidates[f, s] = n_cand
+                    # split information 0, as the dense multi-output kernel's: gain ratio takes
+                    # one output
+                    _store_virtual(f, s, best, seg_weighted_impurity[s], w_total, 0.0, xs, n_neg,
+                                   n_node, best_p, n_cand, record)
 
 
 @njit(parallel=True, cache=True)

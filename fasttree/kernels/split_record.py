@@ -7,11 +7,15 @@ categorical subsets, multiway) fill different feature rows of the same record;
 :func:`select_best_splits` then picks one feature per node by an explicit rule, and
 :func:`take_best_splits` reads the chosen fields out.
 
-Kernels take the record as one argument.  Inside a parallel loop they hand it to functions that
-are not inlined (the ``_store_*`` functions): numba loses writes to an array read from a named
-tuple's field in the body of a ``prange`` loop (numba issues #7135 and #10338, open on 0.68), while
-writes in a called function, or through a field read before the loop, are kept
-(``tests/test_split_record.py`` checks both rules on this numba).
+Kernels take the record as one argument.  Inside a parallel loop they write a pair's split with
+:func:`write_split`, a function called, not inlined: numba loses writes to an array read from a
+named tuple's field in the body of a ``prange`` loop, also once an inlined function does it
+(numba issues #5872, #7135 and #10338, open on 0.68), while writes in a called function, or
+through a field read before the loop, are kept (``tests/test_split_record.py`` checks both rules
+on this numba).  The ``_store_*`` functions that compute a split's fields are inlined: called,
+with the node's slices and tables as arguments, they cost about 60 ns a pair (95 of the 180 ms
+of one search of B11 multiway's level of 1.6M small pairs, on one thread); the call of
+:func:`write_split` with the record and scalars costs a few.
 """
 
 from typing import NamedTuple
@@ -71,6 +75,32 @@ FIELD_DTYPES = {"children_impurity": np.float64, "gain": np.float64, "split_info
                 "threshold": np.float64, "n_left": np.int64, "n_branches": np.int32,
                 "missing_branch": np.int8, "n_missing": np.int64, "n_candidates": np.int64,
                 "subset_class": np.int32}
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def write_split(record, f, s, children_impurity, gain, split_info, threshold, n_left,
+                missing_branch, n_missing, n_candidates):
+    """Write pair ``(f, s)``'s binary split (two branches) to ``record``, field by field as
+    the :class:`SplitRecord` documents them.  Called, not inlined, from a parallel loop (see the
+    module docstring)."""
+    record.children_impurity[f, s] = children_impurity
+    record.gain[f, s] = gain
+    record.split_info[f, s] = split_info
+    record.threshold[f, s] = threshold
+    record.n_left[f, s] = n_left
+    record.n_branches[f, s] = 2
+    record.missing_branch[f, s] = missing_branch
+    record.n_missing[f, s] = n_missing
+    record.n_candidates[f, s] = n_candidates
+
+
+@njit(cache=True, inline="always")
+def missing_side(n_miss, missing_left, rows_left, n_node):
+    """The branch (0 left, 1 right) of a binary split's missing rows: the side they were tried
+    on where the node has some, else the branch with more rows (scikit-learn's rule)."""
+    if n_miss > 0:
+        return 0 if missing_left else 1
+    return 0 if rows_left > n_node - rows_left else 1
 
 
 def new_split_record(n_features, n_segments):

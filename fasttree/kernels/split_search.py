@@ -56,7 +56,7 @@ from .criteria import (
 )
 from .monotonic import constraint_of, monotonic_ok
 from .presort import check_row_ids
-from .split_record import check_split_record, new_split_record
+from .split_record import check_split_record, missing_side, new_split_record, write_split
 from . import work_items
 from .work_items import (SUM_BLOCK_ROWS, WorkItems, chunk_class_prefix, chunk_sum_prefix,
                          exact_tasks)
@@ -499,15 +499,15 @@ def find_best_splits_classification(
         raise ValueError("missing_fractional needs explicit float64 sample_weight (fractional "
                          "rows carry fractional weights)")
     integer = unit_weight or counted
+    items, missing = numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask,
+                                        min_samples_leaf, monotonic_cst, exact=integer)
     kernel = specialized(
         _classification_search, unit_weight, integer and seg_class_weight.shape[1] == 2,
-        may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0,
+        missing, bool(missing_fractional), monotonic_cst.shape[0] > 0,
         counted and not unit_weight)
     # per node, once (not once per feature): weight and weighted impurity; computed here, not in
     # the kernel, so that its module does not optimize this function's code once more
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
-    items = numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
-                               monotonic_cst, exact=integer)
     chunk_left = chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start,
                                     *items.arrays(), seg_class_weight.shape[1])
     _run_on_items(kernel, (sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
@@ -515,21 +515,6 @@ def find_best_splits_classification(
                            min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction,
                            monotonic_cst, node_bounds, items.task_item, *items.arrays(),
                            chunk_left), items, record)
-
-
-@njit(cache=True)
-def may_miss(sorted_x, seg_end):
-    """Whether any segment may hold a missing value: NaN sorts last, so only the last value of
-    each segment in each feature row needs a look (an empty segment's look is harmless)."""
-    n_samples = sorted_x.shape[1]
-    if n_samples == 0:
-        return False
-    for f in range(sorted_x.shape[0]):
-        for s in range(seg_end.shape[0]):
-            last = min(max(seg_end[s] - 1, 0), n_samples - 1)
-            if np.isnan(sorted_x[f, last]):
-                return True
-    return False
 
 
 def _run_on_items(kernel, args, items, record):
@@ -571,7 +556,7 @@ def _run_on_items(kernel, args, items, record):
 def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
                        monotonic_cst, chunk=True, exact=False, granule=1):
     """The (feature, node) pairs a numeric search scans, as work items balanced by rows
-    (:class:`~fasttree.kernels.work_items.WorkItems`).
+    (:class:`~fasttree.kernels.work_items.WorkItems`), and whether any of them has missing rows.
 
     A pair is scanned when unmasked, of at least ``2 * min_samples_leaf`` rows and not constant;
     it may be cut into row chunks (if ``chunk``) unless it has missing values or a monotonicity
@@ -581,10 +566,11 @@ def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_l
     (:func:`~fasttree.kernels.work_items.exact_tasks`); ``granule``: chunks start at multiples
     of it (sums added in blocks).
     """
-    pair_feature, pair_segment, pair_rows, chunkable = _numeric_pairs(
+    pair_feature, pair_segment, pair_rows, chunkable, missing = _numeric_pairs(
         sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst)
     n_tasks = exact_tasks(pair_rows.sum(), search_threads()) if exact else None
-    return WorkItems(pair_feature, pair_segment, pair_rows, chunkable & chunk, n_tasks, granule)
+    return (WorkItems(pair_feature, pair_segment, pair_rows, chunkable & chunk, n_tasks, granule),
+            missing)
 
 
 def search_threads():
@@ -594,14 +580,17 @@ def search_threads():
 
 @njit(cache=True)
 def _numeric_pairs(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst):
-    """The scanned pairs, feature-major, their rows and whether each may be chunked.  A kernel:
-    in NumPy this took about 60 us a level even for a 235-row fit."""
+    """The scanned pairs, feature-major, their rows, whether each may be chunked, and whether
+    any has missing rows (NaN sorts last: a look at each pair's last value; the search compiles
+    the two-sided scans only for a level that has some).  A kernel: in NumPy this took about
+    60 us a level even for a 235-row fit."""
     n_features, n_segments = feature_mask.shape
     pair_feature = np.empty(n_features * n_segments, dtype=np.int64)
     pair_segment = np.empty(n_features * n_segments, dtype=np.int64)
     pair_rows = np.empty(n_features * n_segments, dtype=np.int64)
     chunkable = np.empty(n_features * n_segments, dtype=np.bool_)
     n_pairs = 0
+    missing = False
     for f in range(n_features):
         constrained = monotonic_cst.shape[0] > 0 and monotonic_cst[f] != 0
         for s in range(n_segments):
@@ -613,10 +602,12 @@ def _numeric_pairs(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
             pair_feature[n_pairs] = f
             pair_segment[n_pairs] = s
             pair_rows[n_pairs] = end - start
-            chunkable[n_pairs] = not constrained and not np.isnan(sorted_x[f, end - 1])
+            misses = np.isnan(sorted_x[f, end - 1])
+            missing |= misses
+            chunkable[n_pairs] = not constrained and not misses
             n_pairs += 1
     return (pair_feature[:n_pairs], pair_segment[:n_pairs], pair_rows[:n_pairs],
-            chunkable[:n_pairs])
+            chunkable[:n_pairs], missing)
 
 
 @njit(cache=True, inline="always")
@@ -774,41 +765,28 @@ def _c45_min_branch(xs, idx, sample_weight, n_miss, w_node, n_classes, fraction,
 def _store_fractional_split(f, s, best, known_weighted_impurity, node_weighted_impurity, w_node,
                             w_known, w_left, xs, best_p, n_miss, n_cand, record):
     """Write one C4.5 split chosen on the known rows: gain scaled by their share, missing rows a
-    branch of their own in the split information, "equivalent" children impurity."""
+    branch of their own in the split information, "equivalent" children impurity; the missing
+    rows' branch (for rows that must take one) is the heavier."""
     gain_value = (known_weighted_impurity - best) / w_node  # = (K / N) * gain on the known rows
-    record.gain[f, s] = gain_value
-    record.children_impurity[f, s] = node_weighted_impurity - w_node * gain_value
     w_right = w_known - w_left
-    record.split_info[f, s] = _binary_split_info(w_left, w_right, w_node - w_known, np.empty(0))
-    record.threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
-    record.n_left[f, s] = best_p + 1
-    record.n_branches[f, s] = 2
-    record.missing_branch[f, s] = 0 if w_left >= w_right else 1  # the heavier branch, for apply
-    record.n_missing[f, s] = n_miss
-    record.n_candidates[f, s] = n_cand
+    write_split(record, f, s, node_weighted_impurity - w_node * gain_value, gain_value,
+                _binary_split_info(w_left, w_right, w_node - w_known, np.empty(0)),
+                _midpoint(xs[best_p], xs[best_p + 1]), best_p + 1, 0 if w_left >= w_right else 1,
+                n_miss, n_cand)
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, best_p, n_miss,
                         missing_left, n_cand, table, record):
     """Write one numeric binary split (rows ``0..best_p`` of the known ones go left) to a record."""
-    n_known = xs.shape[0] - n_miss
-    record.children_impurity[f, s] = best
-    record.gain[f, s] = (node_weighted_impurity - best) / w_node
-    record.split_info[f, s] = _binary_split_info(w_left, w_node - w_left, 0.0, table)
-    if best_p + 1 == n_known:
-        record.threshold[f, s] = np.inf  # every known value left, the missing ones right
+    if best_p + 1 == xs.shape[0] - n_miss:
+        threshold = np.inf  # every known value left, the missing ones right
     else:
-        record.threshold[f, s] = _midpoint(xs[best_p], xs[best_p + 1])
+        threshold = _midpoint(xs[best_p], xs[best_p + 1])
     rows_left = best_p + 1 + (n_miss if missing_left else 0)
-    record.n_left[f, s] = rows_left
-    record.n_branches[f, s] = 2
-    if n_miss > 0:
-        record.missing_branch[f, s] = 0 if missing_left else 1
-    else:  # none seen here: the branch with more rows (scikit-learn's rule)
-        record.missing_branch[f, s] = 0 if rows_left > xs.shape[0] - rows_left else 1
-    record.n_missing[f, s] = n_miss
-    record.n_candidates[f, s] = n_cand
+    write_split(record, f, s, best, (node_weighted_impurity - best) / w_node,
+                _binary_split_info(w_left, w_node - w_left, 0.0, table), threshold, rows_left,
+                missing_side(n_miss, missing_left, rows_left, xs.shape[0]), n_miss, n_cand)
 
 
 def gather_targets(sorted_idx, y):
@@ -1156,15 +1134,16 @@ def _sums_search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end,
                  reciprocal, missing_fractional, monotonic_cst, node_bounds, record):
     """Run the parallel kernel of sum statistics made for this kind of call."""
     check_split_record(record, *feature_mask.shape)
-    kernel = specialized(
-        _regression_search, row_weight.shape[0] == 0, int(criterion),
-        may_miss(sorted_x, seg_end), bool(missing_fractional), monotonic_cst.shape[0] > 0)
     # sums added in blocks: chunks cut at block boundaries change no sum, so the tasks may
     # follow the thread count
     block_rows = work_items.SUM_BLOCK_ROWS
-    items = numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
-                               monotonic_cst, chunk=criterion != CRITERION_POISSON, exact=True,
-                               granule=block_rows)
+    items, missing = numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask,
+                                        min_samples_leaf, monotonic_cst,
+                                        chunk=criterion != CRITERION_POISSON, exact=True,
+                                        granule=block_rows)
+    kernel = specialized(
+        _regression_search, row_weight.shape[0] == 0, int(criterion), missing,
+        bool(missing_fractional), monotonic_cst.shape[0] > 0)
     presummed = criterion == CRITERION_GRADIENT
     chunk_sums = chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, *items.arrays(),
                                   presummed, block_rows)

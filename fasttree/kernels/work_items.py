@@ -178,13 +178,14 @@ def _plan(pair_rows, chunkable, n_tasks, granule):
     pair_n_chunks = np.ones(n_pairs, dtype=np.int64)
     task_item = np.zeros(n_tasks + 1, dtype=np.int64)
     # a chunk ends at its pair's end or at a task boundary; a batch starts with a pair
-    capacity = 2 * n_pairs + n_tasks
+    capacity = 2 * n_pairs + n_tasks  # not zeroed: a deep level has millions of pairs
     item_first = np.empty(capacity, dtype=np.int64)
     item_stop = np.empty(capacity, dtype=np.int64)
-    item_lo = np.zeros(capacity, dtype=np.int64)
-    item_hi = np.zeros(capacity, dtype=np.int64)
+    item_lo = np.empty(capacity, dtype=np.int64)
+    item_hi = np.empty(capacity, dtype=np.int64)
     n_items = 0
-    t = 0  # the open task: it ends at row (t + 1) * total // n_tasks of the level
+    t = 0  # the open task: it ends at row task_end = (t + 1) * total // n_tasks of the level
+    task_end = total // n_tasks
     batch_open = False  # whether item n_items - 1 is a batch of whole pairs of task t
     before = np.int64(0)  # the level's rows before pair q
     for q in range(n_pairs):
@@ -192,13 +193,14 @@ def _plan(pair_rows, chunkable, n_tasks, granule):
         lo = np.int64(0)
         first_chunk_item = n_items
         while True:
-            while t < n_tasks - 1 and before + lo >= (t + 1) * total // n_tasks:
+            while t < n_tasks - 1 and before + lo >= task_end:
                 t += 1
+                task_end = (t + 1) * total // n_tasks
                 task_item[t] = n_items
                 batch_open = False
             hi = n
             if chunkable[q]:
-                cut = (t + 1) * total // n_tasks - before
+                cut = task_end - before
                 hi = min(n, (cut + granule - 1) // granule * granule)
             if lo == 0 and hi == n:  # whole: into the task's batch
                 if batch_open:
@@ -206,6 +208,8 @@ def _plan(pair_rows, chunkable, n_tasks, granule):
                 else:
                     item_first[n_items] = q
                     item_stop[n_items] = q + 1
+                    item_lo[n_items] = 0
+                    item_hi[n_items] = 0
                     n_items += 1
                     batch_open = True
                 break
