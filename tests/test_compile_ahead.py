@@ -1,5 +1,6 @@
-"""Compiling ahead (fasttree._compile_ahead): the shipped kernel lists match the code, a helper fills
-the cache with its kind's kernels, and fits start helpers only when and as documented.
+"""Compiling ahead (fasttree._compile_ahead): the shipped kernel lists match the code, a helper
+fills the cache with its kind's kernels, fits start helpers only when and as documented, and a fit
+and its helper never compile one kernel both.
 
 The test session turns compiling ahead off (conftest.py); these tests turn it on where they need it.
 """
@@ -76,12 +77,16 @@ class _FakePopen:
 
 
 @pytest.fixture
-def helpers(monkeypatch):
+def helpers(monkeypatch, tmp_path):
     """Helpers that would start, recorded instead: (command, environment) of each."""
     monkeypatch.setenv(compile_ahead.ENV, "1")
     monkeypatch.setattr(compile_ahead, "_asked", set())
     monkeypatch.setattr(compile_ahead, "enabled", lambda: os.environ[compile_ahead.ENV] != "0")
     monkeypatch.setattr(compile_ahead.subprocess, "Popen", _FakePopen)
+    monkeypatch.setattr(compile_ahead, "_meet", lambda plan, folder, helper: None)
+    monkeypatch.setattr(compile_ahead, "_helpers", [])
+    monkeypatch.setattr(compile_ahead, "_folders", [])
+    monkeypatch.setattr(compile_ahead.tempfile, "mkdtemp", lambda prefix: str(tmp_path))
     _FakePopen.started = []
     return _FakePopen.started
 
@@ -91,7 +96,7 @@ def test_a_cold_kind_starts_one_helper_per_process(helpers, monkeypatch):
     assert compile_ahead.start("classifier") is not None
     assert compile_ahead.start("classifier") is None  # its first fit only
     (command, env), = helpers
-    assert command[0] == sys.executable and "compile_backwards('classifier')" in command[-1]
+    assert command[0] == sys.executable and "compile_backwards('classifier', '" in command[-1]
     assert env[compile_ahead.ENV] == "0"  # the helper's own fits start no helper
 
 
@@ -192,3 +197,87 @@ def test_processes_sharing_a_folder_compile_each_kernel_once(monkeypatch, tmp_pa
     compile_ahead.compile_claimed(["a", "b"], tmp_path)
     compile_ahead.compile_claimed(["a", "b"], tmp_path)  # a second process, later
     assert compiled == [("x", (1,)), ("y", (2,))]
+
+
+class _Helper:
+    """A helper process as _meet sees it: running until ``finished``."""
+
+    def __init__(self):
+        self.finished = False
+
+    def poll(self):
+        return 0 if self.finished else None
+
+
+def test_the_helper_skips_what_the_fit_took_and_marks_what_it_compiled(monkeypatch, tmp_path):
+    compiled = []
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+
+        def compile(self, args):
+            compiled.append(self.name)
+
+    monkeypatch.setattr(compile_ahead, "plans", lambda: {"k": [
+        (("function", "m", name), (i,)) for i, name in enumerate("abc")]})
+    monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: Kernel(reference[2]))
+    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    (tmp_path / "claim-1").touch()  # the fit's
+    compile_ahead.compile_backwards("k", str(tmp_path))
+    assert compiled == ["c", "a"]
+    assert sorted(p.name for p in tmp_path.glob("done-*")) == ["done-0", "done-2"]
+
+
+def test_a_fit_waits_for_the_helper_s_kernel_and_compiles_the_untaken(monkeypatch, tmp_path):
+    """At a kernel the helper has taken the fit compiles the entries nobody has taken after it,
+    then waits for the helper's "done" file; a kernel nobody has taken it claims and compiles."""
+    events = []
+    folder = str(tmp_path)
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+            self._compile_for_args = lambda *args: events.append(("call", self.name))
+
+        def typeof_pyval(self, value):
+            return value
+
+        def compile(self, args):
+            events.append(("ahead", self.name))
+            if self.name == "c":  # meanwhile the helper finishes b
+                (tmp_path / "done-1").touch()
+
+    kernels = {name: Kernel(name) for name in "abcd"}
+    plan = [(("function", "m", name), (i,)) for i, name in enumerate("abcd")]
+    monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: kernels[reference[2]])
+    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    (tmp_path / "claim-1").touch()  # the helper's, being compiled
+    (tmp_path / "claim-3").touch()  # the helper's, done
+    (tmp_path / "done-3").touch()
+    compile_ahead._meet(plan, folder, _Helper())
+    kernels["a"]._compile_for_args(0)
+    kernels["b"]._compile_for_args(1)
+    assert events == [("call", "a"), ("ahead", "c"), ("call", "b")]
+    assert (tmp_path / "claim-0").exists() and (tmp_path / "claim-2").exists()
+
+
+def test_a_fit_stops_waiting_when_the_helper_is_gone(monkeypatch, tmp_path):
+    calls = []
+
+    class Kernel:
+        def _compile_for_args(self, *args):
+            calls.append(args)
+
+        def typeof_pyval(self, value):
+            return value
+
+    kernel = Kernel()
+    monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: kernel)
+    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    (tmp_path / "claim-0").touch()  # taken by a helper that then died
+    helper = _Helper()
+    helper.finished = True
+    compile_ahead._meet([(("function", "m", "a"), (7,))], str(tmp_path), helper)
+    kernel._compile_for_args(7)
+    assert calls == [(7,)]

@@ -106,7 +106,9 @@ def _push(stack, top, node, a, b, key):
     """Push onto a stack of (node, start, end, key) rows, doubling it when full."""
     if top == stack.shape[0]:
         grown = np.empty((2 * stack.shape[0], 4), dtype=np.uint64)
-        grown[:top] = stack[:top]
+        for i in range(top):  # not a slice copy: its shape check costs 2 s of compile
+            for j in range(4):
+                grown[i, j] = stack[i, j]
         stack = grown
     stack[top, 0] = np.uint64(node)
     stack[top, 1] = np.uint64(a)

@@ -259,10 +259,13 @@ def _block_prefix(own, first_block, pair_chunk, pair_n_chunks):
         if first < 0:
             continue
         for i in range(first + 1, first + pair_n_chunks[q]):
-            prefix[i] = prefix[i - 1]
-            for b in range(first_block[i - 1], first_block[i]):
-                for k in range(own.shape[1]):
-                    prefix[i, k] += own[b, k]
+            # element by element: a row copy (prefix[i] = prefix[i - 1]) compiles numba's
+            # shape check and its message formatting, 1.6 s of a first classifier fit's compile
+            for k in range(own.shape[1]):
+                total = prefix[i - 1, k]
+                for b in range(first_block[i - 1], first_block[i]):
+                    total += own[b, k]
+                prefix[i, k] = total
     return prefix
 
 
