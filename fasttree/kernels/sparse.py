@@ -58,7 +58,6 @@ from .._dtypes import (
 )
 from .criteria import (
     regression_proxy,
-    split_information,
     two_children_class_impurity,
     weighted_node_impurities,
     weighted_regression_impurity,
@@ -76,6 +75,7 @@ from .split_record import check_split_record, missing_side, write_split
 # the children impurity of integer class counts (so a value is the dense one bit for bit).
 from .split_search import (  # noqa: E402
     _binary_counts_impurity,
+    _binary_split_info,
     _midpoint,
     _same_value,
     _unit_counts_impurity,
@@ -625,22 +625,11 @@ def _scan_sparse_unit(xs, labels, n_neg, n_node, total, left, zero, criterion, m
 
 
 @njit(cache=True, inline="always")
-def _store_sparse_split(f, s, value, node_weighted_impurity, w_node, w_left, xs, n_neg, n_node,
-                        best_p, n_cand, branch_w, record):
+def _store_sparse_split(f, s, value, node_weighted_impurity, w_node, split_info, xs, n_neg,
+                        n_node, best_p, n_cand, record):
     """Write one numeric binary split (virtual positions ``0 .. best_p`` go left) to a record,
-    as the dense ``_store_binary_split`` does with no missing rows."""
-    branch_w[0] = w_left
-    branch_w[1] = w_node - w_left
-    _store_virtual(f, s, value, node_weighted_impurity, w_node,
-                   split_information(branch_w, w_left + branch_w[1] + 0.0), xs, n_neg, n_node,
-                   best_p, n_cand, record)
-
-
-@njit(cache=True, inline="always")
-def _store_virtual(f, s, value, node_weighted_impurity, w_node, split_info, xs, n_neg, n_node,
-                   best_p, n_cand, record):
-    """Write a split of virtual positions ``0 .. best_p`` to the left (no row misses a sparse
-    feature: the missing rows' branch is the one with more rows, scikit-learn's rule)."""
+    as the dense ``_store_binary_split`` does with no missing rows (the missing rows' branch is
+    the one with more rows, scikit-learn's rule)."""
     n_zero = n_node - xs.shape[0]
     threshold = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
                           _virtual_value(xs, n_neg, n_zero, best_p + 1))
@@ -748,7 +737,7 @@ def _sparse_classification_search(unit_weight, binary):
         for chunk in prange(n_chunks):
             left = np.empty(n_classes)
             seg_sum = np.empty(n_classes)
-            branch_w = np.empty(2)
+            no_table = np.empty(0)  # split information from logarithms
             left_count = np.empty(n_classes, dtype=np.int64)
             total_count = np.empty(n_classes, dtype=np.int64)
             zero_count = np.empty(n_classes, dtype=np.int64)
@@ -785,8 +774,9 @@ def _sparse_classification_search(unit_weight, binary):
                     if best_p < 0:
                         continue
                     _store_sparse_split(
-                        f, s, best, seg_weighted_impurity[s], seg_weight[s], w_left, xs, n_neg,
-                        n_node, best_p, n_cand, branch_w, record)
+                        f, s, best, seg_weighted_impurity[s], seg_weight[s],
+                        _binary_split_info(w_left, seg_weight[s] - w_left, 0.0, no_table), xs,
+                        n_neg, n_node, best_p, n_cand, record)
 
     return search
 
@@ -975,7 +965,7 @@ def find_best_splits_sparse_regression(
             for q in range(seg_start[s], seg_end[s]):
                 seg_positive[s] += row_y[node_rows[q]] > 0.0
     for chunk in prange(n_chunks):
-        branch_w = np.empty(2)
+        no_table = np.empty(0)  # split information from logarithms
         marks = np.zeros(row_y.shape[0] if exact_zero_block else 0, dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             for s in range(n_segments):
@@ -998,7 +988,9 @@ def find_best_splits_sparse_regression(
                     f, s, max(seg_sums[s, 2] - best, 0.0),
                     weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2],
                                                  criterion),
-                    seg_sums[s, 0], w_left, xs, n_neg, n_node, best_p, n_cand, branch_w, record)
+                    seg_sums[s, 0],
+                    _binary_split_info(w_left, seg_sums[s, 0] - w_left, 0.0, no_table), xs,
+                    n_neg, n_node, best_p, n_cand, record)
 
 
 # -- moving rows ------------------------------------------------------------------------------
@@ -1447,8 +1439,8 @@ def find_splits_sparse_generic(
                 else:
                     # split information 0, as the dense multi-output kernel's: gain ratio takes
                     # one output
-                    _store_virtual(f, s, best, seg_weighted_impurity[s], w_total, 0.0, xs, n_neg,
-                                   n_node, best_p, n_cand, record)
+                    _store_sparse_split(f, s, best, seg_weighted_impurity[s], w_total, 0.0, xs,
+                                        n_neg, n_node, best_p, n_cand, record)
 
 
 @njit(parallel=True, cache=True)
