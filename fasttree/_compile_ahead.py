@@ -9,9 +9,10 @@ ships every kind's list (``data/compile_plans.pkl``, written by ``python -c "fro
 fasttree._compile_ahead import write_plans; write_plans()"``; ``tests/test_compile_ahead.py`` checks
 it against the code).  At the first fit of a kind in a process, :func:`start` looks up its list in
 numba's cache; when at least two of them are missing and the process may run on a second CPU, it
-starts a helper process (:func:`compile_backwards`), which compiles the list from its end while the
-fit compiles it from its start.  Each compiled kernel is saved to the cache, where the other
-process's next call finds it (numba reads a function's cache index again at each new signature;
+starts a helper process (:func:`compile_backwards`), which compiles the list's costliest kernel,
+then the rest from its end (:func:`helper_order`), while the fit compiles it from its start.
+Each compiled kernel is saved to the cache, where the other process's next call finds it (numba
+reads a function's cache index again at each new signature;
 :class:`fasttree._jit._KeyedCacheFile` keeps two processes' saves apart); a kernel the other has
 already saved is skipped.  Where they meet, neither compiles a kernel the other is compiling:
 each takes an entry by creating its claim file in a folder of the fit's (the fit at its call of
@@ -182,14 +183,41 @@ def turned_off():
 
 
 @functools.lru_cache(maxsize=1)
-def plans():
-    """Every kind's list of ``(dispatcher reference, argument types)``, in first-call order; {}
-    when the shipped file cannot be read."""
+def _shipped():
     try:
         with open(PLANS_FILE, "rb") as handle:
             return pickle.load(handle)
     except Exception:  # missing, or pickled by a numba whose types this one cannot read
         return {}
+
+
+def plans():
+    """Every kind's list of ``(dispatcher reference, argument types)``, in first-call order; {}
+    when the shipped file cannot be read."""
+    return _shipped().get("plans", {})
+
+
+def plan_seconds():
+    """Every kind's seconds of compile per entry of its list, as :func:`write_plans` measured
+    them (they order the helper's work, :func:`helper_order`); {} when unknown."""
+    return _shipped().get("seconds", {})
+
+
+def helper_order(n_entries, seconds=None):
+    """The order in which a helper takes a list's entries: the costliest after the first (the
+    fit takes the first at once), then the others from the end.
+
+    The fit needs its kernels in list order, so the helper's share is the kernels it needs
+    last; starting with the costliest keeps that one from being where the two meet, with the
+    fit waiting for all of it (the classifier's search kernel, 3.6 of its 13 s of compile:
+    8.5 -> 7.3 s cold start).  ``seconds``: the entries' compile times, or None (the list
+    from its end)."""
+    order = list(reversed(range(n_entries)))
+    if seconds is not None and len(seconds) == n_entries and n_entries > 2:
+        costliest = max(range(1, n_entries), key=lambda i: seconds[i])
+        order.remove(costliest)
+        order.insert(0, costliest)
+    return order
 
 
 def dispatcher_of(reference):
@@ -231,11 +259,12 @@ def n_missing(plan):
 
 
 def compile_backwards(kind, folder=None):
-    """The helper's work: compile ``kind``'s kernels from the last to the first, skipping those
-    already in the cache (the fit's, once the two have met) and, given the fit's claims
-    ``folder``, those it has taken; each one compiled is marked done there."""
+    """The helper's work: compile ``kind``'s kernels in :func:`helper_order` (the costliest,
+    then from the last to the first), skipping those already in the cache (the fit's, once the
+    two have met) and, given the fit's claims ``folder``, those it has taken; each one compiled
+    is marked done there."""
     plan = plans().get(kind, ())
-    for i in reversed(range(len(plan))):
+    for i in helper_order(len(plan), plan_seconds().get(kind)):
         reference, args = plan[i]
         if folder is not None and not _take(folder, i):
             continue
@@ -275,23 +304,27 @@ def compile_claimed(kinds, folder):
 def record_plan(kind):
     """The kernels a tiny fit of ``kind`` calls from Python, with their argument types, in the
     order of their first call, when numba's cache is empty (run it with a new
-    ``NUMBA_CACHE_DIR``)."""
+    ``NUMBA_CACHE_DIR``); and the CPU seconds each took to compile, with what it compiled on
+    the way."""
     from numba.core import event
 
     from . import _jit, _warmup
 
     fit = _warmup.get_kind(kind)
     data = fit.data()
-    calls, depth = [], [0]
+    calls, seconds, depth = [], [], [0]
 
     class TopLevel(event.Listener):
         def on_start(self, ev):
             if depth[0] == 0:
                 calls.append((ev.data["dispatcher"], tuple(ev.data["args"])))
+                seconds.append(time.process_time())
             depth[0] += 1
 
         def on_end(self, ev):
             depth[0] -= 1
+            if depth[0] == 0:
+                seconds[-1] = time.process_time() - seconds[-1]
 
     listener = TopLevel()
     event.register("numba:compile", listener)
@@ -309,14 +342,18 @@ def record_plan(kind):
             func = dispatcher.py_func
             reference = ("function", func.__module__, func.__qualname__)
         plan.append((reference, args))
-    return plan
+    return plan, seconds
 
 
 def write_plans(kinds=None, path=PLANS_FILE):
-    """Record every kind's plan, each in a new process with an empty cache, into ``path``."""
+    """Record the plans of ``kinds`` (default: every kind), each in a new process with an empty
+    cache, into ``path`` (the other kinds' plans already there are kept)."""
     from ._warmup import KIND_NAMES
 
-    written = {}
+    shipped = {"plans": {}, "seconds": {}}
+    if kinds is not None and os.path.exists(path):
+        with open(path, "rb") as handle:
+            shipped = pickle.load(handle)
     for kind in kinds or KIND_NAMES:
         with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
             result = os.path.join(out, "plan.pkl")
@@ -325,10 +362,12 @@ def write_plans(kinds=None, path=PLANS_FILE):
             subprocess.run([sys.executable, "-c", code], check=True,
                            env={**os.environ, "NUMBA_CACHE_DIR": cache, ENV: "0"})
             with open(result, "rb") as handle:
-                written[kind] = pickle.load(handle)
-        print(f"{kind}: {len(written[kind])} kernels", flush=True)
+                shipped["plans"][kind], shipped["seconds"][kind] = pickle.load(handle)
+        print(f"{kind}: {len(shipped['plans'][kind])} kernels, "
+              f"{sum(shipped['seconds'][kind]):.1f} s", flush=True)
     with open(path, "wb") as handle:
-        pickle.dump(written, handle, protocol=4)
+        pickle.dump(shipped, handle, protocol=4)
+    _shipped.cache_clear()
 
 
 def _main(argv):

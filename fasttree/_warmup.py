@@ -280,9 +280,9 @@ def _large_node_paths():
 
 
 def _presort_by_buckets():
-    """Compile the presort of a few features on more threads than they share out to (one
-    feature on two threads: :func:`fasttree.kernels.presort.by_buckets`), which no kind's
-    small data on this machine's threads may take."""
+    """Compile the presorts of large data: a few features on more threads than they share out
+    to (one feature on two threads: :func:`fasttree.kernels.presort.by_buckets`), and features
+    of more rows than ``_SMALL_RADIX``, which no kind's small data may take."""
     from .kernels import presort
 
     n = 64
@@ -292,6 +292,8 @@ def _presort_by_buckets():
     X = X.astype(np.float32)[:, None]
     sorted_x, sorted_idx = np.empty((1, n), np.float32), np.empty((1, n), np.int32)
     presort.sort_by_buckets(X, sorted_x, sorted_idx, 2, 16)
+    presort._presort_features(False)(X, sorted_x, sorted_idx, np.empty((1, n), np.uint32),
+                                     np.empty((1, n), np.int32))
 
 
 #: seconds each kind compiled after the kinds before it in KINDS, in one process from an empty

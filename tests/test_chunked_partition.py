@@ -137,10 +137,13 @@ def fitted_arrays(est):
 @pytest.mark.parametrize("params", [
     dict(criterion="entropy", max_depth=6),
     dict(criterion="gini", missing="learn", categorical_features=[1]),
+    dict(criterion="gini", missing="learn", categorical_features=[1],
+         categorical_split="multiway"),
 ])
 def test_trees_with_chunked_partitions_equal_the_unchunked_ones(chunk_everything, params):
-    """Every partition of a fit chunked (numeric prefix splits, routed NaN rows, multiway
-    category splits): the same tree as with every pair moved whole."""
+    """Every partition of a fit chunked (numeric prefix splits, routed NaN rows and category
+    subsets by the two-way movers, multiway category splits by the k-way ones): the same tree
+    as with every pair moved whole."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 3))
     X[:, 1] = rng.integers(0, 5, 2000)
@@ -155,8 +158,9 @@ def test_trees_with_chunked_partitions_equal_the_unchunked_ones(chunk_everything
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(partition_module, "CHUNKED_MOVE_COST", 1e9)  # nothing chunked
         whole = fasttree.DecisionTreeClassifier(random_state=0, **params).fit(X, y)
-    # the fit moved in chunks, routed splits too when it has them
-    assert calls and ("missing" not in params or True in calls)
+    # the fit moved in chunks, by the k-way movers only for nodes of more than two branches
+    multiway = params.get("categorical_split") == "multiway"
+    assert calls and (True in calls) == multiway
     assert chunked.tree_.node_count > 20
     for a, b in zip(fitted_arrays(chunked), fitted_arrays(whole)):
         np.testing.assert_array_equal(a, b)

@@ -49,8 +49,9 @@ def test_the_classifier_plan_is_what_its_first_fit_compiles(tmp_path):
     import pickle
 
     with open(out, "rb") as handle:
-        recorded = pickle.load(handle)
+        recorded, seconds = pickle.load(handle)
     assert recorded == compile_ahead.plans()["classifier"]
+    assert len(seconds) == len(recorded) and min(seconds) > 0
 
 
 def test_a_helper_leaves_nothing_for_the_fit_to_compile(tmp_path):
@@ -227,6 +228,33 @@ def test_the_helper_skips_what_the_fit_took_and_marks_what_it_compiled(monkeypat
     compile_ahead.compile_backwards("k", str(tmp_path))
     assert compiled == ["c", "a"]
     assert sorted(p.name for p in tmp_path.glob("done-*")) == ["done-0", "done-2"]
+
+
+def test_the_helper_starts_with_the_costliest_kernel_after_the_first():
+    assert compile_ahead.helper_order(5) == [4, 3, 2, 1, 0]
+    assert compile_ahead.helper_order(5, [9.0, 1.0, 5.0, 2.0, 3.0]) == [2, 4, 3, 1, 0]
+    assert compile_ahead.helper_order(3, [1.0, 2.0]) == [2, 1, 0]  # seconds of another list
+    assert sorted(compile_ahead.helper_order(19, list(range(19)))) == list(range(19))
+
+
+def test_the_helper_compiles_in_its_order(monkeypatch, tmp_path):
+    compiled = []
+
+    class Kernel:
+        def __init__(self, name):
+            self.name = name
+
+        def compile(self, args):
+            compiled.append(self.name)
+
+    monkeypatch.setattr(compile_ahead, "plans", lambda: {"k": [
+        (("function", "m", name), (i,)) for i, name in enumerate("abcd")]})
+    monkeypatch.setattr(compile_ahead, "plan_seconds", lambda: {"k": [5.0, 3.0, 1.0, 2.0]})
+    monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: Kernel(reference[2]))
+    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    (tmp_path / "claim-0").touch()  # the fit's
+    compile_ahead.compile_backwards("k", str(tmp_path))
+    assert compiled == ["b", "d", "c"]
 
 
 def test_a_fit_waits_for_the_helper_s_kernel_and_compiles_the_untaken(monkeypatch, tmp_path):

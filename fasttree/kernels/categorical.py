@@ -23,6 +23,7 @@ from numba import prange
 from .._jit import njit
 
 from .._dtypes import CRITERION_SQUARED_ERROR, SPLIT_MULTIWAY
+from .split_record import check_split_record, missing_side, new_split_record, write_split
 from .criteria import (
     regression_target_term,
     split_information,
@@ -31,9 +32,10 @@ from .criteria import (
 )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cpython_wrapper=True)
 def _impurity(stats, criterion):
-    """``w * I`` of one statistics vector."""
+    """``w * I`` of one statistics vector (a call: inlined at its eight uses it made the
+    categorical search compile for seconds longer)."""
     if criterion >= CRITERION_SQUARED_ERROR:
         return weighted_regression_impurity(stats[0], stats[1], stats[2], criterion)
     return weighted_class_impurity(stats, criterion)
@@ -59,7 +61,7 @@ def _add_row(stats, y, w, criterion):
         stats[np.int64(y)] += w
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def category_stats(xs, ys, idx, sample_weight, criterion, codes, stats, rows, missing):
     """Statistics of every category present in a node's sorted slice, and of its missing rows.
 
@@ -104,7 +106,7 @@ def category_stats(xs, ys, idx, sample_weight, criterion, codes, stats, rows, mi
     return n_present
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def subset_order(stats, n_present, order_class, criterion):
     """Order of the present categories for a subset scan: by the share of ``order_class`` (or the
     mean target for regression), ties by code; a stable sort, so search and description agree."""
@@ -117,7 +119,35 @@ def subset_order(stats, n_present, order_class, criterion):
             key[j] = stats[j, 1] / w
         else:
             key[j] = stats[j, order_class] / w
-    return np.argsort(key, kind="mergesort")
+    return _stable_argsort(key)
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _stable_argsort(key):
+    """``np.argsort(key, kind="mergesort")`` for keys without NaN: a bottom-up merge sort of
+    positions, equal keys in their order (numba's own merge sort took 0.8 s to compile in a
+    first fit of a table; a node's categories are few)."""
+    n = key.shape[0]
+    src = np.arange(n)
+    dst = np.empty(n, dtype=np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            for k in range(lo, hi):
+                # the right run's key only when strictly smaller: stable
+                if j < hi and (i >= mid or key[src[j]] < key[src[i]]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+        src, dst = dst, src
+        width *= 2
+    return src
 
 
 @njit(cache=True, inline="always")
@@ -176,7 +206,6 @@ def _best_subset(stats, rows, n_present, missing, total, criterion, order_class,
     return best[0], best[1], best[2], best[3], best[4], n_candidates
 
 
-@njit(parallel=True, cache=True)
 def find_best_splits_categorical(
     sorted_x,
     sorted_idx,
@@ -224,12 +253,38 @@ def find_best_splits_categorical(
         split, ``subset_class`` the class that orders it; :func:`categorical_split_maps` turns
         the chosen splits into category maps.
     """
-    n_features = sorted_x.shape[0]
-    for f in prange(n_features):
-        _categorical_feature(np.int64(f), sorted_x, sorted_idx, sorted_y, sample_weight,
-                             seg_start, seg_end, seg_stats, feature_mask, n_categories,
-                             criterion, split_kind, min_samples_leaf, min_weight_leaf,
-                             missing_fractional, record)
+    check_split_record(record, *feature_mask.shape)
+    no_maps = np.empty(0, dtype=np.int64)
+    _categorical_units(False, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                       seg_stats, feature_mask, n_categories, criterion, split_kind,
+                       min_samples_leaf, min_weight_leaf, missing_fractional, record, no_maps,
+                       no_maps, no_maps, np.empty(0), no_maps, no_maps, no_maps,
+                       np.empty(0, dtype=np.int32))
+
+
+@njit(parallel=True, cache=True)
+def _categorical_units(maps, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                       seg_stats, feature_mask, n_categories, criterion, split_kind,
+                       min_samples_leaf, min_weight_leaf, missing_fractional, record,
+                       split_feature, n_codes, split_kinds, split_cut, split_missing_branch,
+                       split_subset_class, map_offset, category_branch):
+    """The one parallel kernel of :func:`find_best_splits_categorical` (``maps`` False: a unit
+    per feature, its every node searched) and :func:`categorical_split_maps` (``maps`` True: a
+    unit per split node, its map filled); the arguments of the other are empty.  One kernel
+    for both: numba types, lowers and optimizes a parallel loop twice (as a function and as its
+    gufunc), about a second of a first fit's compile each."""
+    n_units = seg_start.shape[0] if maps else sorted_x.shape[0]
+    for u in prange(n_units):
+        if maps:
+            _split_map(np.int64(u), sorted_x, sorted_idx, sorted_y, sample_weight, seg_start,
+                       seg_end, seg_stats.shape[1], split_feature, n_codes, split_kinds,
+                       split_cut, split_missing_branch, split_subset_class, criterion,
+                       category_branch[map_offset[u]:map_offset[u + 1]])
+        else:
+            _categorical_feature(np.int64(u), sorted_x, sorted_idx, sorted_y, sample_weight,
+                                 seg_start, seg_end, seg_stats, feature_mask, n_categories,
+                                 criterion, split_kind, min_samples_leaf, min_weight_leaf,
+                                 missing_fractional, record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -261,7 +316,7 @@ def _categorical_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_s
                                min_weight_leaf, missing_fractional, scratch, record)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
 def best_categorical_split(f, s, codes, stats, rows, missing, n_present, total, n_total,
                            criterion, split_kind, min_samples_leaf, min_weight_leaf,
                            missing_fractional, scratch, record):
@@ -324,46 +379,37 @@ def best_categorical_split(f, s, codes, stats, rows, missing, n_present, total, 
         elif n_miss > 0:
             branch_w[best_m] += w_missing
         gain_value = (known_impurity - best) / w_node
-        record.gain[f, s] = gain_value
-        record.children_impurity[f, s] = node_impurity - w_node * gain_value
-        record.split_info[f, s] = split_information(branch_w, w_node)
-        record.n_left[f, s] = rows[0] + (n_miss if best_m == 0 else 0)
+        write_split(record, f, s, node_impurity - w_node * gain_value, gain_value,
+                    split_information(branch_w, w_node), 0.0,
+                    rows[0] + (n_miss if best_m == 0 else 0), best_m, n_miss, np.int64(1))
         record.n_branches[f, s] = n_present
-        record.missing_branch[f, s] = best_m
-        record.n_missing[f, s] = n_miss
-        record.n_candidates[f, s] = 1
         return
     if n_present < 2 and (n_miss == 0 or fractional):
         return
-    best = np.inf
+    best = (np.inf, -1, False, 0.0, 0, 0, 0)  # value, cut, missing left, w left, rows left, ...
     for order_class in range(n_orders):
         k_order = order_class if n_orders > 1 else (0 if regression else 1)
         value, cut, missing_left, w_l, rows_left, n_cand = _best_subset(
             stats, rows, n_present, missing, total, criterion, k_order,
             min_samples_leaf, min_weight_leaf, left, right)
-        if value < best:
-            best = value
-            gain_value = (known_impurity - value) / w_node
-            record.gain[f, s] = gain_value
-            record.children_impurity[f, s] = node_impurity - w_node * gain_value
-            w_r = _weight(total, criterion) - w_l
-            w_m = w_missing if fractional else 0.0
-            record.split_info[f, s] = split_information(np.array((w_l, w_r, w_m)), w_node)
-            record.threshold[f, s] = cut
-            record.n_left[f, s] = rows_left
-            record.n_branches[f, s] = 2
-            if fractional:
-                record.missing_branch[f, s] = 0 if w_l >= w_r else 1
-            elif n_miss > 0:
-                record.missing_branch[f, s] = 0 if missing_left else 1
-            else:
-                record.missing_branch[f, s] = 0 if rows_left > n_total - rows_left else 1
-            record.n_missing[f, s] = n_miss
-            record.n_candidates[f, s] = n_cand
-            record.subset_class[f, s] = -1 if regression else k_order
+        if value < best[0]:
+            best = (value, cut, missing_left, w_l, rows_left, n_cand, k_order)
+    value, cut, missing_left, w_l, rows_left, n_cand, k_order = best
+    if value == np.inf:
+        return
+    gain_value = (known_impurity - value) / w_node
+    w_r = _weight(total, criterion) - w_l
+    w_m = w_missing if fractional else 0.0
+    if fractional:
+        missing_branch = 0 if w_l >= w_r else 1
+    else:
+        missing_branch = missing_side(n_miss, missing_left, rows_left, n_total)
+    write_split(record, f, s, node_impurity - w_node * gain_value, gain_value,
+                split_information(np.array((w_l, w_r, w_m)), w_node), np.float64(cut), rows_left,
+                missing_branch, n_miss, n_cand)
+    record.subset_class[f, s] = -1 if regression else k_order
 
 
-@njit(parallel=True, cache=True)
 def categorical_split_maps(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
                            seg_stats, split_feature, n_codes, split_kind, split_cut,
                            split_missing_branch, split_subset_class, criterion):
@@ -387,31 +433,43 @@ def categorical_split_maps(sorted_x, sorted_idx, sorted_y, sample_weight, seg_st
         category.  Categories absent from the node (and unseen ones) take the branch ``b`` with
         the most training weight (the lowest such branch on a tie), stored as ``-1 - b``.
     """
-    n_segments = seg_start.shape[0]
-    n_stats = seg_stats.shape[1]
-    offset = np.zeros(n_segments + 1, dtype=np.int64)
-    for s in range(n_segments):
-        offset[s + 1] = offset[s] + n_codes[s]
-    out = np.zeros(offset[n_segments], dtype=np.int32)
-    for s in prange(n_segments):
-        f = split_feature[s]
-        size = n_codes[s]
-        codes = np.empty(size, dtype=np.int64)
-        stats = np.empty((size, n_stats))
-        rows = np.empty(size, dtype=np.int64)
-        missing = np.empty(n_stats + 1)
-        start = seg_start[s]
-        end = seg_end[s]
-        n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
-                                   sorted_idx[f, start:end], sample_weight, criterion,
-                                   codes, stats, rows, missing)
-        category_branch_map(codes, stats, missing, n_present, split_kind[s], split_cut[s],
-                            split_missing_branch[s], split_subset_class[s], criterion,
-                            out[offset[s]:offset[s + 1]])
+    # the types of the search's call, so that both compile one kernel
+    split_feature, n_codes, split_kind, split_missing_branch, split_subset_class = (
+        np.ascontiguousarray(a, dtype=np.int64) for a in (
+            split_feature, n_codes, split_kind, split_missing_branch, split_subset_class))
+    offset = np.zeros(n_codes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(n_codes, out=offset[1:])
+    out = np.zeros(offset[-1], dtype=np.int32)
+    _categorical_units(True, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                       np.ascontiguousarray(seg_stats, dtype=np.float64),
+                       np.empty((0, 0), dtype=np.uint8), np.empty(0, dtype=np.int64),
+                       criterion, 0, 0, 0.0, False, new_split_record(0, 0), split_feature,
+                       n_codes, split_kind, np.ascontiguousarray(split_cut, dtype=np.float64),
+                       split_missing_branch, split_subset_class, offset, out)
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True)
+def _split_map(s, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, n_stats,
+               split_feature, n_codes, split_kind, split_cut, split_missing_branch,
+               split_subset_class, criterion, node_map):
+    """Node ``s``'s map for :func:`categorical_split_maps`."""
+    f = split_feature[s]
+    size = n_codes[s]
+    codes = np.empty(size, dtype=np.int64)
+    stats = np.empty((size, n_stats))
+    rows = np.empty(size, dtype=np.int64)
+    missing = np.empty(n_stats + 1)
+    start = seg_start[s]
+    end = seg_end[s]
+    n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
+                               sorted_idx[f, start:end], sample_weight, criterion, codes,
+                               stats, rows, missing)
+    category_branch_map(codes, stats, missing, n_present, split_kind[s], split_cut[s],
+                        split_missing_branch[s], split_subset_class[s], criterion, node_map)
+
+
+@njit(cache=True, no_cpython_wrapper=True)
 def category_branch_map(codes, stats, missing, n_present, split_kind, split_cut,
                         split_missing_branch, split_subset_class, criterion, node_map):
     """Fill one node's category -> branch map (see :func:`categorical_split_maps`) from its

@@ -637,9 +637,12 @@ def partition_segments_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, 
 
 def _partition_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                     branch_rows, row_branch, scratch=None):
-    """:func:`partition_segments_kway` with a :class:`MoveScratch` kept between calls."""
+    """:func:`partition_segments_kway` with a :class:`MoveScratch` kept between calls.  A level
+    whose nodes all have two branches (subset splits) takes the two-way movers of the numeric
+    partition: a fit compiles the k-way ones only for a node of more branches."""
     branch_0_bits = np.packbits(row_branch == 0, bitorder="little")  # for two-branch nodes
-    _move_pairs(True, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+    k_way = bool(np.any(np.diff(branch_offset) != 2))
+    _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                 branch_rows, row_branch, branch_0_bits,
                 np.full(seg_start.shape[0], -1, dtype=np.int64), scratch)
 

@@ -4,7 +4,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._jit import njit, specialized, with_globals
 from .work_items import chunks_by_rows, even_chunks
 
 _SIGN_BIT = np.uint32(0x80000000)
@@ -90,7 +90,7 @@ def presort_features(X):
         n_blocks = max(1, min(n_threads, n_features))
         keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
         idx_tmp = np.empty((n_blocks, n_samples), dtype=np.int32)
-        _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp)
+        _presort_features(n_samples <= _SMALL_RADIX)(X, sorted_x, sorted_idx, keys_tmp, idx_tmp)
     return sorted_x, sorted_idx
 
 
@@ -373,27 +373,43 @@ def _sort_bucket(keys, idx, out_keys, out_idx, counts, low_bits):
             out_idx[p] = idx[p]
 
 
-@njit(parallel=True, cache=True)
-def _presort_features(X, sorted_x, sorted_idx, keys_tmp, idx_tmp):
-    """:func:`presort_features` into arrays allocated by numpy, the features sorted in one block
-    per thread (``keys_tmp.shape[0]`` blocks), each block with its row of scratch.
+def _make_presort(small):
+    """The parallel kernel of :func:`presort_features` for feature rows of at most
+    ``_SMALL_RADIX`` values (``small``) or of more: each compiles only the sort it uses
+    (:func:`sort_values` holds both, each about half a second of a first fit's compile, and
+    again in every module it is linked into)."""
 
-    Every large allocation maps fresh pages, each first touched through a page fault: a scratch
-    per feature would fault on ``8 * n_samples`` bytes per feature (past glibc's 32 MiB mmap
-    threshold, or under Dask, whose nanny makes glibc return memory at once), and numpy asks the
-    kernel for huge pages for large arrays (one fault per 2 MiB), numba's allocator does not."""
-    n_samples, n_features = X.shape
-    n_threads = keys_tmp.shape[0]
-    _transpose(X, sorted_x)  # then each feature is sorted in place
-    for c in prange(n_threads):
-        for f in range(c * n_features // n_threads, (c + 1) * n_features // n_threads):
-            _sort_row(sorted_x[f], sorted_idx[f], keys_tmp[c], idx_tmp[c])
+    def presort(X, sorted_x, sorted_idx, keys_tmp, idx_tmp):
+        """:func:`presort_features` into arrays allocated by numpy, the features sorted in one
+        block per thread (``keys_tmp.shape[0]`` blocks), each block with its row of scratch.
+
+        Every large allocation maps fresh pages, each first touched through a page fault: a
+        scratch per feature would fault on ``8 * n_samples`` bytes per feature (past glibc's 32
+        MiB mmap threshold, or under Dask, whose nanny makes glibc return memory at once), and
+        numpy asks the kernel for huge pages for large arrays (one fault per 2 MiB), numba's
+        allocator does not."""
+        n_features = X.shape[1]
+        n_threads = keys_tmp.shape[0]
+        _transpose(X, sorted_x)  # then each feature is sorted in place
+        for c in prange(n_threads):
+            counts = np.empty((4, _N_BUCKETS), np.int64)
+            for f in range(c * n_features // n_threads, (c + 1) * n_features // n_threads):
+                sort_row(sorted_x[f], sorted_idx[f], keys_tmp[c], idx_tmp[c], counts)
+
+    # the row sort as the kernel's global, not a cell it closes over (see with_globals)
+    return njit(parallel=True, cache=True)(with_globals(
+        presort, sort_row=_sort_small if small else _sort_large))
+
+
+def _presort_features(small):
+    """The kernel :func:`_make_presort` makes, once per process (:func:`specialized`)."""
+    return specialized(_make_presort, small)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
 def _sort_row(values, row_ids, keys_tmp, idx_tmp):
     """Radix-sort one feature row in place: ``values`` (float32, in row order) become sorted and
-    ``row_ids`` receives their rows (the loop body of :func:`presort_features`, a function of
+    ``row_ids`` receives their rows (the loop body of :func:`presort_samples`, a function of
     its own so that numba's parallel passes see a small loop: compile time)."""
     sort_values(values, row_ids, keys_tmp, idx_tmp, np.empty((4, _N_BUCKETS), np.int64))
 
@@ -412,6 +428,15 @@ def sort_values(values, order, keys_tmp, idx_tmp, counts):
     the scratch is one array of keys and one of positions (``keys_tmp``, ``idx_tmp``: uint32
     and ``order``'s dtype, at least as long) and ``counts`` (int64, (4, 2048), overwritten).
     """
+    if values.shape[0] <= _SMALL_RADIX:
+        _sort_small(values, order, keys_tmp, idx_tmp, counts)
+    else:
+        _sort_large(values, order, keys_tmp, idx_tmp, counts)
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _sort_small(values, order, keys_tmp, idx_tmp, counts):
+    """:func:`sort_values` of at most ``_SMALL_RADIX`` values."""
     n = values.shape[0]
     if n <= _INSERTION_MAX:
         keys = values.view(np.uint32)
@@ -422,10 +447,13 @@ def sort_values(values, order, keys_tmp, idx_tmp, counts):
         for p in range(n):
             keys[p] = _key_to_float_bits(keys[p])
         return
-    if n <= _SMALL_RADIX:
-        _radix_sort(values, order, keys_tmp, idx_tmp, counts, 8, 4)
-    else:
-        _radix_sort(values, order, keys_tmp, idx_tmp, counts, _RADIX_BITS, _N_PASSES)
+    _radix_sort(values, order, keys_tmp, idx_tmp, counts, 8, 4)
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _sort_large(values, order, keys_tmp, idx_tmp, counts):
+    """:func:`sort_values` of more than ``_SMALL_RADIX`` values."""
+    _radix_sort(values, order, keys_tmp, idx_tmp, counts, _RADIX_BITS, _N_PASSES)
 
 
 @njit(cache=True, inline="always")
