@@ -178,16 +178,24 @@ class _TableInput:
     (categorical features learned from it) and prediction's validation against it.  Reads the
     ``categorical_features`` parameter; sets ``is_categorical_``, ``categories_``."""
 
-    def _compile_ahead(self, X):
+    def _compile_ahead(self, X, n_outputs=1, n_classes=2, weighted=False):
         """At this process's first fit of its kind, start compiling the kind's kernels in a
         helper process if numba's cache lacks them (:mod:`fasttree._compile_ahead`).  A table
         with categorical columns takes the ``table`` kind's kernels, sparse input the
-        ``sparse`` kind's."""
+        ``sparse`` kind's; a plain tree's kind follows its targets (several outputs, weighted
+        rows, more than two classes) when the caller knows them."""
         kind = self._first_fit_kind
         if is_sparse(X):
             kind = "sparse"
-        elif kind in ("classifier", "regressor") and self._has_categories(X):
-            kind = "table"
+        elif kind in ("classifier", "regressor"):
+            if self._has_categories(X):
+                kind = "table"
+            elif n_outputs > 1:
+                kind = "several_outputs"
+            elif kind == "classifier" and weighted:
+                kind = "class_weight"
+            elif kind == "classifier" and n_classes > 2:
+                kind = "multiclass"
         compile_ahead.start(kind)
 
     def _has_categories(self, X):
@@ -963,10 +971,13 @@ default="from_dtype"
         -------
         self
         """
-        self._compile_ahead(X)
         X_checked = self._encode_fit(X)
         targets, n_classes, offsets, codes = self._encode_targets(y, X_checked.shape[0])
         weights = self._class_weight_rows(self.class_weight, codes)
+        # after the targets' encoding (no kernel): their outputs, classes and weights name the
+        # kernels a first fit will compile
+        self._compile_ahead(X, len(codes), n_classes,
+                            weights is not None or sample_weight is not None)
         self._set_feature_names(X)
         return self._fit(X_checked, targets, sample_weight, n_classes=n_classes,
                          class_weights=weights, offsets=offsets)
@@ -1204,9 +1215,9 @@ class DecisionTreeRegressor(_BaseDecisionTree):
         -------
         self
         """
-        self._compile_ahead(X)
         X_checked = self._encode_fit(X)
         y, _, offsets, _ = self._encode_targets(y, X_checked.shape[0])
+        self._compile_ahead(X, 1 if y.ndim == 1 else y.shape[1])
         self._set_feature_names(X)
         return self._fit(X_checked, y, sample_weight, n_classes=None, offsets=offsets)
 

@@ -150,6 +150,12 @@ def test_the_cache_tells_which_kernels_are_missing(tmp_path):
      "absolute_error"),
     (lambda: fasttree.RandomForestClassifier(n_estimators=2, max_depth=2), "array", "forest"),
     (lambda: fasttree.ExtraTreesRegressor(n_estimators=2, max_depth=2), "array", "extra_trees"),
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2), "two outputs", "several_outputs"),
+    (lambda: fasttree.DecisionTreeRegressor(max_depth=2), "two outputs", "several_outputs"),
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2, class_weight="balanced"), "array",
+     "class_weight"),
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2), "weighted", "class_weight"),
+    (lambda: fasttree.DecisionTreeClassifier(max_depth=2), "three classes", "multiclass"),
 ])
 def test_each_fit_asks_for_the_nearest_kind(monkeypatch, make, X_kind, kind):
     asked = []
@@ -157,13 +163,20 @@ def test_each_fit_asks_for_the_nearest_kind(monkeypatch, make, X_kind, kind):
     rng = np.random.default_rng(0)
     X = rng.random((40, 2))
     y = (X[:, 0] > 0.5).astype(int) + 1
-    if X_kind == "table":
+    fit_params = {}
+    if X_kind == "two outputs":
+        y = np.column_stack([y, 3 - y])
+    elif X_kind == "weighted":
+        fit_params["sample_weight"] = rng.random(40)
+    elif X_kind == "three classes":
+        y = np.digitize(X[:, 0], [0.3, 0.6])
+    elif X_kind == "table":
         X = pd.DataFrame({"a": X[:, 0], "b": np.where(X[:, 1] > 0.5, "yes", "no")})
     elif X_kind == "sparse":
         import scipy.sparse
 
         X = scipy.sparse.csr_matrix(X)
-    make().fit(X, y)
+    make().fit(X, y, **fit_params)
     assert asked == [kind]
     assert kind in KIND_NAMES
 
