@@ -223,7 +223,9 @@ class _Helper:
         return 0 if self.finished else None
 
 
-def test_the_helper_skips_what_the_fit_took_and_marks_what_it_compiled(monkeypatch, tmp_path):
+def _fake_kernels(monkeypatch, names):
+    """A plan of kernels named ``names`` whose compiles are recorded (the list returned) and
+    never cached."""
     compiled = []
 
     class Kernel:
@@ -234,9 +236,14 @@ def test_the_helper_skips_what_the_fit_took_and_marks_what_it_compiled(monkeypat
             compiled.append(self.name)
 
     monkeypatch.setattr(compile_ahead, "plans", lambda: {"k": [
-        (("function", "m", name), (i,)) for i, name in enumerate("abc")]})
+        (("function", "m", name), (i,)) for i, name in enumerate(names)]})
     monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: Kernel(reference[2]))
     monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    return compiled
+
+
+def test_the_helper_skips_what_the_fit_took_and_marks_what_it_compiled(monkeypatch, tmp_path):
+    compiled = _fake_kernels(monkeypatch, "abc")
     (tmp_path / "claim-1").touch()  # the fit's
     compile_ahead.compile_backwards("k", str(tmp_path))
     assert compiled == ["c", "a"]
@@ -251,20 +258,8 @@ def test_the_helper_starts_with_the_costliest_kernel_after_the_first():
 
 
 def test_the_helper_compiles_in_its_order(monkeypatch, tmp_path):
-    compiled = []
-
-    class Kernel:
-        def __init__(self, name):
-            self.name = name
-
-        def compile(self, args):
-            compiled.append(self.name)
-
-    monkeypatch.setattr(compile_ahead, "plans", lambda: {"k": [
-        (("function", "m", name), (i,)) for i, name in enumerate("abcd")]})
+    compiled = _fake_kernels(monkeypatch, "abcd")
     monkeypatch.setattr(compile_ahead, "plan_seconds", lambda: {"k": [5.0, 3.0, 1.0, 2.0]})
-    monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: Kernel(reference[2]))
-    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
     (tmp_path / "claim-0").touch()  # the fit's
     compile_ahead.compile_backwards("k", str(tmp_path))
     assert compiled == ["b", "d", "c"]

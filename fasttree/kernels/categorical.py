@@ -61,6 +61,14 @@ def _add_row(stats, y, w, criterion):
         stats[np.int64(y)] += w
 
 
+@njit(cache=True, inline="always")
+def category_arrays(size, n_stats):
+    """Scratch for one node's category statistics (:func:`category_stats`) of up to ``size``
+    categories: codes, statistics, rows, and the missing rows' statistics then their number."""
+    return (np.empty(size, dtype=np.int64), np.empty((size, n_stats)),
+            np.empty(size, dtype=np.int64), np.empty(n_stats + 1))
+
+
 @njit(cache=True, no_cpython_wrapper=True)
 def category_stats(xs, ys, idx, sample_weight, criterion, codes, stats, rows, missing):
     """Statistics of every category present in a node's sorted slice, and of its missing rows.
@@ -295,11 +303,7 @@ def _categorical_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_s
     if n_categories[f] == 0:
         return
     n_stats = seg_stats.shape[1]
-    size = n_categories[f]
-    codes = np.empty(size, dtype=np.int64)
-    stats = np.empty((size, n_stats))
-    rows = np.empty(size, dtype=np.int64)
-    missing = np.empty(n_stats + 1)
+    codes, stats, rows, missing = category_arrays(n_categories[f], n_stats)
     scratch = np.empty((3, n_stats))
     for s in range(seg_start.shape[0]):
         if feature_mask[f, s] == 0:
@@ -457,11 +461,7 @@ def _split_map(s, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_
     :func:`_categorical_feature`: a call would put its callees' code in one more module that
     LLVM optimizes, about 0.4 s of a first fit's compile for the two)."""
     f = split_feature[s]
-    size = n_codes[s]
-    codes = np.empty(size, dtype=np.int64)
-    stats = np.empty((size, n_stats))
-    rows = np.empty(size, dtype=np.int64)
-    missing = np.empty(n_stats + 1)
+    codes, stats, rows, missing = category_arrays(n_codes[s], n_stats)
     start = seg_start[s]
     end = seg_end[s]
     n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],

@@ -39,7 +39,7 @@ from .._dtypes import (
     CRITERION_SQUARED_ERROR,
 )
 from .._jit import njit
-from .categorical import best_categorical_split, category_branch_map
+from .categorical import best_categorical_split, category_arrays, category_branch_map
 from .criteria import (
     regression_proxy,
     regression_target_term,
@@ -621,10 +621,7 @@ def _hist_categorical_feature(f, hist, n_categories, seg_stats, seg_rows, featur
     """Every node of one categorical feature for :func:`find_best_splits_hist_categorical`."""
     n_stats = seg_stats.shape[1]
     size = n_categories[f]
-    codes = np.empty(size, dtype=np.int64)
-    stats = np.empty((size, n_stats))
-    rows = np.empty(size, dtype=np.int64)
-    missing = np.empty(n_stats + 1)
+    codes, stats, rows, missing = category_arrays(size, n_stats)
     scratch = np.empty((3, n_stats))
     regression = criterion >= CRITERION_SQUARED_ERROR
     for s in range(hist.shape[0]):
@@ -674,10 +671,7 @@ def hist_category_maps(hist, n_codes, split_kind, split_cut, split_missing_branc
     out = np.zeros(offset[n_segments], dtype=np.int32)
     for s in prange(n_segments):
         size = n_codes[s]
-        codes = np.empty(size, dtype=np.int64)
-        stats = np.empty((size, n_stats))
-        rows = np.empty(size, dtype=np.int64)
-        missing = np.empty(n_stats + 1)
+        codes, stats, rows, missing = category_arrays(size, n_stats)
         n_present = category_bins(hist[s], size - 1, n_stats, unit_weight, regression, codes,
                                   stats, rows, missing)
         category_branch_map(codes, stats, missing, n_present, split_kind[s], split_cut[s],
