@@ -268,12 +268,7 @@ def compile_backwards(kind, folder=None):
         reference, args = plan[i]
         if folder is not None and not _take(folder, i):
             continue
-        try:
-            dispatcher = dispatcher_of(reference)
-            if not is_cached(dispatcher, args):
-                dispatcher.compile(tuple(args))
-        except Exception:  # this entry no longer matches the code: the fit compiles it itself
-            pass
+        _compile_entry(reference, args)
         if folder is not None:
             with contextlib.suppress(OSError):
                 os.close(os.open(os.path.join(folder, f"done-{i}"), os.O_CREAT))
@@ -289,16 +284,19 @@ def compile_claimed(kinds, folder):
             if entry not in entries:
                 entries.append(entry)
     for i, (reference, args) in enumerate(entries):
-        try:
-            os.close(os.open(os.path.join(folder, f"claim-{i}"), os.O_CREAT | os.O_EXCL))
-        except FileExistsError:  # another process took it
-            continue
-        try:
-            dispatcher = dispatcher_of(reference)
-            if not is_cached(dispatcher, args):
-                dispatcher.compile(tuple(args))
-        except Exception:  # a stale entry: the kinds' fits compile what they need
-            continue
+        if _take(folder, i):  # else another process took it
+            _compile_entry(reference, args)
+
+
+def _compile_entry(reference, args):
+    """Compile one plan entry unless the cache holds it; an entry that no longer matches the
+    code is skipped (the fits compile what they need)."""
+    try:
+        dispatcher = dispatcher_of(reference)
+        if not is_cached(dispatcher, args):
+            dispatcher.compile(tuple(args))
+    except Exception:
+        pass
 
 
 def record_plan(kind):
