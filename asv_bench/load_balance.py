@@ -77,12 +77,16 @@ def partition_loops(n_features, seg_start, seg_end, split_feature, n_threads):
     node's rows are moved in each feature row but the node's own split feature."""
     if n_features == 1:
         return [np.zeros(1)]  # the split feature's row is in order already: nothing moves
-    feature, segment, lane_first, chunked_feature, chunked_segment, n_chunks = \
-        partition_module._move_plan(n_features, seg_start, seg_end,
-                                    np.asarray(split_feature, dtype=np.int64), n_threads,
-                                    partition_module.MIN_MOVE_CHUNK_ROWS,
-                                    partition_module.MOVE_CHUNK_ROWS)
-    ends = np.concatenate([[0], np.cumsum((seg_end - seg_start)[segment])])
+    skip = np.asarray(split_feature, dtype=np.int64)
+    lane_first, chunked_feature, chunked_segment, n_chunks = partition_module._move_plan(
+        n_features, seg_start, seg_end, skip, n_threads, partition_module.MIN_MOVE_CHUNK_ROWS,
+        partition_module.MOVE_CHUNK_ROWS)
+    # a lane's rows: its range of the (feature, segment) grid, but the skipped and chunked pairs
+    n_segments = seg_start.shape[0]
+    grid_rows = np.tile(seg_end - seg_start, n_features).reshape(n_features, n_segments)
+    grid_rows[skip[skip >= 0], np.flatnonzero(skip >= 0)] = 0
+    grid_rows[chunked_feature, chunked_segment] = 0
+    ends = np.concatenate([[0], np.cumsum(grid_rows.ravel())])
     loops = [ends[lane_first[1:]] - ends[lane_first[:-1]]]
     for g in np.unique(chunked_feature):
         mine = chunked_feature == g

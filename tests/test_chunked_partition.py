@@ -182,11 +182,16 @@ def test_move_plan_covers_every_pair_once(seed, n_features, n_segments, n_thread
     ends = np.cumsum(rows).astype(np.int64)
     starts = ends - rows
     skip = rng.integers(-1, n_features, n_segments).astype(np.int64)
-    feature, segment, lane_first, chunked_feature, chunked_segment, n_chunks = _move_plan(
+    lane_first, chunked_feature, chunked_segment, n_chunks = _move_plan(
         n_features, starts, ends, skip, n_threads, min_chunk_rows, min_chunk_rows + more_rows)
     expected = [(g, s) for g in range(n_features) for s in range(n_segments) if skip[s] != g]
-    whole = list(zip(feature.tolist(), segment.tolist()))
     chunked = list(zip(chunked_feature.tolist(), chunked_segment.tolist()))
+    # the lanes' pairs, read off the grid as the mover does
+    lanes = [[(q // n_segments, q % n_segments) for q in range(a, b)
+              if skip[q % n_segments] != q // n_segments
+              and (q // n_segments, q % n_segments) not in chunked]
+             for a, b in zip(lane_first[:-1], lane_first[1:])]
+    whole = [pair for lane in lanes for pair in lane]
     assert sorted(whole + chunked) == expected
     assert whole == sorted(whole) and chunked == sorted(chunked)
     assert n_threads > 1 or not chunked
@@ -204,13 +209,12 @@ def test_move_plan_covers_every_pair_once(seed, n_features, n_segments, n_thread
         assert k.sum() == total or (k.sum() > total and (k == 1).any())
         share = r * total / r.sum()
         assert np.all((np.abs(k - share) < 1) | ((k == 1) & (share < 1)))
-    assert lane_first[0] == 0 and lane_first[-1] == len(whole)
+    assert lane_first[0] == 0 and lane_first[-1] == n_features * n_segments
     assert np.all(np.diff(lane_first) >= 0) and 1 <= len(lane_first) - 1 <= max(1, n_threads)
     if whole:
-        cost = rows[segment]
-        lane_rows = np.add.reduceat(np.append(cost, 0), lane_first[:-1])
-        lane_rows[np.diff(lane_first) == 0] = 0
-        assert lane_rows.max() <= cost.sum() / (len(lane_first) - 1) + cost.max()
+        lane_rows = np.array([sum(rows[s] for _, s in lane) for lane in lanes])
+        cost = np.array([rows[s] for _, s in whole])
+        assert lane_rows.max() <= cost.sum() / len(lanes) + cost.max()
 
 
 def _best_largest_lane(rows, n_lanes):
@@ -242,3 +246,39 @@ def test_cut_lanes_beats_the_nearest_cut_where_one_pair_is_large():
     small pair beside it (largest lane 7,000 rows), the best cut leaves it alone (6,000)."""
     lane_first = _cut_lanes(np.array([1000, 6000, 1000, 1000, 3000]), 3)
     assert lane_first.tolist() == [0, 1, 2, 5]
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_features=st.integers(1, 6),
+       n_segments=st.integers(1, 300), n_threads=st.integers(2, 70))
+def test_grid_cut_gives_the_lanes_of_the_listed_pairs(seed, n_features, n_segments, n_threads):
+    """The cut found from the segments alone (a deep level's many small pairs, never listed)
+    gives lanes of the same rows as the nearest cut of the pairs listed one by one, and is
+    declined exactly where that one would be bettered by bisection."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, rng.choice([3, 50, 5000]), n_segments).astype(np.int64)
+    skip = rng.integers(-1, n_features, n_segments).astype(np.int64)
+    listed = [(g, s) for g in range(n_features) for s in range(n_segments) if skip[s] != g]
+    feature_rows = np.array([sum(rows[s] for h, s in listed if h == g)
+                             for g in range(n_features)], dtype=np.int64)
+    n_lanes = min(n_threads, len(listed))
+    lane_first = partition_module._grid_cut(rows, skip, feature_rows, n_lanes)
+    pair_rows = np.array([rows[s] for _, s in listed], dtype=np.int64)
+    ends = np.concatenate([[0], np.cumsum(pair_rows)])
+    # the nearest cut, naively: each share's running rows nearest it (the smaller on a tie)
+    reached = [0]
+    for j in range(1, n_lanes):
+        share = ends[-1] * j / n_lanes
+        nearest = min(ends.tolist(), key=lambda e: (abs(e - share), e))
+        reached.append(max(reached[-1], nearest))
+    reached.append(int(ends[-1]))
+    nearest_lanes = np.diff(reached)
+    bound = max(int(rows.max()), -(-int(ends[-1]) // max(n_lanes, 1)))
+    if n_lanes > 1 and nearest_lanes.max() - bound > max(1, bound // 256):
+        assert lane_first is None
+        return
+    assert lane_first[0] == 0 and lane_first[-1] == n_features * n_segments
+    grid_lanes = [sum(rows[q % n_segments] for q in range(a, b)
+                      if skip[q % n_segments] != q // n_segments)
+                  for a, b in zip(lane_first[:-1], lane_first[1:])]
+    assert grid_lanes == (nearest_lanes.tolist() if n_lanes > 1 else [ends[-1]])

@@ -226,23 +226,27 @@ def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branc
     (:func:`_make_movers`), then the large pairs in row chunks (:func:`_make_chunk_movers`).
     ``k_way`` False: two branches everywhere (``branch_0_bits`` tells them apart); ``scratch``
     a :class:`MoveScratch` kept between calls, or None for one of this call's own."""
-    (pair_feature, pair_segment, lane_first, chunked_feature, chunked_segment,
-     chunked_n_chunks) = _move_plan(sorted_x.shape[0], seg_start, seg_end, skip_feature,
-                                    numba.get_num_threads(), MIN_MOVE_CHUNK_ROWS,
-                                    MOVE_CHUNK_ROWS)
-    if pair_feature.shape[0] > 0:
-        # a two-way move buffers a segment's smaller side, a k-way one its whole slice; only
-        # the segments moved whole need them
-        used = np.zeros(seg_start.shape[0], dtype=bool)
-        used[pair_segment] = True
+    n_features = sorted_x.shape[0]
+    lane_first, chunked_feature, chunked_segment, chunked_n_chunks = _move_plan(
+        n_features, seg_start, seg_end, skip_feature, numba.get_num_threads(),
+        MIN_MOVE_CHUNK_ROWS, MOVE_CHUNK_ROWS)
+    # a two-way move buffers a segment's smaller side, a k-way one its whole slice; only the
+    # segments with a pair moved whole need them
+    not_whole = np.bincount(chunked_segment, minlength=seg_start.shape[0])
+    not_whole += (skip_feature >= 0) & (skip_feature < n_features)
+    used = not_whole < n_features
+    if lane_first[-1] > 0 and used.any():
         first_branch = branch_offset[:-1][used]
         lengths = np.where(np.diff(branch_offset)[used] == 2,
                            _smaller_side(seg_start[used], seg_end[used],
                                          branch_rows[first_branch]),
                            (seg_end - seg_start)[used])
         buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y, lengths)
+        chunked = np.zeros((n_features, seg_start.shape[0]) if chunked_feature.shape[0] > 0
+                           else (0, 0), dtype=np.uint8)
+        chunked[chunked_feature, chunked_segment] = 1
         _move_lanes(k_way)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                           branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                           branch_rows, row_branch, branch_0_bits, skip_feature, chunked,
                            lane_first, *buffers)
     if chunked_feature.shape[0] > 0:
         rows = (seg_end - seg_start)[chunked_segment]
@@ -276,16 +280,6 @@ class MoveScratch:
         return self._arrays
 
 
-def _moved_pairs(n_features, seg_start, seg_end, skip_feature):
-    """The (feature, segment) pairs to move, feature-major: every pair but segment ``s`` in
-    feature row ``skip_feature[s]``."""
-    n_segments = seg_start.shape[0]
-    moved = np.arange(n_features)[:, None] != skip_feature[None, :]
-    # not np.nonzero of the 2-D mask: its arrays are strided views, which the movers would be
-    # compiled again for
-    return np.divmod(np.flatnonzero(moved), max(n_segments, 1))
-
-
 def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chunk_rows,
                max_chunk_rows):
     """Which (feature, segment) pairs to move whole, in lanes, and which in row chunks.
@@ -299,15 +293,20 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chun
     shared by all threads; a plan that saves less than a tenth of the time of moving every pair
     whole is not taken (its scratch holds a feature row's chunked segments: B17's first level
     on two threads would chunk one 10M-row pair to save 3 %).  On one thread nothing is
-    chunked.  The choice changes how the rows
-    move, never where they end (a stable partition has one result).
+    chunked.  The choice changes how the rows move, never where they end (a stable partition
+    has one result).
+
+    The lanes are ranges of the (feature, segment) grid, so that a deep level's million small
+    pairs are never listed: where no pair is worth chunking and the cut nearest the threads'
+    shares is good enough (:func:`_cut_lanes`), it is found from the segments alone
+    (:func:`_grid_cut`).
 
     Returns
     -------
-    pair_feature, pair_segment : ndarray of shape (n_pairs,), int64
-        The pairs moved whole, feature-major.
     lane_first : ndarray of shape (n_lanes + 1,), int64
-        Their cut into lanes (:func:`_cut_lanes`).
+        Lane ``j`` moves the pairs ``q`` of ``lane_first[j] <= q < lane_first[j + 1]`` of the
+        grid, feature-major (feature ``q // n_segments``, segment ``q % n_segments``), but each
+        segment's ``skip_feature`` and the chunked pairs.
     chunked_feature, chunked_segment : ndarray of shape (n_chunked,), int64
         The pairs moved in row chunks, feature-major.
     chunked_n_chunks : ndarray of shape (n_chunked,), int64
@@ -317,19 +316,27 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chun
         multiple of ``n_threads`` where it is at least that, shared out by the pairs' rows, so
         that numba's static schedule gives each thread as many chunks of about equal rows.
     """
-    feature, segment = _moved_pairs(n_features, seg_start, seg_end, skip_feature)
+    n_segments = seg_start.shape[0]
     seg_rows = seg_end - seg_start
-    rows = seg_rows[segment]
-    total = int(rows.sum())
+    skips = (skip_feature >= 0) & (skip_feature < n_features)
+    feature_rows = int(seg_rows.sum()) - np.bincount(skip_feature[skips], seg_rows[skips],
+                                                     minlength=n_features).astype(np.int64)
+    total = int(feature_rows.sum())
+    no_pairs = np.empty(0, dtype=np.int64)
     # worth trying: two chunks or more, and more than a quarter of a thread's share (checked on
     # the segments first: deep levels hold a million small pairs and no candidate)
     large = (seg_rows >= 2 * min_chunk_rows) & (4 * n_threads * seg_rows > total)
     if n_threads == 1 or not large.any():
-        no_pairs = np.empty(0, dtype=np.int64)
-        return (feature, segment, _cut_lanes(rows, n_threads), no_pairs, no_pairs,
-                np.ones(0, dtype=np.int64))
+        n_lanes = min(n_threads, n_features * n_segments - int(skips.sum()))
+        lane_first = _grid_cut(seg_rows, skip_feature, feature_rows, n_lanes)
+        if lane_first is not None:
+            return lane_first, no_pairs, no_pairs, np.ones(0, dtype=np.int64)
+    grid = np.arange(n_features)[:, None] * n_segments + np.arange(n_segments)
+    pairs = grid[np.arange(n_features)[:, None] != skip_feature[None, :]]
+    feature, segment = np.divmod(pairs, max(n_segments, 1))
+    rows = seg_rows[segment]
     chunked = np.zeros(feature.shape[0], dtype=bool)
-    if feature.shape[0] > 0:
+    if n_threads > 1 and feature.shape[0] > 0 and large.any():
         candidates = np.flatnonzero(large[segment])
         candidates = candidates[np.argsort(-rows[candidates], kind="stable")]
         whole_time = _lane_makespan(rows, n_threads)
@@ -350,10 +357,43 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chun
         chunked[:] = False
         chunked[candidates[:best_k]] = True
     whole = ~chunked
-    return (feature[whole], segment[whole], _cut_lanes(rows[whole], n_threads),
-            feature[chunked], segment[chunked],
+    # each lane from its first pair's place in the grid
+    lane_first = np.append(pairs[whole], n_features * n_segments)[_cut_lanes(rows[whole],
+                                                                             n_threads)]
+    lane_first[0] = 0
+    lane_first[-1] = n_features * n_segments
+    return (lane_first, feature[chunked], segment[chunked],
             _chunk_counts(feature[chunked], rows[chunked], n_threads, min_chunk_rows,
                           max_chunk_rows))
+
+
+def _grid_cut(seg_rows, skip_feature, feature_rows, n_lanes):
+    """The first stage of :func:`_cut_lanes` (each cut after the pair nearest its share) on the
+    grid of every (feature, segment) pair but each segment's ``skip_feature``, found from the
+    segments alone: the lanes' grid starts as in :func:`_move_plan`, or None where that cut's
+    largest lane is beyond :func:`_cut_lanes`' tolerance (a large pair: it would bisect)."""
+    n_features, n_segments = feature_rows.shape[0], seg_rows.shape[0]
+    if n_lanes <= 1:
+        return np.array([0, n_features * n_segments], dtype=np.int64)
+    feature_end = np.cumsum(feature_rows)
+    total = int(feature_end[-1])
+    first, reached = [0], [0]
+    for j in range(1, n_lanes):
+        share = total * j / n_lanes
+        g = min(int(np.searchsorted(feature_end, share)), n_features - 1)  # its feature row
+        moved = np.where(skip_feature == g, 0, seg_rows)
+        ends = np.cumsum(moved) + (feature_end[g] - feature_rows[g])
+        s = min(int(np.searchsorted(ends, share)), n_segments - 1)  # the pair reaching it
+        after = ends[s] - share < share - (ends[s] - moved[s])
+        first.append(max(first[-1], g * n_segments + s + int(after)))
+        reached.append(max(reached[-1], int(ends[s] if after else ends[s] - moved[s])))
+    first.append(n_features * n_segments)
+    reached.append(total)
+    high = int(np.max(np.diff(reached)))
+    bound = max(int(seg_rows.max()), -(-total // n_lanes))  # no cut is below it
+    if high - bound > max(1, bound // 256):
+        return None
+    return np.array(first, dtype=np.int64)
 
 
 def _chunk_counts(feature, rows, n_threads, min_chunk_rows, max_chunk_rows):
@@ -661,17 +701,25 @@ def _make_movers(k_way):
     """
 
     def move_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                   branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment, first,
-                   stop, buf_x, buf_idx, buf_y):
+                   branch_rows, row_branch, branch_0_bits, skip_feature, chunked, first, stop,
+                   buf_x, buf_idx, buf_y):
         has_labels = sorted_y.shape[1] > 0
+        n_segments = seg_start.shape[0]
+        any_chunked = chunked.shape[0] > 0
         if k_way:
             max_branches = 0
             for s in range(seg_start.shape[0]):
                 max_branches = max(max_branches, branch_offset[s + 1] - branch_offset[s])
             cursor = np.empty(max_branches, dtype=np.int64)
-        for q in range(first, stop):
-            g = pair_feature[q]
-            s = pair_segment[q]
+        g = first // n_segments if n_segments > 0 else 0
+        s = first - g * n_segments - 1
+        for _ in range(first, stop):  # pair q = g * n_segments + s, without a division each
+            s += 1
+            if s == n_segments:
+                s = 0
+                g += 1
+            if skip_feature[s] == g or (any_chunked and chunked[g, s] != 0):
+                continue
             start = seg_start[s]
             end = seg_end[s]
             xs = sorted_x[g, start:end]
@@ -687,11 +735,11 @@ def _make_movers(k_way):
                           branch_rows[branch_offset[s]], buf_x, buf_idx, buf_y)
 
     def move_lanes(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                   branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
-                   lane_first, buf_x, buf_idx, buf_y):
+                   branch_rows, row_branch, branch_0_bits, skip_feature, chunked, lane_first,
+                   buf_x, buf_idx, buf_y):
         for j in prange(lane_first.shape[0] - 1):
             move_lane(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                      branch_rows, row_branch, branch_0_bits, pair_feature, pair_segment,
+                      branch_rows, row_branch, branch_0_bits, skip_feature, chunked,
                       lane_first[j], lane_first[j + 1], buf_x[j], buf_idx[j], buf_y[j])
 
     # the pairs' function as the kernel's global, not a cell it closes over (see with_globals)
@@ -844,13 +892,14 @@ def _move_chunks(k_way):
     return specialized(_make_chunk_movers, k_way)
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, inline="always")
 def _move_k_way(xs, idx, ys, has_labels, row_branch, branch_rows, cursor, buf_x, buf_idx,
                 buf_y):
     """Stable in-place k-way partition of one node's slice by ``row_branch`` of its rows:
     the slice copied to the buffers, then every row written at its branch's cursor (cursors
-    start at the running sums of ``branch_rows``).  A function of its own, not inlined into
-    the k-way mover's pairs function: the rarer, heavier path."""
+    start at the running sums of ``branch_rows``).  Inlined into the k-way mover's pairs
+    function: a multiway level's nodes are small (B11's fourth level: 104k nodes of 10 rows
+    in 20 features), and a call per pair cost that level's move 1.5 to 3 times its time."""
     running = 0
     for b in range(branch_rows.shape[0]):
         cursor[b] = running
