@@ -16,7 +16,9 @@ from numba import prange
 from .._jit import njit
 
 from .monotonic import constraint_of, monotonic_ok
-from .random_split import _draw_threshold, _store_random_split
+from .random_split import _store_random_split, random_cut
+from .split_record import NO_CANDIDATE, better_side, side_allowed
+from .work_items import largest_node
 from .split_search import _same_value, _store_binary_split, count_missing
 
 
@@ -193,9 +195,7 @@ def find_splits_absolute_error(
     n_features = sorted_x.shape[0]
     n_segments = seg_start.shape[0]
     unit_weight = sample_weight.shape[0] == 0
-    max_n = 1
-    for s in range(n_segments):
-        max_n = max(max_n, seg_end[s] - seg_start[s])
+    max_n = largest_node(seg_start, seg_end)
     n_outputs = rank_of_row.shape[0]
     for f in prange(n_features):
         tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _scratch(max_n,
@@ -250,17 +250,9 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
         top_bit *= 2
     no_rows = np.empty(0, dtype=np.int64)
     no_w = np.empty(0)
-    stop = n_known
-    t = 0.0
-    coin_left = False
-    if random:
-        t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
-        if t != t:
-            return
-        coin_left = n_miss > 0 and coin[f, s] == 1
-        stop = 0
-        while stop < n_known and xs[stop] <= t:
-            stop += 1
+    t, coin_left, stop = random_cut(xs, n_known, n_miss, uniform, coin, f, s)
+    if t != t:
+        return
     f_tw = tw[:n_node + 1]
     f_twy = twy[:n_node + 1]
     miss_w = order_w[n_known:n_node]
@@ -292,12 +284,8 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
             missing_median, error = _median_abs_error_of(miss_ranks, miss_w, out_vals, f_tw,
                                                          f_twy, top_bit)
             missing_error += error
-    best_a = np.inf
-    best_a_p = -1
-    best_a_w = 0.0
-    best_b = np.inf
-    best_b_p = -1
-    best_b_w = 0.0
+    best_a, best_a_p, best_a_w = NO_CANDIDATE
+    best_b, best_b_p, best_b_w = NO_CANDIDATE
     n_cand = 0
     w_left = 0.0
     for p in range(stop):
@@ -311,10 +299,8 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
         n_suffix = n_known - p - 1  # known rows right of the threshold
         # A: missing rows right
         w_right = w_total - w_left
-        if ((not coin_left)
-                and p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
-                and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                and w_left > 0.0 and w_right > 0.0):
+        if side_allowed(False, coin_left, random, n_miss, last, p + 1, n_node - p - 1, w_left,
+                        w_right, min_samples_leaf, min_weight_leaf):
             if n_miss == 0:
                 right, right_median = bwd[n_suffix - 1], bwd_med[n_suffix - 1]
             elif n_suffix > 0:  # the suffix with the missing rows: bwd_m[j] has j + 1 known
@@ -324,30 +310,21 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
             valid = cst == 0 or monotonic_ok(cst, lower, upper, fwd_med[p], right_median)
             value = fwd[p] + right
             if valid and value < best_a:
-                best_a = value
-                best_a_p = p
-                best_a_w = w_left
+                best_a, best_a_p, best_a_w = value, p, w_left
         # B: missing rows left
         w_left_b = w_left + w_missing
         w_right_b = w_total - w_left_b
-        if (n_miss > 0 and not last and (coin_left or not random)
-                and p + 1 + n_miss >= min_samples_leaf
-                and n_suffix >= min_samples_leaf
-                and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                and w_left_b > 0.0 and w_right_b > 0.0
+        if (side_allowed(True, coin_left, random, n_miss, last, p + 1 + n_miss, n_suffix,
+                         w_left_b, w_right_b, min_samples_leaf, min_weight_leaf)
                 and (cst == 0 or monotonic_ok(cst, lower, upper, fwd_m_med[p],
                                               bwd_med[n_suffix - 1]))):
             valid = True
             value = fwd_m[p] + bwd[n_suffix - 1]
             if value < best_b:
-                best_b = value
-                best_b_p = p
-                best_b_w = w_left_b
+                best_b, best_b_p, best_b_w = value, p, w_left_b
         n_cand += valid
-    missing_left = best_b < best_a
-    best = best_b if missing_left else best_a
-    best_p = best_b_p if missing_left else best_a_p
-    w_best = best_b_w if missing_left else best_a_w
+    best, best_p, w_best, missing_left = better_side(best_a, best_a_p, best_a_w, best_b,
+                                                      best_b_p, best_b_w)
     if best_p < 0:
         return
     # several outputs: impurities are means over the outputs

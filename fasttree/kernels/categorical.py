@@ -23,7 +23,8 @@ from numba import prange
 from .._jit import njit
 
 from .._dtypes import CRITERION_SQUARED_ERROR, SPLIT_MULTIWAY
-from .split_record import check_split_record, missing_side, new_split_record, write_split
+from .split_record import (check_split_record, leaf_minimums_met, missing_side,
+                           new_split_record, write_split)
 from .criteria import (
     regression_target_term,
     split_information,
@@ -158,13 +159,6 @@ def _stable_argsort(key):
     return src
 
 
-@njit(cache=True, inline="always")
-def _valid(n_left, n_right, w_left, w_right, min_samples_leaf, min_weight_leaf):
-    return (n_left >= min_samples_leaf and n_right >= min_samples_leaf
-            and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-            and w_left > 0.0 and w_right > 0.0)
-
-
 @njit(cache=True, no_cpython_wrapper=True)
 def _best_subset(stats, rows, n_present, missing, total, criterion, order_class,
                  min_samples_leaf, min_weight_leaf, left, right):
@@ -200,8 +194,8 @@ def _best_subset(stats, rows, n_present, missing, total, criterion, order_class,
                 right[k] = total[k] - v
             w_l = w_total - _weight(right, criterion)
             w_r = w_total - w_l
-            if not _valid(n_left + extra, n_total - n_left - extra, w_l, w_r, min_samples_leaf,
-                          min_weight_leaf):
+            if not leaf_minimums_met(n_left + extra, n_total - n_left - extra, w_l, w_r,
+                                     min_samples_leaf, min_weight_leaf):
                 continue
             for k in range(n_stats):
                 right[k] = total[k] - right[k]  # now the left side

@@ -48,7 +48,6 @@ def xlog2x(v):
     return v * np.log2(v)
 
 
-@njit(cache=True, parallel=True)
 def xlog2x_table(n):
     """``table[c] = c * log2(c)`` for the integer counts ``c = 0 .. n`` (``table[0] = 0``).
 
@@ -61,14 +60,9 @@ def xlog2x_table(n):
     -------
     table : ndarray of shape (n + 1,), float64
     """
-    table = np.empty(n + 1)
-    table[0] = 0.0
-    for c in prange(1, n + 1):  # each entry on its own: the same values with any threads
-        table[c] = c * np.log2(c)
-    return table
+    return _count_table(n, False)
 
 
-@njit(cache=True, parallel=True)
 def reciprocal_table(n):
     """``table[c] = 1 / c`` for the integer counts ``c = 1 .. n`` (``table[0] = inf``).
 
@@ -83,10 +77,16 @@ def reciprocal_table(n):
     -------
     table : ndarray of shape (n + 1,), float64
     """
+    return _count_table(n, True)
+
+
+@njit(cache=True, parallel=True)
+def _count_table(n, reciprocal):
+    """The tables above: ``1 / c`` if ``reciprocal``, else ``c log2 c``."""
     table = np.empty(n + 1)
-    table[0] = np.inf
-    for c in prange(1, n + 1):
-        table[c] = 1.0 / c
+    table[0] = np.inf if reciprocal else 0.0
+    for c in prange(1, n + 1):  # each entry on its own: the same values with any threads
+        table[c] = 1.0 / c if reciprocal else c * np.log2(c)
     return table
 
 

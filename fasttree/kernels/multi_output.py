@@ -23,7 +23,8 @@ from .criteria import (
     weighted_class_impurity,
     weighted_regression_impurity,
 )
-from .random_split import _draw_threshold, _store_random_split
+from .random_split import _store_random_split, random_cut
+from .split_record import NO_CANDIDATE, better_side, side_allowed
 from .split_search import _same_value, _store_binary_split, count_missing
 
 
@@ -54,6 +55,22 @@ def weighted_multi_impurity(stats, offsets, criterion):
         else:
             total += weighted_class_impurity(block, criterion)
     return total / n_outputs
+
+
+@njit(cache=True, inline="always")
+def multi_node_impurities(seg_stats, offsets, criterion):
+    """Weight and ``w * I`` of every node from its statistics vector (one row per node): what
+    the several-outputs searches compute once per level, not once per feature."""
+    n_segments = seg_stats.shape[0]
+    seg_weight = np.empty(n_segments)
+    seg_weighted_impurity = np.empty(n_segments)
+    for s in range(n_segments):
+        if criterion >= CRITERION_SQUARED_ERROR:
+            seg_weight[s] = seg_stats[s, 0]
+        else:
+            seg_weight[s] = seg_stats[s, offsets[0]:offsets[1]].sum()
+        seg_weighted_impurity[s] = weighted_multi_impurity(seg_stats[s], offsets, criterion)
+    return seg_weight, seg_weighted_impurity
 
 
 @njit(cache=True, inline="always")
@@ -117,14 +134,7 @@ def find_splits_multioutput(
     n_stats = seg_stats.shape[1]
     unit_weight = sample_weight.shape[0] == 0
     random = uniform.shape[0] > 0
-    seg_weight = np.empty(n_segments)
-    seg_weighted_impurity = np.empty(n_segments)
-    for s in range(n_segments):
-        if criterion >= CRITERION_SQUARED_ERROR:
-            seg_weight[s] = seg_stats[s, 0]
-        else:
-            seg_weight[s] = seg_stats[s, offsets[0]:offsets[1]].sum()
-        seg_weighted_impurity[s] = weighted_multi_impurity(seg_stats[s], offsets, criterion)
+    seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
     for f in prange(n_features):
         left = np.empty(n_stats)
         missing = np.empty(n_stats)
@@ -143,17 +153,9 @@ def find_splits_multioutput(
             n_known = n_node - n_miss
             total = seg_stats[s]
             w_total = seg_weight[s]
-            stop = n_known
-            t = 0.0
-            coin_left = False
-            if random:
-                t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
-                if t != t:
-                    continue
-                coin_left = n_miss > 0 and coin[f, s] == 1
-                stop = 0
-                while stop < n_known and xs[stop] <= t:
-                    stop += 1
+            t, coin_left, stop = random_cut(xs, n_known, n_miss, uniform, coin, f, s)
+            if t != t:
+                continue
             left[:] = 0.0
             missing[:] = 0.0
             w_missing = 0.0
@@ -162,12 +164,8 @@ def find_splits_multioutput(
                 _add_row(missing, Y, idx[p], w, offsets, criterion)
                 w_missing += w
             w_left = 0.0
-            best_a = np.inf
-            best_a_p = -1
-            best_a_w = 0.0
-            best_b = np.inf
-            best_b_p = -1
-            best_b_w = 0.0
+            best_a, best_a_p, best_a_w = NO_CANDIDATE
+            best_b, best_b_p, best_b_w = NO_CANDIDATE
             n_cand = 0
             for p in range(stop):
                 w = 1.0 if unit_weight else sample_weight[idx[p]]
@@ -181,38 +179,28 @@ def find_splits_multioutput(
                 valid = False
                 # A: missing rows right
                 w_right = w_total - w_left
-                if ((not coin_left)
-                        and p + 1 >= min_samples_leaf and n_node - p - 1 >= min_samples_leaf
-                        and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-                        and w_left > 0.0 and w_right > 0.0):
+                if side_allowed(False, coin_left, random, n_miss, last, p + 1, n_node - p - 1,
+                                w_left, w_right, min_samples_leaf, min_weight_leaf):
                     valid = True
                     value = _children_impurity(left, w_left, w_right, total, offsets, criterion)
                     if value < best_a:
-                        best_a = value
-                        best_a_p = p
-                        best_a_w = w_left
+                        best_a, best_a_p, best_a_w = value, p, w_left
                 # B: missing rows left (no split when every known row is left too)
                 w_left_b = w_left + w_missing
                 w_right_b = w_total - w_left_b
-                if (n_miss > 0 and not last and (coin_left or not random)
-                        and p + 1 + n_miss >= min_samples_leaf
-                        and n_known - p - 1 >= min_samples_leaf
-                        and w_left_b >= min_weight_leaf and w_right_b >= min_weight_leaf
-                        and w_left_b > 0.0 and w_right_b > 0.0):
+                if side_allowed(True, coin_left, random, n_miss, last, p + 1 + n_miss,
+                                n_known - p - 1, w_left_b, w_right_b, min_samples_leaf,
+                                min_weight_leaf):
                     valid = True
                     for j in range(n_stats):
                         side_l[j] = left[j] + missing[j]
                     value = _children_impurity(side_l, w_left_b, w_right_b, total, offsets,
                                                criterion)
                     if value < best_b:
-                        best_b = value
-                        best_b_p = p
-                        best_b_w = w_left_b
+                        best_b, best_b_p, best_b_w = value, p, w_left_b
                 n_cand += valid
-            missing_left = best_b < best_a
-            best = best_b if missing_left else best_a
-            best_p = best_b_p if missing_left else best_a_p
-            w_best = best_b_w if missing_left else best_a_w
+            best, best_p, w_best, missing_left = better_side(
+                best_a, best_a_p, best_a_w, best_b, best_b_p, best_b_w)
             if best_p < 0 or best == np.inf:
                 continue
             if random:

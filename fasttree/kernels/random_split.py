@@ -18,7 +18,7 @@ the node has some), and a split that leaves a child under ``min_samples_leaf`` o
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._jit import njit, specialized
 
 from .._dtypes import CRITERION_POISSON
 from .criteria import (
@@ -28,7 +28,7 @@ from .criteria import (
     weighted_regression_impurity,
 )
 from .monotonic import constraint_of, monotonic_ok
-from .split_record import missing_side, write_split
+from .split_record import leaf_minimums_met, missing_side, write_split
 from .split_search import _same_value, count_missing
 
 
@@ -57,6 +57,22 @@ def _draw_threshold(xs, n_known, n_miss, u):
 
 
 @njit(cache=True, inline="always")
+def random_cut(xs, n_known, n_miss, uniform, coin, f, s):
+    """The random cut of pair (``f``, node ``s``) whose sorted slice is ``xs`` (NaN last): its
+    threshold ``t`` (NaN: no candidate), whether the coin sends the missing rows left, and the
+    known rows up to ``t`` (``stop``: a prefix, the slice being sorted).  Without draws
+    (``uniform`` empty: the best split's search) every known row: ``(0.0, False, n_known)``."""
+    if uniform.shape[0] == 0:
+        return 0.0, False, n_known
+    t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+    missing_left = n_miss > 0 and coin[f, s] == 1
+    stop = 0
+    while t == t and stop < n_known and xs[stop] <= t:
+        stop += 1
+    return t, missing_left, stop
+
+
+@njit(cache=True, inline="always")
 def _random_pair(sorted_x, seg_start, seg_end, uniform, coin, f, s):
     """The random threshold ``t`` of pair (``f``, node ``s``) (NaN: skipped) and the rows it
     sends left, in the node's sorted slice: the first ``stop`` (known values up to ``t``), then,
@@ -67,11 +83,7 @@ def _random_pair(sorted_x, seg_start, seg_end, uniform, coin, f, s):
     xs = sorted_x[f, start:end]
     n_miss = count_missing(xs)
     n_known = end - start - n_miss
-    t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
-    missing_left = n_miss > 0 and coin[f, s] == 1
-    stop = 0
-    while t == t and stop < n_known and xs[stop] <= t:  # sorted: the rows left are a prefix
-        stop += 1
+    t, missing_left, stop = random_cut(xs, n_known, n_miss, uniform, coin, f, s)
     rows_left = stop + n_miss if missing_left else stop
     return start, end, t, n_miss, missing_left, n_known, stop, rows_left
 
@@ -98,9 +110,8 @@ def class_threshold_value(f, s, left, w_left, rows_left, n_node, total, w_node, 
     the class weights ``left`` (the node's: ``total``), or infinity when a leaf minimum or a
     constraint refuses it."""
     w_right = w_node - w_left
-    if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
-            or w_left < min_weight_leaf or w_right < min_weight_leaf
-            or w_left <= 0.0 or w_right <= 0.0):
+    if not leaf_minimums_met(rows_left, n_node - rows_left, w_left, w_right, min_samples_leaf,
+                             min_weight_leaf):
         return np.inf
     cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
     if cst != 0 and not monotonic_ok(cst, lower, upper, left[0] / w_left,
@@ -119,9 +130,8 @@ def regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_
     if criterion == CRITERION_POISSON and (pos_left == 0 or pos_left == pos_total):
         return np.inf
     w_right = sums[0] - w_left
-    if (rows_left < min_samples_leaf or n_node - rows_left < min_samples_leaf
-            or w_left < min_weight_leaf or w_right < min_weight_leaf
-            or w_left <= 0.0 or w_right <= 0.0):
+    if not leaf_minimums_met(rows_left, n_node - rows_left, w_left, w_right, min_samples_leaf,
+                             min_weight_leaf):
         return np.inf
     cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
     if cst != 0 and not monotonic_ok(cst, lower, upper, sum_left / w_left,
@@ -133,42 +143,7 @@ def regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_
     return max(sums[2] - proxy, 0.0)
 
 
-@njit(cache=True, inline="always")
-def score_class_threshold(f, s, left, w_left, rows_left, n_node, n_miss, missing_left, t,
-                          seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
-                          min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds, record):
-    """Score the threshold ``t`` of (feature ``f``, node ``s``) and store it, unless refused."""
-    value = class_threshold_value(f, s, left, w_left, rows_left, n_node, seg_class_weight[s],
-                                  seg_weight[s], criterion, min_samples_leaf, min_weight_leaf,
-                                  monotonic_cst, node_bounds)
-    if value < np.inf:
-        _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], t,
-                            rows_left, n_node, n_miss, missing_left, record)
-
-
-@njit(cache=True, inline="always")
-def score_regression_threshold(f, s, w_left, sum_left, rows_left, pos_left, pos_total, n_node,
-                               n_miss, missing_left, t, seg_sums, criterion, min_samples_leaf,
-                               min_weight_leaf, monotonic_cst, node_bounds, record):
-    """Score the threshold ``t`` of (feature ``f``, node ``s``) and store it, unless refused."""
-    value = regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_total,
-                                       n_node, seg_sums[s], criterion, min_samples_leaf,
-                                       min_weight_leaf, monotonic_cst, node_bounds)
-    if value < np.inf:
-        node_impurity = weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1],
-                                                     seg_sums[s, 2], criterion)
-        _store_random_split(f, s, value, node_impurity, seg_sums[s, 0], t, rows_left, n_node,
-                            n_miss, missing_left, record)
-
-
-@njit(parallel=True, cache=True)
-def find_random_splits_classification(
-    sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_class_weight,
-    feature_mask, uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
-    monotonic_cst, node_bounds,
-    record,
-):
-    """One random threshold per numeric (feature, node) pair, classification.
+CLASSIFICATION_DOC = """One random threshold per numeric (feature, node) pair, classification.
 
     Parameters
     ----------
@@ -194,76 +169,82 @@ feature_mask
     -----
     Parallel over features; each pair writes only its own record slot.
     """
-    n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
-    n_classes = seg_class_weight.shape[1]
-    unit_weight = sample_weight.shape[0] == 0
-    seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
-    for f in prange(n_features):
-        left = np.empty(n_classes)
-        for s in range(n_segments):
-            if feature_mask[f, s] == 0:
-                continue
-            start, end, t, n_miss, missing_left, n_known, stop, rows_left = _random_pair(
-                sorted_x, seg_start, seg_end, uniform, coin, f, s)
-            if t != t:
-                continue
-            labels = sorted_y[f, start:end]
-            idx = sorted_idx[f, start:end]
-            left[:] = 0.0
-            w_left = 0.0
-            for k in range(rows_left):
-                p = _left_position(k, stop, n_known)
-                w = 1.0 if unit_weight else sample_weight[idx[p]]
-                left[labels[p]] += w
-                w_left += w
-            score_class_threshold(
-                f, s, left, w_left, rows_left, end - start, n_miss, missing_left, t,
-                seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
-                min_samples_leaf, min_weight_leaf, monotonic_cst, node_bounds, record)
 
-
-@njit(parallel=True, cache=True)
-def find_random_splits_regression(
-    sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_sums, feature_mask,
-    uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
-    monotonic_cst, node_bounds,
-    record,
-):
-    """One random threshold per numeric (feature, node) pair, regression.
+REGRESSION_DOC = """One random threshold per numeric (feature, node) pair, regression.
 
     Same contract as :func:`find_random_splits_classification`, with the statistics and
     criteria of :func:`~fasttree.kernels.find_best_splits_regression` (``seg_sums`` rows
-    ``[sum w, sum w*y, c]``; ``CRITERION_SQUARED_ERROR`` or ``CRITERION_POISSON``; the
-    constrained value is the mean).
+    ``[sum w, sum w*y, c]`` in place of ``seg_class_weight``; ``CRITERION_SQUARED_ERROR`` or
+    ``CRITERION_POISSON``; the constrained value is the mean).
     """
-    n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
-    unit_weight = sample_weight.shape[0] == 0
-    for f in prange(n_features):
-        for s in range(n_segments):
-            if feature_mask[f, s] == 0:
-                continue
-            start, end, t, n_miss, missing_left, n_known, stop, rows_left = _random_pair(
-                sorted_x, seg_start, seg_end, uniform, coin, f, s)
-            if t != t:
-                continue
-            ys = sorted_y[f, start:end]
-            idx = sorted_idx[f, start:end]
-            w_left = 0.0
-            sum_left = 0.0
-            pos_left = 0  # positive targets going left (Poisson: see the best-split scan)
-            for k in range(rows_left):
-                p = _left_position(k, stop, n_known)
-                w = 1.0 if unit_weight else sample_weight[idx[p]]
-                w_left += w
-                sum_left += w * ys[p]
-                pos_left += ys[p] > 0.0
-            pos_total = 0
-            if criterion == CRITERION_POISSON:
-                for p in range(end - start):
-                    pos_total += ys[p] > 0.0
-            score_regression_threshold(
-                f, s, w_left, sum_left, rows_left, pos_left, pos_total, end - start, n_miss,
-                missing_left, t, seg_sums, criterion, min_samples_leaf, min_weight_leaf,
-                monotonic_cst, node_bounds, record)
+
+
+def _make_random_search(regression):
+    """The kernel of one random threshold per (feature, node) pair: classification (class
+    weights per node) or ``regression`` (``[sum w, sum w*y, c]`` per node), a constant of the
+    code made here, so each compiles only its own statistics."""
+
+    def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_stats,
+               feature_mask, uniform, coin, criterion, min_samples_leaf, min_weight_leaf,
+               monotonic_cst, node_bounds, record):
+        n_features = sorted_x.shape[0]
+        n_segments = seg_start.shape[0]
+        unit_weight = sample_weight.shape[0] == 0
+        if regression:
+            seg_weight = np.empty(n_segments)
+            seg_weighted_impurity = np.empty(n_segments)
+            for s in range(n_segments):
+                seg_weight[s] = seg_stats[s, 0]
+                seg_weighted_impurity[s] = weighted_regression_impurity(
+                    seg_stats[s, 0], seg_stats[s, 1], seg_stats[s, 2], criterion)
+        else:
+            seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_stats, criterion)
+        for f in prange(n_features):
+            left = np.empty(0 if regression else seg_stats.shape[1])
+            for s in range(n_segments):
+                if feature_mask[f, s] == 0:
+                    continue
+                start, end, t, n_miss, missing_left, n_known, stop, rows_left = _random_pair(
+                    sorted_x, seg_start, seg_end, uniform, coin, f, s)
+                if t != t:
+                    continue
+                ys = sorted_y[f, start:end]
+                idx = sorted_idx[f, start:end]
+                if not regression:
+                    left[:] = 0.0
+                w_left = 0.0
+                sum_left = 0.0
+                pos_left = 0  # positive targets going left (Poisson: see the best-split scan)
+                for k in range(rows_left):
+                    p = _left_position(k, stop, n_known)
+                    w = 1.0 if unit_weight else sample_weight[idx[p]]
+                    w_left += w
+                    if regression:
+                        sum_left += w * ys[p]
+                        pos_left += ys[p] > 0.0
+                    else:
+                        left[ys[p]] += w
+                if regression:
+                    pos_total = 0
+                    if criterion == CRITERION_POISSON:
+                        for p in range(end - start):
+                            pos_total += ys[p] > 0.0
+                    value = regression_threshold_value(
+                        f, s, w_left, sum_left, rows_left, pos_left, pos_total, end - start,
+                        seg_stats[s], criterion, min_samples_leaf, min_weight_leaf,
+                        monotonic_cst, node_bounds)
+                else:
+                    value = class_threshold_value(
+                        f, s, left, w_left, rows_left, end - start, seg_stats[s], seg_weight[s],
+                        criterion, min_samples_leaf, min_weight_leaf, monotonic_cst,
+                        node_bounds)
+                if value < np.inf:
+                    _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], t,
+                                        rows_left, end - start, n_miss, missing_left, record)
+
+    search.__doc__ = REGRESSION_DOC if regression else CLASSIFICATION_DOC
+    return njit(parallel=True, cache=True)(search)
+
+
+find_random_splits_classification = specialized(_make_random_search, False)
+find_random_splits_regression = specialized(_make_random_search, True)

@@ -65,10 +65,11 @@ from .criteria import (
 from .absolute_error import _scratch as _ae_scratch
 from .absolute_error import _split_pair as _ae_split_pair
 from .monotonic import constraint_of, monotonic_ok
-from .multi_output import _add_row, _children_impurity, weighted_multi_impurity
+from .multi_output import _add_row, _children_impurity, multi_node_impurities
 from .random_split import _store_random_split
 from .routing import branch_of, check_tree
-from .split_record import check_split_record, missing_side, write_split
+from .split_record import check_split_record, leaf_minimums_met, missing_side, write_split
+from .work_items import largest_node
 
 # The dense scans' own rules, imported rather than copied so that there is one of each: two
 # sorted values within FEATURE_THRESHOLD are one value, the float64 midpoint threshold, and
@@ -1364,17 +1365,8 @@ def find_splits_sparse_generic(
     random = uniform.shape[0] > 0
     # the constrained statistic: class 0's weight, or the sum of w*y
     at = 0 if criterion < CRITERION_SQUARED_ERROR else 1
-    max_n = 1
-    for s in range(n_segments):
-        max_n = max(max_n, seg_end[s] - seg_start[s])
-    seg_weight = np.empty(n_segments)
-    seg_weighted_impurity = np.empty(n_segments)
-    for s in range(n_segments):
-        if criterion >= CRITERION_SQUARED_ERROR:
-            seg_weight[s] = seg_stats[s, 0]
-        else:
-            seg_weight[s] = seg_stats[s, offsets[0]:offsets[1]].sum()
-        seg_weighted_impurity[s] = weighted_multi_impurity(seg_stats[s], offsets, criterion)
+    max_n = largest_node(seg_start, seg_end)
+    seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
     for chunk in prange(n_chunks):
         left = np.empty(n_stats)
         zero_rows = np.empty(max_n, dtype=np.int32)
@@ -1419,9 +1411,8 @@ def find_splits_sparse_generic(
                     if random and p + 1 != stop:
                         continue
                     w_right = w_total - w_left
-                    if (p + 1 < min_samples_leaf or n_node - p - 1 < min_samples_leaf
-                            or w_left < min_weight_leaf or w_right < min_weight_leaf
-                            or w_left <= 0.0 or w_right <= 0.0):
+                    if not leaf_minimums_met(p + 1, n_node - p - 1, w_left, w_right,
+                                             min_samples_leaf, min_weight_leaf):
                         continue
                     if cst != 0 and not monotonic_ok(cst, lower, upper, left[at] / w_left,
                                                      (total[at] - left[at]) / w_right):
@@ -1482,9 +1473,7 @@ def find_splits_sparse_absolute_error(
     """
     n_features, n_segments = entry_start.shape
     unit_weight = sample_weight.shape[0] == 0
-    max_n = 1
-    for s in range(n_segments):
-        max_n = max(max_n, seg_end[s] - seg_start[s])
+    max_n = largest_node(seg_start, seg_end)
     n_outputs = rank_of_row.shape[0]
     for chunk in prange(n_chunks):
         tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _ae_scratch(

@@ -103,6 +103,45 @@ def missing_side(n_miss, missing_left, rows_left, n_node):
     return 0 if rows_left > n_node - rows_left else 1
 
 
+@njit(cache=True, inline="always")
+def leaf_minimums_met(n_left, n_right, w_left, w_right, min_samples_leaf, min_weight_leaf):
+    """Whether both children of a candidate keep the leaf minimums (rows and weight) and some
+    weight (a zero-weight child has no impurity)."""
+    return (n_left >= min_samples_leaf and n_right >= min_samples_leaf
+            and w_left >= min_weight_leaf and w_right >= min_weight_leaf
+            and w_left > 0.0 and w_right > 0.0)
+
+
+@njit(cache=True, inline="always")
+def side_allowed(missing_left, coin_left, random, n_miss, last, n_left, n_right, w_left,
+                 w_right, min_samples_leaf, min_weight_leaf):
+    """The two-sided missing rule: whether a candidate with the node's missing rows left (if
+    ``missing_left``) or right is tried.  Without draws both sides are, with a random threshold
+    the coin's side only; the missing rows go left only if there are some and a known row stays
+    right (the candidate is not the ``last`` known row); both children keep the leaf minimums
+    (``n_*`` and ``w_*``: the children's rows and weights, the missing rows counted)."""
+    if missing_left:
+        tried = n_miss > 0 and not last and (coin_left or not random)
+    else:
+        tried = not coin_left
+    return tried and leaf_minimums_met(n_left, n_right, w_left, w_right, min_samples_leaf,
+                                       min_weight_leaf)
+
+
+#: a two-sided scan's best on one side before any candidate: value, position, weight left
+NO_CANDIDATE = (np.inf, -1, 0.0)
+
+
+@njit(cache=True, inline="always")
+def better_side(best_a, best_a_p, best_a_w, best_b, best_b_p, best_b_w):
+    """The best of a two-sided scan: side a (the missing rows right), or side b (left) when
+    strictly better.  Returns its value, position and weight left, and whether the missing rows
+    go left."""
+    if best_b < best_a:
+        return best_b, best_b_p, best_b_w, True
+    return best_a, best_a_p, best_a_w, False
+
+
 def new_split_record(n_features, n_segments):
     """An empty :class:`SplitRecord`: no pair has a split until a kernel writes one."""
     # one block per dtype, each field a contiguous slice of it: four allocations, not ten

@@ -56,7 +56,8 @@ from .criteria import (
 )
 from .monotonic import constraint_of, monotonic_ok
 from .presort import check_row_ids
-from .split_record import check_split_record, missing_side, new_split_record, write_split
+from .split_record import (NO_CANDIDATE, better_side, check_split_record, missing_side,
+                           new_split_record, write_split)
 from . import work_items
 from .work_items import (SUM_BLOCK_ROWS, WorkItems, chunk_class_prefix, chunk_sum_prefix,
                          exact_tasks)
@@ -273,12 +274,8 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained, counted):
                 w_missing = np.float64(iw_missing)
             if binary:
                 missing_1 = missing[1]
-        best_a = np.inf
-        best_a_p = -1
-        best_a_w = 0.0
-        best_b = np.inf
-        best_b_p = -1
-        best_b_w = 0.0
+        best_a, best_a_p, best_a_w = NO_CANDIDATE
+        best_b, best_b_p, best_b_w = NO_CANDIDATE
         n_candidates = 0
         # without missing rows, no candidate past this leaves the right child its minimum of rows
         stop = n_known if two_sided and n_missing > 0 else n_node - min_rows_leaf
@@ -379,9 +376,9 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained, counted):
                         best_b_p = p
                         best_b_w = w_left_b
             n_candidates += valid
-        if best_b < best_a:
-            return best_b, best_b_p, True, best_b_w, n_candidates
-        return best_a, best_a_p, False, best_a_w, n_candidates
+        best, best_p, w_best, missing_left = better_side(best_a, best_a_p, best_a_w, best_b,
+                                                          best_b_p, best_b_w)
+        return best, best_p, missing_left, w_best, n_candidates
 
     return scan
 

@@ -40,6 +40,15 @@ MAX_TASKS = 128
 SUM_BLOCK_ROWS = 1 << 12
 
 
+@njit(cache=True, inline="always")
+def largest_node(seg_start, seg_end):
+    """Rows of a level's largest node (at least 1): what a task's per-node scratch holds."""
+    largest = 1
+    for s in range(seg_start.shape[0]):
+        largest = max(largest, seg_end[s] - seg_start[s])
+    return largest
+
+
 def row_chunks(rows, chunk_rows):
     """Ranges of rows cut into chunks of ``chunk_rows`` rows, the last one of each range shorter
     (an empty range: one empty chunk): the one cut of the chunked moves and the routing.
