@@ -66,7 +66,7 @@ from .absolute_error import _scratch as _ae_scratch
 from .absolute_error import _split_pair as _ae_split_pair
 from .monotonic import constraint_of, monotonic_ok
 from .multi_output import _add_row, _children_impurity, multi_node_impurities
-from .random_split import _store_random_split
+from .random_split import _store_random_split, threshold_between
 from .routing import branch_of, check_tree
 from .split_record import check_split_record, leaf_minimums_met, missing_side, write_split
 from .work_items import largest_node
@@ -234,12 +234,13 @@ def _is_constant(xs, n_node):
 
 
 @njit(cache=True, inline="always")
-def _searched_pair(entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-                   min_samples_leaf, f, s):
-    """Pair (feature ``f``, node ``s``) of a sparse search: whether it is searched (unmasked,
-    of at least ``2 * min_samples_leaf`` rows, not constant in the node: all zeros, or values
-    within ``FEATURE_THRESHOLD``), its node's positions ``[start, end)`` and its entries
-    ``[a, b)``."""
+def _searched_pair(pairs, f, s):
+    """Pair (feature ``f``, node ``s``) of a sparse search, ``pairs`` the search's ``(entry_x,
+    seg_start, seg_end, entry_start, entry_end, feature_mask, min_samples_leaf)``: whether it
+    is searched (unmasked, of at least ``2 * min_samples_leaf`` rows, not constant in the node:
+    all zeros, or values within ``FEATURE_THRESHOLD``), its node's positions ``[start, end)``
+    and its entries ``[a, b)``."""
+    entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask, min_samples_leaf = pairs
     start = seg_start[s]
     end = seg_end[s]
     a = entry_start[f, s]
@@ -735,6 +736,8 @@ def _sparse_classification_search(unit_weight, binary):
         min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
         table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
 
+        pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+                 min_samples_leaf)
         for chunk in prange(n_chunks):
             left = np.empty(n_classes)
             seg_sum = np.empty(n_classes)
@@ -745,9 +748,7 @@ def _sparse_classification_search(unit_weight, binary):
             marks = np.zeros(row_y.shape[0] if walk_zeros else 0, dtype=np.uint8)
             for f in range(chunk, n_features, n_chunks):
                 for s in range(n_segments):
-                    searched, start, end, a, b = _searched_pair(
-                        entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-                        min_samples_leaf, f, s)
+                    searched, start, end, a, b = _searched_pair(pairs, f, s)
                     if not searched:
                         continue
                     n_node = end - start
@@ -965,14 +966,14 @@ def find_best_splits_sparse_regression(
         for s in range(n_segments):
             for q in range(seg_start[s], seg_end[s]):
                 seg_positive[s] += row_y[node_rows[q]] > 0.0
+    pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+             min_samples_leaf)
     for chunk in prange(n_chunks):
         no_table = np.empty(0)  # split information from logarithms
         marks = np.zeros(row_y.shape[0] if exact_zero_block else 0, dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             for s in range(n_segments):
-                searched, start, end, a, b = _searched_pair(
-                    entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-                    min_samples_leaf, f, s)
+                searched, start, end, a, b = _searched_pair(pairs, f, s)
                 if not searched:
                     continue
                 n_node = end - start
@@ -1367,15 +1368,15 @@ def find_splits_sparse_generic(
     at = 0 if criterion < CRITERION_SQUARED_ERROR else 1
     max_n = largest_node(seg_start, seg_end)
     seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
+    pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+             min_samples_leaf)
     for chunk in prange(n_chunks):
         left = np.empty(n_stats)
         zero_rows = np.empty(max_n, dtype=np.int32)
         marks = np.zeros(node_rows.shape[0], dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             for s in range(n_segments):
-                searched, start, end, a, b = _searched_pair(
-                    entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-                    min_samples_leaf, f, s)
+                searched, start, end, a, b = _searched_pair(pairs, f, s)
                 if not searched:
                     continue
                 n_node = end - start
@@ -1383,12 +1384,10 @@ def find_splits_sparse_generic(
                                                         end, a, b, marks, zero_rows)
                 stop = n_node
                 t = 0.0
-                if random:
-                    lo = np.float64(_virtual_value(xs, n_neg, n_zero, 0))
-                    top = np.float64(_virtual_value(xs, n_neg, n_zero, n_node - 1))
-                    t = lo + uniform[f, s] * (top - lo)
-                    if t == top:
-                        t = lo
+                if random:  # the pair is not constant: no NaN
+                    t = threshold_between(_virtual_value(xs, n_neg, n_zero, 0),
+                                          _virtual_value(xs, n_neg, n_zero, n_node - 1), n_node, 0,
+                                          uniform[f, s])
                     stop = 0
                     while stop < n_node and _virtual_value(xs, n_neg, n_zero, stop) <= t:
                         stop += 1
@@ -1475,6 +1474,8 @@ def find_splits_sparse_absolute_error(
     unit_weight = sample_weight.shape[0] == 0
     max_n = largest_node(seg_start, seg_end)
     n_outputs = rank_of_row.shape[0]
+    pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+             min_samples_leaf)
     for chunk in prange(n_chunks):
         tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _ae_scratch(
             max_n, n_outputs)
@@ -1483,9 +1484,7 @@ def find_splits_sparse_absolute_error(
         marks = np.zeros(node_rows.shape[0], dtype=np.uint8)
         for f in range(chunk, n_features, n_chunks):
             for s in range(n_segments):
-                searched, start, end, a, b = _searched_pair(
-                    entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-                    min_samples_leaf, f, s)
+                searched, start, end, a, b = _searched_pair(pairs, f, s)
                 if not searched:
                     continue
                 n_node = end - start
