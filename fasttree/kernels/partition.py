@@ -899,7 +899,8 @@ def _move_k_way(xs, idx, ys, has_labels, row_branch, branch_rows, cursor, buf_x,
     the slice copied to the buffers, then every row written at its branch's cursor (cursors
     start at the running sums of ``branch_rows``).  Inlined into the k-way mover's pairs
     function: a multiway level's nodes are small (B11's fourth level: 104k nodes of 10 rows
-    in 20 features), and a call per pair cost that level's move 1.5 to 3 times its time."""
+    in 20 features), and a call per pair made that level's move about 7 % slower (best of 15:
+    127 against 118 ms)."""
     running = 0
     for b in range(branch_rows.shape[0]):
         cursor[b] = running

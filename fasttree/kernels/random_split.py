@@ -49,14 +49,6 @@ def threshold_between(lo, hi, n_known, n_miss, u):
 
 
 @njit(cache=True, inline="always")
-def _draw_threshold(xs, n_known, n_miss, u):
-    """The random threshold of a node's sorted slice ``xs`` (NaN last)."""
-    if n_known == 0:
-        return np.nan
-    return threshold_between(xs[0], xs[n_known - 1], n_known, n_miss, u)
-
-
-@njit(cache=True, inline="always")
 def random_cut(xs, n_known, n_miss, uniform, coin, f, s):
     """The random cut of pair (``f``, node ``s``) whose sorted slice is ``xs`` (NaN last): its
     threshold ``t`` (NaN: no candidate), whether the coin sends the missing rows left, and the
@@ -64,7 +56,8 @@ def random_cut(xs, n_known, n_miss, uniform, coin, f, s):
     (``uniform`` empty: the best split's search) every known row: ``(0.0, False, n_known)``."""
     if uniform.shape[0] == 0:
         return 0.0, False, n_known
-    t = _draw_threshold(xs, n_known, n_miss, uniform[f, s])
+    t = (np.nan if n_known == 0
+         else threshold_between(xs[0], xs[n_known - 1], n_known, n_miss, uniform[f, s]))
     missing_left = n_miss > 0 and coin[f, s] == 1
     stop = 0
     while t == t and stop < n_known and xs[stop] <= t:
@@ -143,7 +136,7 @@ def regression_threshold_value(f, s, w_left, sum_left, rows_left, pos_left, pos_
     return max(sums[2] - proxy, 0.0)
 
 
-CLASSIFICATION_DOC = """One random threshold per numeric (feature, node) pair, classification.
+_CLASSIFICATION_DOC = """One random threshold per numeric (feature, node) pair, classification.
 
     Parameters
     ----------
@@ -170,7 +163,7 @@ feature_mask
     Parallel over features; each pair writes only its own record slot.
     """
 
-REGRESSION_DOC = """One random threshold per numeric (feature, node) pair, regression.
+_REGRESSION_DOC = """One random threshold per numeric (feature, node) pair, regression.
 
     Same contract as :func:`find_random_splits_classification`, with the statistics and
     criteria of :func:`~fasttree.kernels.find_best_splits_regression` (``seg_sums`` rows
@@ -242,7 +235,7 @@ def _make_random_search(regression):
                     _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], t,
                                         rows_left, end - start, n_miss, missing_left, record)
 
-    search.__doc__ = REGRESSION_DOC if regression else CLASSIFICATION_DOC
+    search.__doc__ = _REGRESSION_DOC if regression else _CLASSIFICATION_DOC
     return njit(parallel=True, cache=True)(search)
 
 
