@@ -266,7 +266,7 @@ random_thresholds, multi_output
 
     @staticmethod
     def _n_chunks():
-        # a few tasks per thread, features dealt round-robin: balanced, results unchanged
+        # a few tasks per thread, each a run of pairs of equal work: results unchanged
         return 4 * numba.get_num_threads()
 
     def _entries(self, start, end, phase="search"):

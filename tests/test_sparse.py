@@ -5,6 +5,8 @@ dense kernels, trees grown through SparseSplitter bit-identical to the exact spl
 import numba
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sp = pytest.importorskip("scipy.sparse")
 
@@ -356,6 +358,93 @@ def test_results_do_not_depend_on_the_number_of_threads():
         numba.set_num_threads(before)
     for tree in trees[1:]:
         assert_same_tree(trees[0], tree)
+
+
+def _pair_tasks_naive(entry_start, entry_end, seg_start, seg_end, walks_rows, n_tasks):
+    """Each task starts at the first pair (feature-major) whose work before it reaches the
+    task's share of the level's work."""
+    from fasttree.kernels.sparse import _PAIR_COST
+
+    work = (entry_end - entry_start + _PAIR_COST
+            + ((seg_end - seg_start)[None, :] if walks_rows else 0)).ravel()
+    before = np.concatenate([[0], np.cumsum(work)])[:-1]
+    total = work.sum()
+    first = [0]
+    for t in range(1, n_tasks):
+        reached = np.flatnonzero(before * n_tasks >= t * total)
+        first.append(int(reached[0]) if reached.size else work.size)
+    return np.array(first + [work.size]), work
+
+
+@given(n_features=st.integers(0, 6), n_nodes=st.integers(0, 6), n_tasks=st.integers(1, 40),
+       walks_rows=st.booleans(), seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=200, deadline=None)
+def test_pair_tasks_cover_every_pair_once_by_equal_work(n_features, n_nodes, n_tasks,
+                                                        walks_rows, seed):
+    """The sparse searches' and partition's cut of a level's pairs into tasks: consecutive runs
+    covering every pair once, each ending where the naive cut ends, so a task holds its share
+    of the work and at most one pair more; a large pair is one task's alone."""
+    from fasttree.kernels.sparse import _pair_tasks
+
+    rng = np.random.default_rng(seed)
+    rows = rng.choice([0, 1, 5, 300, 5000], size=n_nodes)
+    seg_end = np.cumsum(rows).astype(np.int64)
+    seg_start = seg_end - rows
+    entries = np.minimum(rng.integers(0, 5000, (n_features, n_nodes)), rows[None, :])
+    entry_start = rng.integers(0, 100, (n_features, n_nodes)).astype(np.int64)
+    entry_end = entry_start + entries
+    first = _pair_tasks(entry_start, entry_end, seg_start, seg_end, walks_rows, n_tasks)
+    want, work = _pair_tasks_naive(entry_start, entry_end, seg_start, seg_end, walks_rows,
+                                   n_tasks)
+    np.testing.assert_array_equal(first, want)
+    assert first[0] == 0 and first[-1] == n_features * n_nodes
+    assert np.all(np.diff(first) >= 0)
+    for t in range(n_tasks):  # the share, plus the one pair that crosses the task's end
+        held = work[first[t]:first[t + 1]].sum()
+        assert held <= -(-work.sum() // n_tasks) + (work.max() if work.size else 0)
+
+
+@pytest.mark.parametrize("case", ["gini_weighted", "gini_binary", "entropy_classes",
+                                  "squared_error", "poisson", "extra_classifier",
+                                  "multi_regressor", "absolute_error"])
+def test_sparse_trees_do_not_depend_on_the_task_count(monkeypatch, case):
+    """Every sparse search kind, and the partition, cut into 1, 3 or 64 tasks: the same tree."""
+    import fasttree
+
+    X, _ = make_sparse("mixed", n_samples=300, n_features=9, seed=8)
+    rng = np.random.default_rng(8)
+    n = X.shape[0]
+    y = rng.integers(0, 3 if case == "entropy_classes" else 2, n)
+    w = rng.uniform(0.5, 2.0, n) if case in ("gini_weighted", "squared_error") else None
+    params = {"random_state": 0}
+    Estimator = fasttree.DecisionTreeClassifier
+    if case.startswith("entropy"):
+        params["criterion"] = "entropy"
+    if case in ("squared_error", "poisson", "multi_regressor", "absolute_error"):
+        Estimator = fasttree.DecisionTreeRegressor
+        y = rng.poisson(2.0, n).astype(float)
+        if case == "multi_regressor":
+            y = np.c_[y, rng.normal(size=n)]
+        if case in ("poisson", "absolute_error"):
+            params["criterion"] = case
+    if case == "extra_classifier":
+        Estimator = fasttree.ExtraTreeClassifier
+    trees = []
+    for n_tasks in (1, 3, 64):
+        monkeypatch.setattr(SparseSplitter, "_n_chunks", staticmethod(lambda k=n_tasks: k))
+        trees.append(Estimator(**params).fit(X, y, sample_weight=w).tree_)
+    for tree in trees[1:]:
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(tree, name), getattr(trees[0], name),
+                                          err_msg=name)
+    assert trees[0].node_count > 9
+
+
+def test_sparse_search_refuses_no_task():
+    from fasttree.kernels.sparse import _search
+
+    with pytest.raises(ValueError, match="n_chunks must be at least 1"):
+        _search(("sums",), (), (), 0, None)
 
 
 @pytest.mark.parametrize("criterion,n_classes", [("gini", 3), ("squared_error", None)])

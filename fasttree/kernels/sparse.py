@@ -42,14 +42,20 @@ grown on ``X.toarray()``:
   node's totals minus the segment's (O(nnz), identical up to float rounding).
 
 Rows are routed once per split (:func:`route_node_rows`), then every feature's segment is
-stable-partitioned by the side its row went to (:func:`partition_sparse_segments`), features in
-parallel: each child's entries stay sorted by ``(value, row id)``.
+stable-partitioned by the side its row went to (:func:`partition_sparse_segments`): each child's
+entries stay sorted by ``(value, row id)``.
+
+The searches and the partition work on a level's (feature, node) pairs, cut feature by feature
+into tasks of equal work (:func:`_pair_tasks`: a pair's entries, and its node's rows where the
+scan walks the zero block row by row), not on features dealt to threads: one feature, or one
+dense column among thousands of sparse ones, then keeps every core busy below the root.  Every
+statistics kind's search is the one walk of :func:`_make_sparse_search` with the kind's hooks.
 """
 
 import numpy as np
 from numba import prange
 
-from .._jit import njit, specialized
+from .._jit import njit, specialized, with_globals
 
 from .._dtypes import (
     CRITERION_ENTROPY,
@@ -696,91 +702,87 @@ def find_best_splits_sparse_classification(
         dense kernel, O(rows of the node) per feature with positive values in it) rather than as
         node totals minus the segment's (O(segment), equal up to float rounding).
     n_chunks : int
-        Features are dealt round-robin to this many parallel tasks (each owns its scratch);
-        results do not depend on it.
+        Parallel tasks: the level's pairs are cut into this many runs of equal work
+        (:func:`_pair_tasks`), each with its own scratch; results do not depend on it.
     record : SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`.
 
     Notes
     -----
-    Parallel over features; each (feature, node) pair writes only its own record slot.  A Python
-    function choosing a parallel kernel compiled for the call's kind only
-    (weighted, two classes with unit weights, more classes with unit weights; see
-    :func:`fasttree._jit.specialized`).
+    Each (feature, node) pair writes only its own record slot.  A Python function choosing a
+    parallel kernel compiled for the call's kind only (weighted, two classes with unit weights,
+    more classes with unit weights; see :func:`fasttree._jit.specialized`).
     """
     unit_weight = sample_weight.shape[0] == 0
     check_split_record(record, *feature_mask.shape)
-    kernel = specialized(_sparse_classification_search, unit_weight,
-                         unit_weight and seg_class_weight.shape[1] == 2)
     # per node, once: computed here so that the kernel's module does not optimize it again
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
-    kernel(entry_x, entry_row, entry_y, node_rows, row_y, sample_weight, seg_start, seg_end,
-           entry_start, entry_end, seg_class_weight, seg_weight, seg_weighted_impurity,
-           feature_mask, criterion, min_samples_leaf, min_weight_leaf, xlog2x,
-           exact_zero_block, n_chunks, record)
+    # c log2 c of the counts: read by the unit-weight entropy scans only
+    table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
+    _search(("classes", unit_weight, unit_weight and seg_class_weight.shape[1] == 2),
+            (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
+             entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
+            (entry_y, row_y, seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
+             table, exact_zero_block and not unit_weight), n_chunks, record)
 
 
-def _sparse_classification_search(unit_weight, binary):
-    """The parallel kernel of :func:`find_best_splits_sparse_classification` for one kind of
-    call: ``unit_weight`` (no weights) and ``binary`` (unit weights and two classes) are flags
-    it closes over, so numba compiles only the scan the kind uses."""
+def _classes_kind(unit_weight, binary):
+    """The class-count kind's hooks (:func:`_make_sparse_search`): ``unit_weight`` (no weights)
+    and ``binary`` (unit weights and two classes) are flags they close over, so numba compiles
+    only the scan the kind uses.  Arguments: ``(entry_y, row_y, seg_class_weight, seg_weight,
+    seg_weighted_impurity, criterion, table, walk_zeros)``: ``walk_zeros`` a weighted scan's
+    ``exact_zero_block``."""
 
-    @njit(parallel=True, cache=True)
-    def search(entry_x, entry_row, entry_y, node_rows, row_y, sample_weight, seg_start, seg_end,
-               entry_start, entry_end, seg_class_weight, seg_weight,
-               seg_weighted_impurity, feature_mask, criterion, min_samples_leaf,
-               min_weight_leaf, xlog2x, exact_zero_block, n_chunks, record):
-        n_features, n_segments = entry_start.shape
-        n_classes = seg_class_weight.shape[1]
-        walk_zeros = exact_zero_block and not unit_weight
-        min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-        table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
+    @njit(cache=True, no_cpython_wrapper=True)
+    def prepare(layout, args):
+        min_samples_leaf, min_weight_leaf = layout[9], layout[10]
+        return args[7], max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
 
-        pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-                 min_samples_leaf)
-        for chunk in prange(n_chunks):
-            left = np.empty(n_classes)
-            seg_sum = np.empty(n_classes)
-            no_table = np.empty(0)  # split information from logarithms
-            left_count = np.empty(n_classes, dtype=np.int64)
-            total_count = np.empty(n_classes, dtype=np.int64)
-            zero_count = np.empty(n_classes, dtype=np.int64)
-            marks = np.zeros(row_y.shape[0] if walk_zeros else 0, dtype=np.uint8)
-            for f in range(chunk, n_features, n_chunks):
-                for s in range(n_segments):
-                    searched, start, end, a, b = _searched_pair(pairs, f, s)
-                    if not searched:
-                        continue
-                    n_node = end - start
-                    xs = entry_x[a:b]
-                    labels = entry_y[a:b]
-                    n_neg = _n_negative(xs)
-                    # each test is a constant flag: numba drops the scans it rules out
-                    if not unit_weight:
-                        best, best_p, w_left, n_cand = _scan_sparse_weighted(
-                            xs, entry_row[a:b], labels, n_neg, node_rows[start:end], row_y,
-                            sample_weight, seg_class_weight[s], left, seg_sum, criterion,
-                            min_samples_leaf, min_weight_leaf, walk_zeros, marks)
-                    elif binary:
-                        best, best_p, n_cand = _scan_sparse_unit_binary(
-                            xs, labels, n_neg, n_node, np.int64(seg_class_weight[s, 1]),
-                            criterion, min_rows_leaf, table)
-                        w_left = best_p + 1.0
-                    else:
-                        for c in range(n_classes):
-                            total_count[c] = np.int64(seg_class_weight[s, c])
-                        best, best_p, n_cand = _scan_sparse_unit(
-                            xs, labels, n_neg, n_node, total_count, left_count, zero_count,
-                            criterion, min_rows_leaf, table)
-                        w_left = best_p + 1.0
-                    if best_p < 0:
-                        continue
-                    _store_sparse_split(
-                        f, s, best, seg_weighted_impurity[s], seg_weight[s],
-                        _binary_split_info(w_left, seg_weight[s] - w_left, 0.0, no_table), xs,
-                        n_neg, n_node, best_p, n_cand, record)
+    @njit(cache=True, no_cpython_wrapper=True)
+    def new_scratch(layout, args, level):
+        n_classes = args[2].shape[1]
+        return (np.empty(n_classes), np.empty(n_classes),
+                np.empty(n_classes, dtype=np.int64), np.empty(n_classes, dtype=np.int64),
+                np.empty(n_classes, dtype=np.int64),
+                np.zeros(args[1].shape[0] if args[7] else 0, dtype=np.uint8))
 
-    return search
+    @njit(cache=True, inline="always")
+    def scan_pair(layout, args, level, scratch, f, s, start, end, a, b, record):
+        (entry_x, entry_row, node_rows, sample_weight, _, _, _, _, _, min_samples_leaf,
+         min_weight_leaf) = layout
+        (entry_y, row_y, seg_class_weight, seg_weight, seg_weighted_impurity, criterion, table,
+         walk_zeros) = args
+        min_rows_leaf = level
+        left, seg_sum, left_count, total_count, zero_count, marks = scratch
+        n_node = end - start
+        xs = entry_x[a:b]
+        labels = entry_y[a:b]
+        n_neg = _n_negative(xs)
+        # each test is a constant flag: numba drops the scans it rules out
+        if not unit_weight:
+            best, best_p, w_left, n_cand = _scan_sparse_weighted(
+                xs, entry_row[a:b], labels, n_neg, node_rows[start:end], row_y, sample_weight,
+                seg_class_weight[s], left, seg_sum, criterion, min_samples_leaf,
+                min_weight_leaf, walk_zeros, marks)
+        elif binary:
+            best, best_p, n_cand = _scan_sparse_unit_binary(
+                xs, labels, n_neg, n_node, np.int64(seg_class_weight[s, 1]), criterion,
+                min_rows_leaf, table)
+            w_left = best_p + 1.0
+        else:
+            for c in range(total_count.shape[0]):
+                total_count[c] = np.int64(seg_class_weight[s, c])
+            best, best_p, n_cand = _scan_sparse_unit(
+                xs, labels, n_neg, n_node, total_count, left_count, zero_count, criterion,
+                min_rows_leaf, table)
+            w_left = best_p + 1.0
+        if best_p >= 0:
+            _store_sparse_split(
+                f, s, best, seg_weighted_impurity[s], seg_weight[s],
+                _binary_split_info(w_left, seg_weight[s] - w_left, 0.0, _NO_TABLE), xs, n_neg,
+                n_node, best_p, n_cand, record)
+
+    return prepare, new_scratch, scan_pair
 
 
 # -- split search: regression -----------------------------------------------------------------
@@ -915,7 +917,6 @@ def _scan_sparse_regression(xs, ys, rows, n_neg, node_rows_node, row_y, sample_w
     return best, best_p, best_w_left, n_cand
 
 
-@njit(parallel=True, cache=True)
 def find_best_splits_sparse_regression(
     entry_x,
     entry_row,
@@ -958,41 +959,60 @@ def find_best_splits_sparse_regression(
         trees, O(rows of the node) per feature with positive values in it), False as node sums
         minus the segment's (O(segment), equal up to float rounding).
     """
-    n_features, n_segments = entry_start.shape
-    min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-    # Poisson refuses a child without a positive target: rows with y > 0 per node, counted once
-    seg_positive = np.zeros(n_segments, dtype=np.int64)
-    if criterion == CRITERION_POISSON:
-        for s in range(n_segments):
-            for q in range(seg_start[s], seg_end[s]):
-                seg_positive[s] += row_y[node_rows[q]] > 0.0
-    pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-             min_samples_leaf)
-    for chunk in prange(n_chunks):
-        no_table = np.empty(0)  # split information from logarithms
-        marks = np.zeros(row_y.shape[0] if exact_zero_block else 0, dtype=np.uint8)
-        for f in range(chunk, n_features, n_chunks):
-            for s in range(n_segments):
-                searched, start, end, a, b = _searched_pair(pairs, f, s)
-                if not searched:
-                    continue
-                n_node = end - start
-                xs = entry_x[a:b]
-                n_neg = _n_negative(xs)
-                best, best_p, w_left, n_cand = _scan_sparse_regression(
-                    xs, entry_y[a:b], entry_row[a:b], n_neg, node_rows[start:end], row_y,
-                    sample_weight, seg_sums[s, 0], seg_sums[s, 1], seg_positive[s], criterion,
-                    min_samples_leaf, min_weight_leaf, min_rows_leaf, reciprocal,
-                    exact_zero_block, marks)
-                if best_p < 0:
-                    continue
-                _store_sparse_split(
-                    f, s, max(seg_sums[s, 2] - best, 0.0),
-                    weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2],
-                                                 criterion),
-                    seg_sums[s, 0],
-                    _binary_split_info(w_left, seg_sums[s, 0] - w_left, 0.0, no_table), xs,
-                    n_neg, n_node, best_p, n_cand, record)
+    check_split_record(record, *feature_mask.shape)
+    _search(("sums",),
+            (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
+             entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
+            (entry_y, row_y, seg_sums, criterion, reciprocal, exact_zero_block), n_chunks,
+            record)
+
+
+def _sums_kind():
+    """The regression sums' hooks (:func:`_make_sparse_search`).  Arguments: ``(entry_y, row_y,
+    seg_sums, criterion, reciprocal, exact_zero_block)``."""
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def prepare(layout, args):
+        node_rows, seg_start, seg_end = layout[2], layout[4], layout[5]
+        min_samples_leaf, min_weight_leaf = layout[9], layout[10]
+        row_y, criterion, exact_zero_block = args[1], args[3], args[5]
+        min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+        # Poisson refuses a child without a positive target: rows with y > 0 per node, once
+        seg_positive = np.zeros(seg_start.shape[0], dtype=np.int64)
+        if criterion == CRITERION_POISSON:
+            for s in range(seg_start.shape[0]):
+                for q in range(seg_start[s], seg_end[s]):
+                    seg_positive[s] += row_y[node_rows[q]] > 0.0
+        return exact_zero_block, (min_rows_leaf, seg_positive)
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def new_scratch(layout, args, level):
+        return np.zeros(args[1].shape[0] if args[5] else 0, dtype=np.uint8)
+
+    @njit(cache=True, inline="always")
+    def scan_pair(layout, args, level, marks, f, s, start, end, a, b, record):
+        (entry_x, entry_row, node_rows, sample_weight, _, _, _, _, _, min_samples_leaf,
+         min_weight_leaf) = layout
+        entry_y, row_y, seg_sums, criterion, reciprocal, exact_zero_block = args
+        min_rows_leaf, seg_positive = level
+        n_node = end - start
+        xs = entry_x[a:b]
+        n_neg = _n_negative(xs)
+        best, best_p, w_left, n_cand = _scan_sparse_regression(
+            xs, entry_y[a:b], entry_row[a:b], n_neg, node_rows[start:end], row_y,
+            sample_weight, seg_sums[s, 0], seg_sums[s, 1], seg_positive[s], criterion,
+            min_samples_leaf, min_weight_leaf, min_rows_leaf, reciprocal, exact_zero_block,
+            marks)
+        if best_p >= 0:
+            _store_sparse_split(
+                f, s, max(seg_sums[s, 2] - best, 0.0),
+                weighted_regression_impurity(seg_sums[s, 0], seg_sums[s, 1], seg_sums[s, 2],
+                                             criterion),
+                seg_sums[s, 0],
+                _binary_split_info(w_left, seg_sums[s, 0] - w_left, 0.0, _NO_TABLE), xs,
+                n_neg, n_node, best_p, n_cand, record)
+
+    return prepare, new_scratch, scan_pair
 
 
 # -- moving rows ------------------------------------------------------------------------------
@@ -1096,19 +1116,21 @@ def partition_sparse_segments(entry_x, entry_row, entry_y, row_pos, seg_start, s
     max_segment : int
         Upper bound of a segment's length (buffer size), e.g. the most entries of a feature.
     n_chunks : int
-        Parallel tasks (features dealt round-robin); results do not depend on it.
+        Parallel tasks, each a run of pairs of equal entries (:func:`_pair_tasks`); results do
+        not depend on it.
     """
-    n_features, n_segments = entry_start.shape
-    for chunk in prange(n_chunks):
+    n_segments = entry_start.shape[1]
+    first = _pair_tasks(entry_start, entry_end, seg_start, seg_end, False, n_chunks)
+    for t in prange(n_chunks):
         buf_x = np.empty(max_segment, dtype=np.float32)
         buf_row = np.empty(max_segment, dtype=np.int32)
         buf_y = np.empty(max_segment, dtype=entry_y.dtype)
-        for g in range(chunk, n_features, n_chunks):
-            for s in range(n_segments):
-                a = entry_start[g, s]
-                b = entry_end[g, s]
-                if split_feature[s] == g or b - a == 0:
-                    continue
+        for q in range(first[t], first[t + 1]):
+            g = q // n_segments
+            s = q - g * n_segments
+            a = entry_start[g, s]
+            b = entry_end[g, s]
+            if split_feature[s] != g and b > a:
                 middle = seg_start[s] + split_n_left[s]
                 write = a
                 n_right = 0
@@ -1315,7 +1337,6 @@ def _virtual_row(rows, zero_rows, n_neg, n_zero, p):
     return rows[p - n_zero]
 
 
-@njit(parallel=True, cache=True)
 def find_splits_sparse_generic(
     entry_x, entry_row, node_rows, Y, sample_weight, seg_start, seg_end, entry_start,
     entry_end, seg_stats, feature_mask, offsets, criterion, min_samples_leaf, min_weight_leaf,
@@ -1356,84 +1377,102 @@ def find_splits_sparse_generic(
         Monotonicity constraints (:mod:`fasttree.kernels.monotonic`), one output only: on the
         fraction of class 0 (classification) or the mean (regression).
     n_chunks : int
-        Features are dealt round-robin to this many parallel tasks.
+        Parallel tasks, as in :func:`find_best_splits_sparse_classification`.
     record : SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`.
     """
-    n_features, n_segments = entry_start.shape
-    n_stats = seg_stats.shape[1]
-    unit_weight = sample_weight.shape[0] == 0
-    random = uniform.shape[0] > 0
-    # the constrained statistic: class 0's weight, or the sum of w*y
-    at = 0 if criterion < CRITERION_SQUARED_ERROR else 1
-    max_n = largest_node(seg_start, seg_end)
-    seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
-    pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-             min_samples_leaf)
-    for chunk in prange(n_chunks):
-        left = np.empty(n_stats)
-        zero_rows = np.empty(max_n, dtype=np.int32)
-        marks = np.zeros(node_rows.shape[0], dtype=np.uint8)
-        for f in range(chunk, n_features, n_chunks):
-            for s in range(n_segments):
-                searched, start, end, a, b = _searched_pair(pairs, f, s)
-                if not searched:
-                    continue
-                n_node = end - start
-                xs, rows, n_neg, n_zero = _virtual_pair(entry_x, entry_row, node_rows, start,
-                                                        end, a, b, marks, zero_rows)
-                stop = n_node
-                t = 0.0
-                if random:  # the pair is not constant: no NaN
-                    t = threshold_between(_virtual_value(xs, n_neg, n_zero, 0),
-                                          _virtual_value(xs, n_neg, n_zero, n_node - 1), n_node, 0,
-                                          uniform[f, s])
-                    stop = 0
-                    while stop < n_node and _virtual_value(xs, n_neg, n_zero, stop) <= t:
-                        stop += 1
-                total = seg_stats[s]
-                w_total = seg_weight[s]
-                cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                left[:] = 0.0
-                w_left = 0.0
-                best = np.inf
-                best_p = -1
-                n_cand = 0
-                for p in range(stop):
-                    r = _virtual_row(rows, zero_rows, n_neg, n_zero, p)
-                    w = 1.0 if unit_weight else sample_weight[r]
-                    _add_row(left, Y, r, w, offsets, criterion)
-                    w_left += w
-                    if p + 1 < stop and _same_value(_virtual_value(xs, n_neg, n_zero, p),
-                                                    _virtual_value(xs, n_neg, n_zero, p + 1)):
-                        continue
-                    if random and p + 1 != stop:
-                        continue
-                    w_right = w_total - w_left
-                    if not leaf_minimums_met(p + 1, n_node - p - 1, w_left, w_right,
-                                             min_samples_leaf, min_weight_leaf):
-                        continue
-                    if cst != 0 and not monotonic_ok(cst, lower, upper, left[at] / w_left,
-                                                     (total[at] - left[at]) / w_right):
-                        continue
-                    n_cand += 1
-                    value = _children_impurity(left, w_left, w_right, total, offsets, criterion)
-                    if value < best:
-                        best = value
-                        best_p = p
-                if best_p < 0 or best == np.inf:
-                    continue
-                if random:
-                    _store_random_split(f, s, best, seg_weighted_impurity[s], w_total,
-                                        t, best_p + 1, n_node, 0, False, record)
-                else:
-                    # split information 0, as the dense multi-output kernel's: gain ratio takes
-                    # one output
-                    _store_sparse_split(f, s, best, seg_weighted_impurity[s], w_total, 0.0, xs,
-                                        n_neg, n_node, best_p, n_cand, record)
+    check_split_record(record, *feature_mask.shape)
+    _search(("several",),
+            (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
+             entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
+            (Y, seg_stats, offsets, criterion, uniform, monotonic_cst, node_bounds), n_chunks,
+            record)
 
 
-@njit(parallel=True, cache=True)
+def _several_kind():
+    """The statistics vectors' hooks (:func:`_make_sparse_search`): several outputs, random
+    thresholds, constraints.  Arguments: ``(Y, seg_stats, offsets, criterion, uniform,
+    monotonic_cst, node_bounds)``."""
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def prepare(layout, args):
+        seg_start, seg_end = layout[4], layout[5]
+        seg_stats, offsets, criterion = args[1], args[2], args[3]
+        seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
+        return True, (largest_node(seg_start, seg_end), seg_weight, seg_weighted_impurity)
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def new_scratch(layout, args, level):
+        return (np.empty(args[1].shape[1]), np.empty(level[0], dtype=np.int32),
+                np.zeros(layout[2].shape[0], dtype=np.uint8))
+
+    @njit(cache=True, inline="always")
+    def scan_pair(layout, args, level, scratch, f, s, start, end, a, b, record):
+        (entry_x, entry_row, node_rows, sample_weight, _, _, _, _, _, min_samples_leaf,
+         min_weight_leaf) = layout
+        Y, seg_stats, offsets, criterion, uniform, monotonic_cst, node_bounds = args
+        _, seg_weight, seg_weighted_impurity = level
+        left, zero_rows, marks = scratch
+        unit_weight = sample_weight.shape[0] == 0
+        random = uniform.shape[0] > 0
+        # the constrained statistic: class 0's weight, or the sum of w*y
+        at = 0 if criterion < CRITERION_SQUARED_ERROR else 1
+        n_node = end - start
+        xs, rows, n_neg, n_zero = _virtual_pair(entry_x, entry_row, node_rows, start, end, a, b,
+                                                marks, zero_rows)
+        stop = n_node
+        t = 0.0
+        if random:  # the pair is not constant: no NaN
+            t = threshold_between(_virtual_value(xs, n_neg, n_zero, 0),
+                                  _virtual_value(xs, n_neg, n_zero, n_node - 1), n_node, 0,
+                                  uniform[f, s])
+            stop = 0
+            while stop < n_node and _virtual_value(xs, n_neg, n_zero, stop) <= t:
+                stop += 1
+        total = seg_stats[s]
+        w_total = seg_weight[s]
+        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+        left[:] = 0.0
+        w_left = 0.0
+        best = np.inf
+        best_p = -1
+        n_cand = 0
+        for p in range(stop):
+            r = _virtual_row(rows, zero_rows, n_neg, n_zero, p)
+            w = 1.0 if unit_weight else sample_weight[r]
+            _add_row(left, Y, r, w, offsets, criterion)
+            w_left += w
+            if p + 1 < stop and _same_value(_virtual_value(xs, n_neg, n_zero, p),
+                                            _virtual_value(xs, n_neg, n_zero, p + 1)):
+                continue
+            if random and p + 1 != stop:
+                continue
+            w_right = w_total - w_left
+            if not leaf_minimums_met(p + 1, n_node - p - 1, w_left, w_right, min_samples_leaf,
+                                     min_weight_leaf):
+                continue
+            if cst != 0 and not monotonic_ok(cst, lower, upper, left[at] / w_left,
+                                             (total[at] - left[at]) / w_right):
+                continue
+            n_cand += 1
+            value = _children_impurity(left, w_left, w_right, total, offsets, criterion)
+            if value < best:
+                best = value
+                best_p = p
+        if best_p < 0 or best == np.inf:
+            return
+        if random:
+            _store_random_split(f, s, best, seg_weighted_impurity[s], w_total, t, best_p + 1,
+                                n_node, 0, False, record)
+        else:
+            # split information 0, as the dense multi-output kernel's: gain ratio takes one
+            # output
+            _store_sparse_split(f, s, best, seg_weighted_impurity[s], w_total, 0.0, xs, n_neg,
+                                n_node, best_p, n_cand, record)
+
+    return prepare, new_scratch, scan_pair
+
+
 def find_splits_sparse_absolute_error(
     entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start, entry_end,
     seg_stats, feature_mask, rank_of_row, node_sorted_y, min_samples_leaf,
@@ -1470,41 +1509,147 @@ def find_splits_sparse_absolute_error(
     record : SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`.
     """
-    n_features, n_segments = entry_start.shape
-    unit_weight = sample_weight.shape[0] == 0
-    max_n = largest_node(seg_start, seg_end)
-    n_outputs = rank_of_row.shape[0]
-    pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
-             min_samples_leaf)
-    for chunk in prange(n_chunks):
-        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _ae_scratch(
-            max_n, n_outputs)
-        vx = np.empty(max_n, dtype=np.float32)
-        zero_rows = np.empty(max_n, dtype=np.int32)
-        marks = np.zeros(node_rows.shape[0], dtype=np.uint8)
-        for f in range(chunk, n_features, n_chunks):
-            for s in range(n_segments):
+    check_split_record(record, *feature_mask.shape)
+    _search(("absolute_error",),
+            (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
+             entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
+            (seg_stats, rank_of_row, node_sorted_y, uniform, coin, monotonic_cst, node_bounds),
+            n_chunks, record)
+
+
+def _absolute_error_kind():
+    """The absolute error's hooks (:func:`_make_sparse_search`).  Arguments: ``(seg_stats,
+    rank_of_row, node_sorted_y, uniform, coin, monotonic_cst, node_bounds)``."""
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def prepare(layout, args):
+        return True, largest_node(layout[4], layout[5])
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def new_scratch(layout, args, max_n):
+        return (_ae_scratch(max_n, args[1].shape[0]), np.empty(max_n, dtype=np.float32),
+                np.empty(max_n, dtype=np.int32), np.zeros(layout[2].shape[0], dtype=np.uint8))
+
+    @njit(cache=True, inline="always")
+    def scan_pair(layout, args, max_n, scratch, f, s, start, end, a, b, record):
+        (entry_x, entry_row, node_rows, sample_weight, _, _, _, _, _, min_samples_leaf,
+         min_weight_leaf) = layout
+        seg_stats, rank_of_row, node_sorted_y, uniform, coin, monotonic_cst, node_bounds = args
+        ae, vx, zero_rows, marks = scratch
+        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = ae
+        unit_weight = sample_weight.shape[0] == 0
+        n_outputs = rank_of_row.shape[0]
+        n_node = end - start
+        xs, rows, n_neg, n_zero = _virtual_pair(entry_x, entry_row, node_rows, start, end, a, b,
+                                                marks, zero_rows)
+        for z in range(n_zero):
+            r = zero_rows[z]
+            for o in range(n_outputs):
+                order_ranks[o, n_neg + z] = rank_of_row[o, r]
+            order_w[n_neg + z] = 1.0 if unit_weight else sample_weight[r]
+            vx[n_neg + z] = 0.0
+        for k in range(rows.shape[0]):
+            v = k if k < n_neg else k + n_zero
+            for o in range(n_outputs):
+                order_ranks[o, v] = rank_of_row[o, rows[k]]
+            order_w[v] = 1.0 if unit_weight else sample_weight[rows[k]]
+            vx[v] = xs[k]
+        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+        _ae_split_pair(np.int64(f), np.int64(s), vx[:n_node], node_sorted_y[:, start:end], 0,
+                       seg_stats[s], min_samples_leaf, min_weight_leaf, uniform, coin, cst,
+                       lower, upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
+                       medians, record)
+
+    return prepare, new_scratch, scan_pair
+
+
+# -- the searches' one walk of a level's pairs ------------------------------------------------
+#: the hooks of each statistics kind's search: ``prepare(layout, args)`` -> (whether a pair's
+#: scan walks its node's rows, the level's values computed once), ``new_scratch(layout, args,
+#: level)`` (a task's own), ``scan_pair(layout, args, level, scratch, f, s, start, end, a, b,
+#: record)`` (one searched pair, writing its record slot)
+_KINDS = {"classes": _classes_kind, "sums": _sums_kind, "several": _several_kind,
+          "absolute_error": _absolute_error_kind}
+#: a pair's fixed cost in entries (its bounds, the constant test, the store), so that a run of
+#: many tiny pairs is not cut as if they were free
+_PAIR_COST = 16
+_NO_TABLE = np.empty(0)  # split information from logarithms
+
+
+def _search(kind, layout, args, n_chunks, record):
+    """Run the search of ``kind`` (``(name, *flags)``, see :data:`_KINDS`) on the level whose
+    pairs ``layout`` names: ``(entry_x, entry_row, node_rows, sample_weight, seg_start,
+    seg_end, entry_start, entry_end, feature_mask, min_samples_leaf, min_weight_leaf)``."""
+    if int(n_chunks) < 1:
+        raise ValueError(f"n_chunks must be at least 1, got {n_chunks}")
+    specialized(_make_sparse_search, *kind)(layout, args, np.int64(n_chunks), record)
+
+
+def _make_sparse_search(name, *flags):
+    """The parallel search of one statistics kind: the level's (feature, node) pairs cut into
+    tasks of equal work (:func:`_pair_tasks`), each task scanning its searched pairs in turn
+    with its own scratch, through the kind's hooks (:data:`_KINDS`), inlined here."""
+    prepare, new_scratch, scan_pair = _KINDS[name](*flags)
+
+    def search(layout, args, n_tasks, record):
+        (entry_x, _, _, _, seg_start, seg_end, entry_start, entry_end, feature_mask,
+         min_samples_leaf, _) = layout
+        n_segments = seg_start.shape[0]
+        walks_rows, level = prepare(layout, args)
+        first = _pair_tasks(entry_start, entry_end, seg_start, seg_end, walks_rows, n_tasks)
+        pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
+                 min_samples_leaf)
+        for t in prange(n_tasks):
+            scratch = new_scratch(layout, args, level)
+            for q in range(first[t], first[t + 1]):
+                f = q // n_segments
+                s = q - f * n_segments
                 searched, start, end, a, b = _searched_pair(pairs, f, s)
-                if not searched:
-                    continue
-                n_node = end - start
-                xs, rows, n_neg, n_zero = _virtual_pair(entry_x, entry_row, node_rows, start,
-                                                        end, a, b, marks, zero_rows)
-                for z in range(n_zero):
-                    r = zero_rows[z]
-                    for o in range(n_outputs):
-                        order_ranks[o, n_neg + z] = rank_of_row[o, r]
-                    order_w[n_neg + z] = 1.0 if unit_weight else sample_weight[r]
-                    vx[n_neg + z] = 0.0
-                for k in range(rows.shape[0]):
-                    v = k if k < n_neg else k + n_zero
-                    for o in range(n_outputs):
-                        order_ranks[o, v] = rank_of_row[o, rows[k]]
-                    order_w[v] = 1.0 if unit_weight else sample_weight[rows[k]]
-                    vx[v] = xs[k]
-                cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                _ae_split_pair(np.int64(f), np.int64(s), vx[:n_node],
-                               node_sorted_y[:, start:end], 0, seg_stats[s],
-                               min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower,
-                               upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
-                               medians, record)
+                if searched:
+                    scan_pair(layout, args, level, scratch, f, s, start, end, a, b, record)
+
+    return njit(parallel=True, cache=True)(with_globals(
+        search, prepare=prepare, new_scratch=new_scratch, scan_pair=scan_pair))
+
+
+@njit(cache=True)
+def _pair_tasks(entry_start, entry_end, seg_start, seg_end, walks_rows, n_tasks):
+    """Cut a level's (feature, node) pairs, feature by feature, into ``n_tasks`` runs of about
+    equal work: a pair's entries, its node's rows too if its scan ``walks_rows`` (the zero block
+    row by row), and ``_PAIR_COST``.
+
+    Returns ``first`` of shape ``(n_tasks + 1,)``, int64: task ``t`` runs the pairs ``first[t]
+    .. first[t + 1] - 1``, pair ``q`` being feature ``q // n_nodes`` and node ``q % n_nodes``.
+    Each pair writes only its own slot, so no cut changes a result; a run starts at the first
+    pair whose work before it reaches the run's share, so one large pair is one task's.
+    """
+    n_features, n_segments = entry_start.shape
+    total = 0
+    for f in range(n_features):
+        for s in range(n_segments):
+            total += _pair_work(entry_start, entry_end, seg_start, seg_end, walks_rows, f, s)
+    first = np.empty(n_tasks + 1, dtype=np.int64)
+    first[0] = 0
+    t = 1
+    done = 0
+    q = 0
+    for f in range(n_features):
+        for s in range(n_segments):
+            while t < n_tasks and done * n_tasks >= t * total:
+                first[t] = q
+                t += 1
+            done += _pair_work(entry_start, entry_end, seg_start, seg_end, walks_rows, f, s)
+            q += 1
+    while t <= n_tasks:
+        first[t] = q
+        t += 1
+    return first
+
+
+@njit(cache=True, inline="always")
+def _pair_work(entry_start, entry_end, seg_start, seg_end, walks_rows, f, s):
+    """A pair's work in :func:`_pair_tasks`."""
+    work = entry_end[f, s] - entry_start[f, s] + _PAIR_COST
+    if walks_rows:
+        work += seg_end[s] - seg_start[s]
+    return work
