@@ -1589,7 +1589,8 @@ def _make_sparse_search(name, *flags):
     """The parallel search of one statistics kind: the level's (feature, node) pairs cut into
     tasks of equal work (:func:`_pair_tasks`), each task scanning its searched pairs in turn
     with its own scratch, through the kind's hooks (:data:`_KINDS`), inlined here."""
-    prepare, new_scratch, scan_pair = _KINDS[name](*flags)
+    # the hooks reach the kernel as globals, never as variables it closes over (with_globals)
+    hooks = dict(zip(("prepare", "new_scratch", "scan_pair"), _KINDS[name](*flags)))
 
     def search(layout, args, n_tasks, record):
         (entry_x, _, _, _, seg_start, seg_end, entry_start, entry_end, feature_mask,
@@ -1608,8 +1609,7 @@ def _make_sparse_search(name, *flags):
                 if searched:
                     scan_pair(layout, args, level, scratch, f, s, start, end, a, b, record)
 
-    return njit(parallel=True, cache=True)(with_globals(
-        search, prepare=prepare, new_scratch=new_scratch, scan_pair=scan_pair))
+    return njit(parallel=True, cache=True)(with_globals(search, **hooks))
 
 
 @njit(cache=True)

@@ -498,24 +498,24 @@ def find_best_splits_classification(
     integer = unit_weight or counted
     items, missing = numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask,
                                         min_samples_leaf, monotonic_cst, exact=integer)
-    kernel = specialized(
-        _classification_search, unit_weight, integer and seg_class_weight.shape[1] == 2,
-        missing, bool(missing_fractional), monotonic_cst.shape[0] > 0,
-        counted and not unit_weight)
+    kind = ("classes", unit_weight, integer and seg_class_weight.shape[1] == 2, missing,
+            bool(missing_fractional), monotonic_cst.shape[0] > 0, counted and not unit_weight)
     # per node, once (not once per feature): weight and weighted impurity; computed here, not in
     # the kernel, so that its module does not optimize this function's code once more
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
     chunk_left = chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start,
                                     *items.arrays(), seg_class_weight.shape[1])
-    _run_on_items(kernel, (sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-                           seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
-                           min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction,
-                           monotonic_cst, node_bounds, items.task_item, *items.arrays(),
-                           chunk_left), items, record)
+    _run_on_items(kind, (sorted_x, sorted_idx, sorted_y, seg_start, seg_end),
+                  (sample_weight, seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
+                   min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
+                   node_bounds), items, chunk_left, record)
 
 
-def _run_on_items(kernel, args, items, record):
-    """Run a search kernel over ``items`` into ``record``.
+def _run_on_items(kind, layout, args, items, chunk_stats, record):
+    """Run the search of ``kind`` (``(name, *flags)``, see :data:`_ITEM_KINDS`) over ``items``
+    into ``record``: ``layout`` is ``(sorted_x, sorted_idx, sorted_y, seg_start, seg_end)``,
+    ``args`` the kind's arguments and ``chunk_stats`` each item's statistics of the rows before
+    it (:func:`~fasttree.kernels.work_items.chunk_class_prefix`, ``chunk_sum_prefix``).
 
     A chunk writes the best split of its rows to its own column ``i`` (its item) of a record of
     the items, and its score (lowest best) to ``chunk_score``; each chunked pair then takes its
@@ -528,7 +528,8 @@ def _run_on_items(kernel, args, items, record):
     chunked = np.flatnonzero(items.pair_chunk >= 0)
     chunk_record = new_split_record(*((record.gain.shape[0], chunk_score.shape[0])
                                       if chunked.size else (0, 0)))
-    kernel(*args, chunk_score, chunk_record, record)
+    specialized(_make_item_search, *kind)(layout, (items.task_item,) + items.arrays(), args,
+                                          chunk_stats, chunk_score, chunk_record, record)
     if chunked.size == 0:
         return
     k = items.pair_n_chunks[chunked]
@@ -623,92 +624,93 @@ def _item_pair(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, pair_feature,
     return f, s, sorted_x[f, start:end], sorted_idx[f, start:end], sorted_y[f, start:end], p0, p1
 
 
-def _classification_search(unit_weight, binary, may_miss, fractional, constrained, counted):
-    """The parallel kernel of :func:`find_best_splits_classification` for one kind of call.
+def _classes_kind(unit_weight, binary, may_miss, fractional, constrained, counted):
+    """The class-count kind's hooks (:func:`_make_item_search`) for one kind of call.
 
-    Every argument is a flag the kernel closes over, so numba prunes the branches it rules out
+    Every argument is a flag the hooks close over, so numba prunes the branches it rules out
     and each scan of :func:`_class_scan` inlined for one kind: ``unit_weight`` (no
     weights: integer counts), ``binary`` (integer weights and two classes), ``may_miss``
     (missing values in some segment), ``fractional`` (C4.5's missing rows), ``constrained``
     (monotonicity constraints), ``counted`` (uint8 counts as weights: integer counts).  A pair
     without missing rows or constraint takes the one-sided copy of the scan even in a kernel
-    that has the others.
+    that has the others.  Arguments: ``(sample_weight, seg_class_weight, seg_weight,
+    seg_weighted_impurity, criterion, min_samples_leaf, min_weight_leaf, xlog2x,
+    min_branch_fraction, monotonic_cst, node_bounds)``.
     """
     fractional = may_miss and fractional
     integer = unit_weight or counted
     count = np.int64 if integer else np.float64  # class counts: integers with integer weights
 
-    def search(sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-               seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
-               min_samples_leaf, min_weight_leaf, xlog2x, min_branch_fraction, monotonic_cst,
-               node_bounds, task_item, pair_feature, pair_segment, item_first, item_stop,
-               item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_left, chunk_score,
-               chunk_record, record):
-        n_tasks = task_item.shape[0] - 1
-        n_classes = seg_class_weight.shape[1]
+    @njit(cache=True, no_cpython_wrapper=True)
+    def prepare(args):
+        criterion, min_samples_leaf, min_weight_leaf, xlog2x = args[4], args[5], args[6], args[7]
         # with unit weights a child of n rows weighs n, so both minimums are one row count
         min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
         table = xlog2x if integer and criterion == CRITERION_ENTROPY else np.empty(0)
         count_table = xlog2x if integer else np.empty(0)  # split information of counts
+        return min_rows_leaf, table, count_table
 
-        for t in prange(n_tasks):
-            total = np.empty(n_classes, dtype=count)
-            left = np.empty(n_classes, dtype=count)
-            scratch = np.empty((3, n_classes), dtype=count)  # 2 rows for the scan, 1 for C4.5
-            for i in range(task_item[t], task_item[t + 1]):
-                chunked = item_hi[i] > 0
-                for q in range(item_first[i], item_stop[i]):
-                    # a chunk: its rows' candidates, from the counts of the rows before it (zeros
-                    # for a whole pair)
-                    f, s, xs_node, idx_node, labels_node, p0, p1 = _item_pair(
-                        sorted_x, sorted_idx, sorted_y, seg_start, seg_end, pair_feature,
-                        pair_segment, item_lo, item_hi, i, q)
-                    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                    counts = seg_class_weight[s]
-                    w_node = seg_weight[s]
-                    for k in range(n_classes):
-                        total[k] = count(counts[k])
-                        left[k] = count(chunk_left[i, k])
-                    n_miss = count_missing(xs_node) if may_miss else 0  # chunked pairs miss none
-                    seg_min_weight = min_weight_leaf
-                    seg_min_rows = min_rows_leaf
-                    if min_branch_fraction > 0.0:
-                        seg_min_weight, seg_min_rows = _c45_min_branch(
-                            xs_node, idx_node, sample_weight, n_miss, w_node, n_classes,
-                            min_branch_fraction, min_weight_leaf, min_rows_leaf)
-                    min_rows = seg_min_rows if unit_weight else min_samples_leaf
-                    # each test starts with a constant flag: numba drops the branches it rules out
-                    if constrained and cst != 0:
-                        best, best_p, missing_left, w_left, n_cand = scan_constrained(
-                            xs_node, idx_node, labels_node, sample_weight, total, left, n_miss,
-                            scratch, criterion, min_rows, seg_min_weight, table, cst, lower, upper,
-                            p0, p1)
-                    elif fractional and n_miss > 0:
-                        _fractional_split(
-                            f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss,
-                            w_node, seg_weighted_impurity[s], scratch, left, criterion,
-                            min_samples_leaf, seg_min_weight, record)
-                        continue
-                    elif may_miss and not fractional and n_miss > 0:  # either side
-                        best, best_p, missing_left, w_left, n_cand = scan_two_sided(
-                            xs_node, idx_node, labels_node, sample_weight, total, left, n_miss,
-                            scratch, criterion, min_rows, seg_min_weight, table, 0, lower, upper,
-                            p0, p1)
-                    else:
-                        best, best_p, missing_left, w_left, n_cand = scan_one_sided(
-                            xs_node, idx_node, labels_node, sample_weight, total, left, 0, scratch,
-                            criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
-                    if chunked:  # its split at its item's column (_run_on_items)
-                        chunk_score[i] = best
-                    if best_p >= 0:
-                        _store_binary_split(
-                            f, i if chunked else s, best, seg_weighted_impurity[s], w_node,
-                            w_left, xs_node, best_p, n_miss, missing_left, n_cand, count_table,
-                            chunk_record if chunked else record)
+    @njit(cache=True, no_cpython_wrapper=True)
+    def new_scratch(args, level):
+        n_classes = args[1].shape[1]
+        # total, left, and 2 rows for the scan, 1 for C4.5
+        return (np.empty(n_classes, dtype=count), np.empty(n_classes, dtype=count),
+                np.empty((3, n_classes), dtype=count))
 
-    # the kind's scans as the kernel's globals (see with_globals), named by the calls above
-    return njit(parallel=True, cache=True)(with_globals(
-        search, scan_constrained=_class_scan(unit_weight, binary, may_miss, True, counted),
+    def scan_pair(args, level, work, f, s, xs_node, idx_node, labels_node, p0, p1, i, chunked,
+                  chunk_left, chunk_score, chunk_record, record):
+        (sample_weight, seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
+         min_samples_leaf, min_weight_leaf, _, min_branch_fraction, monotonic_cst,
+         node_bounds) = args
+        min_rows_leaf, table, count_table = level
+        total, left, scratch = work
+        n_classes = total.shape[0]
+        # a chunk: its rows' candidates, from the counts of the rows before it (zeros for a
+        # whole pair)
+        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+        counts = seg_class_weight[s]
+        w_node = seg_weight[s]
+        for k in range(n_classes):
+            total[k] = count(counts[k])
+            left[k] = count(chunk_left[i, k])
+        n_miss = count_missing(xs_node) if may_miss else 0  # chunked pairs miss none
+        seg_min_weight = min_weight_leaf
+        seg_min_rows = min_rows_leaf
+        if min_branch_fraction > 0.0:
+            seg_min_weight, seg_min_rows = _c45_min_branch(
+                xs_node, idx_node, sample_weight, n_miss, w_node, n_classes, min_branch_fraction,
+                min_weight_leaf, min_rows_leaf)
+        min_rows = seg_min_rows if unit_weight else min_samples_leaf
+        # each test starts with a constant flag: numba drops the branches it rules out
+        if constrained and cst != 0:
+            best, best_p, missing_left, w_left, n_cand = scan_constrained(
+                xs_node, idx_node, labels_node, sample_weight, total, left, n_miss, scratch,
+                criterion, min_rows, seg_min_weight, table, cst, lower, upper, p0, p1)
+        elif fractional and n_miss > 0:
+            _fractional_split(
+                f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss, w_node,
+                seg_weighted_impurity[s], scratch, left, criterion, min_samples_leaf,
+                seg_min_weight, record)
+            return
+        elif may_miss and not fractional and n_miss > 0:  # either side
+            best, best_p, missing_left, w_left, n_cand = scan_two_sided(
+                xs_node, idx_node, labels_node, sample_weight, total, left, n_miss, scratch,
+                criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
+        else:
+            best, best_p, missing_left, w_left, n_cand = scan_one_sided(
+                xs_node, idx_node, labels_node, sample_weight, total, left, 0, scratch,
+                criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
+        if chunked:  # its split at its item's column (_run_on_items)
+            chunk_score[i] = best
+        if best_p >= 0:
+            _store_binary_split(
+                f, i if chunked else s, best, seg_weighted_impurity[s], w_node, w_left, xs_node,
+                best_p, n_miss, missing_left, n_cand, count_table,
+                chunk_record if chunked else record)
+
+    # the kind's scans as the hook's globals (see with_globals), named by the calls above
+    return prepare, new_scratch, njit(cache=True, inline="always")(with_globals(
+        scan_pair, scan_constrained=_class_scan(unit_weight, binary, may_miss, True, counted),
         scan_two_sided=_class_scan(unit_weight, binary, True, False, counted),
         scan_one_sided=_class_scan(unit_weight, binary, False, False, counted)))
 
@@ -1138,22 +1140,22 @@ def _sums_search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end,
                                         min_samples_leaf, monotonic_cst,
                                         chunk=criterion != CRITERION_POISSON, exact=True,
                                         granule=block_rows)
-    kernel = specialized(
-        _regression_search, row_weight.shape[0] == 0, int(criterion), missing,
-        bool(missing_fractional), monotonic_cst.shape[0] > 0)
+    kind = ("sums", row_weight.shape[0] == 0, int(criterion), missing, bool(missing_fractional),
+            monotonic_cst.shape[0] > 0)
     presummed = criterion == CRITERION_GRADIENT
     chunk_sums = chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, *items.arrays(),
                                   presummed, block_rows)
-    _run_on_items(kernel, (sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end,
-                           seg_sums, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
-                           monotonic_cst, node_bounds, np.int64(block_rows), items.task_item,
-                           *items.arrays(), chunk_sums), items, record)
+    _run_on_items(kind, (sorted_x, sorted_idx, sorted_y, seg_start, seg_end),
+                  (row_weight, seg_sums, reg_lambda, min_samples_leaf, min_weight_leaf,
+                   reciprocal, monotonic_cst, node_bounds, np.int64(block_rows)), items,
+                  chunk_sums, record)
 
 
-def _regression_search(unit_weight, criterion, may_miss, fractional, constrained):
-    """The parallel kernel of sum statistics for one kind of call, like
-    :func:`_classification_search`: the criterion (squared error, Poisson, gradient) is a flag
-    too, so each kind compiles only its formulas."""
+def _sums_kind(unit_weight, criterion, may_miss, fractional, constrained):
+    """The sum statistics' hooks (:func:`_make_item_search`) for one kind of call, like
+    :func:`_classes_kind`: the criterion (squared error, Poisson, gradient) is a flag too, so
+    each kind compiles only its formulas.  Arguments: ``(row_weight, seg_sums, reg_lambda,
+    min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst, node_bounds, block_rows)``."""
     fractional = may_miss and fractional
     squared_error = criterion == CRITERION_SQUARED_ERROR
     gradient = criterion == CRITERION_GRADIENT
@@ -1164,59 +1166,89 @@ def _regression_search(unit_weight, criterion, may_miss, fractional, constrained
     only_by_reciprocal = by_reciprocal and not may_miss and not constrained
     positive = criterion == CRITERION_POISSON
 
-    def search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
-               reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal, monotonic_cst,
-               node_bounds, block_rows, task_item, pair_feature, pair_segment, item_first,
-               item_stop, item_lo, item_hi, pair_chunk, pair_n_chunks, chunk_sums, chunk_score,
-               chunk_record, record):
-        n_tasks = task_item.shape[0] - 1
+    @njit(cache=True, no_cpython_wrapper=True)
+    def prepare(args):
+        min_samples_leaf, min_weight_leaf = args[3], args[4]
         # a child's minimum of rows; with unit weights a child of n rows weighs n, so the weight
         # minimum is one of rows too
-        min_rows_leaf = min_samples_leaf
         if unit_weight:
-            min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-        for t in prange(n_tasks):
+            return max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
+        return min_samples_leaf
+
+    @njit(cache=True, no_cpython_wrapper=True)
+    def new_scratch(args, level):
+        return 0  # the sum scans keep their sums in registers
+
+    def scan_pair(args, min_rows_leaf, work, f, s, xs, idx, ys, p0, p1, i, chunked, chunk_sums,
+                  chunk_score, chunk_record, record):
+        (row_weight, seg_sums, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
+         monotonic_cst, node_bounds, block_rows) = args
+        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+        sums = seg_sums[s]
+        n_miss = count_missing(xs) if may_miss else 0  # chunked pairs miss none
+        node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion, reg_lambda)
+        # each test starts with a constant flag: numba drops the branches it rules out
+        if fractional and n_miss > 0 and cst == 0:
+            _fractional_regression_split(
+                f, s, xs, ys, idx, row_weight, sums, n_miss, node_impurity, criterion,
+                min_samples_leaf, min_weight_leaf, record)
+            return
+        if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
+            best, best_p, missing_left, w_left, n_cand = scan_by_reciprocal(
+                xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf, min_weight_leaf,
+                criterion, reg_lambda, 0, lower, upper, reciprocal, p0, p1, chunk_sums[i, 0],
+                chunk_sums[i, 1], block_rows)
+        else:
+            best, best_p, missing_left, w_left, n_cand = scan_general(
+                xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
+                min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal, p0, p1,
+                chunk_sums[i, 0], chunk_sums[i, 1], block_rows)
+        if chunked:  # the proxy negated: the lowest score wins (_run_on_items)
+            chunk_score[i] = -best
+        if best_p >= 0:
+            # children impurity c - proxy, clipped at 0 except for gradients' -proxy
+            children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
+            _store_binary_split(
+                f, i if chunked else s, children, node_impurity, sums[0], w_left, xs, best_p,
+                n_miss, missing_left, n_cand, np.empty(0), chunk_record if chunked else record)
+
+    # the kind's scans as the hook's globals (see with_globals), named by the calls above
+    return prepare, new_scratch, njit(cache=True, inline="always")(with_globals(
+        scan_pair, scan_by_reciprocal=_sum_scan(True, True, False, False, False, False),
+        scan_general=_sum_scan(unit_weight, False, may_miss, constrained, positive, gradient)))
+
+
+#: each statistics kind's hooks for :func:`_make_item_search`: ``prepare(args)`` (the level's
+#: values, once), ``new_scratch(args, level)`` (a task's own) and ``scan_pair(args, level,
+#: scratch, f, s, xs, idx, ys, p0, p1, i, chunked, chunk_stats, chunk_score, chunk_record,
+#: record)`` (one item's pair: its rows' candidates ``p0 .. p1 - 1``, into its slot)
+_ITEM_KINDS = {"classes": _classes_kind, "sums": _sums_kind}
+
+
+def _make_item_search(name, *flags):
+    """The parallel search of one statistics kind over a level's work items
+    (:mod:`fasttree.kernels.work_items`): each task runs its items in turn, each item's pairs
+    (or its one chunk) through the kind's hooks (:data:`_ITEM_KINDS`), inlined here."""
+    # the hooks reach the kernel as globals, never as variables it closes over (with_globals)
+    hooks = dict(zip(("prepare", "new_scratch", "scan_pair"), _ITEM_KINDS[name](*flags)))
+
+    def search(layout, items, args, chunk_stats, chunk_score, chunk_record, record):
+        sorted_x, sorted_idx, sorted_y, seg_start, seg_end = layout
+        (task_item, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi, _,
+         _) = items
+        level = prepare(args)
+        for t in prange(task_item.shape[0] - 1):
+            work = new_scratch(args, level)
             for i in range(task_item[t], task_item[t + 1]):
                 chunked = item_hi[i] > 0
                 for q in range(item_first[i], item_stop[i]):
                     f, s, xs, idx, ys, p0, p1 = _item_pair(
                         sorted_x, sorted_idx, sorted_y, seg_start, seg_end, pair_feature,
                         pair_segment, item_lo, item_hi, i, q)
-                    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-                    sums = seg_sums[s]
-                    n_miss = count_missing(xs) if may_miss else 0  # chunked pairs miss none
-                    node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion,
-                                                       reg_lambda)
-                    # each test starts with a constant flag: numba drops the branches it rules out
-                    if fractional and n_miss > 0 and cst == 0:
-                        _fractional_regression_split(
-                            f, s, xs, ys, idx, row_weight, sums, n_miss, node_impurity, criterion,
-                            min_samples_leaf, min_weight_leaf, record)
-                        continue
-                    if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
-                        best, best_p, missing_left, w_left, n_cand = scan_by_reciprocal(
-                            xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf,
-                            min_weight_leaf, criterion, reg_lambda, 0, lower, upper, reciprocal,
-                            p0, p1, chunk_sums[i, 0], chunk_sums[i, 1], block_rows)
-                    else:
-                        best, best_p, missing_left, w_left, n_cand = scan_general(
-                            xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
-                            min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal,
-                            p0, p1, chunk_sums[i, 0], chunk_sums[i, 1], block_rows)
-                    if chunked:  # the proxy negated: the lowest score wins (_run_on_items)
-                        chunk_score[i] = -best
-                    if best_p >= 0:
-                        # children impurity c - proxy, clipped at 0 except for gradients' -proxy
-                        children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
-                        _store_binary_split(
-                            f, i if chunked else s, children, node_impurity, sums[0], w_left, xs,
-                            best_p, n_miss, missing_left, n_cand, np.empty(0),
-                            chunk_record if chunked else record)
+                    scan_pair(args, level, work, f, s, xs, idx, ys, p0, p1, i, chunked,
+                              chunk_stats, chunk_score, chunk_record, record)
 
-    # the kind's scans as the kernel's globals (see with_globals), named by the calls above
-    return njit(parallel=True, cache=True)(with_globals(
-        search, scan_by_reciprocal=_sum_scan(True, True, False, False, False, False),
-        scan_general=_sum_scan(unit_weight, False, may_miss, constrained, positive, gradient)))
+    return njit(parallel=True, cache=True)(with_globals(search, **hooks))
 
 
 @njit(cache=True, no_cpython_wrapper=True)
