@@ -16,6 +16,12 @@ child waits for it before it ends, so that the next kind starts on idle cores.
 ``--fill-cache --jobs N`` instead times ``python -m fasttree compile --jobs N`` with an empty
 cache, then runs every kind in a new process from that cache and reports what it still had to
 compile (nothing, when the command filled the cache).
+
+To compare with an older commit, run that commit's copy of this script from its worktree with
+``PYTHONPATH`` set to it (``cd ../before && PYTHONPATH=$PWD python asv_bench/compile_times.py``):
+the helpers start in other folders, where an editable install of another tree would otherwise
+be the ``fasttree`` they import, and they would compile that tree's kernels, not the child's
+(the child then compiles about 30 more functions itself).
 """
 
 import argparse
