@@ -363,9 +363,9 @@ def test_results_do_not_depend_on_the_number_of_threads():
 def _pair_tasks_naive(entry_start, entry_end, seg_start, seg_end, walks_rows, n_tasks):
     """Each task starts at the first pair (feature-major) whose work before it reaches the
     task's share of the level's work."""
-    from fasttree.kernels.sparse import _PAIR_COST
+    from fasttree.kernels.work_items import PAIR_COST
 
-    work = (entry_end - entry_start + _PAIR_COST
+    work = (entry_end - entry_start + PAIR_COST
             + ((seg_end - seg_start)[None, :] if walks_rows else 0)).ravel()
     before = np.concatenate([[0], np.cumsum(work)])[:-1]
     total = work.sum()

@@ -407,3 +407,28 @@ def test_trees_do_not_depend_on_the_item_size(params):
         for name in ("value", "impurity"):
             check = np.testing.assert_array_equal if exact else np.testing.assert_allclose
             check(getattr(tree, name), getattr(reference, name), err_msg=name)
+
+
+@given(n_features=st.integers(0, 5), rows=st.lists(st.sampled_from([0, 1, 3, 40, 5000, 70000]),
+                                                  max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_grid_tasks_cut_the_grid_where_a_naive_cut_does(n_features, rows):
+    """The random-threshold search's cut of the (feature, node) grid, against listing the
+    pairs: each task starts at the first pair whose work before it reaches its share; the tasks
+    cover every pair once, in order, as many as tasks_per_level gives for the work."""
+    from fasttree.kernels.work_items import PAIR_COST, grid_tasks, tasks_per_level
+
+    rows = np.array(rows, dtype=np.int64)
+    seg_end = np.cumsum(rows)
+    seg_start = seg_end - rows
+    first = grid_tasks(seg_start, seg_end, n_features)
+    work = np.tile(rows + PAIR_COST, n_features)
+    before = np.concatenate([[0], np.cumsum(work)])[:-1]
+    total = int(work.sum())
+    n_tasks = tasks_per_level(total)
+    want = [0]
+    for t in range(1, n_tasks):
+        reached = np.flatnonzero(before * n_tasks >= t * total)
+        want.append(int(reached[0]) if reached.size else work.size)
+    want.append(work.size)
+    np.testing.assert_array_equal(first, want)

@@ -30,6 +30,7 @@ from .criteria import (
 from .monotonic import constraint_of, monotonic_ok
 from .split_record import leaf_minimums_met, missing_side, write_split
 from .split_search import _same_value, count_missing
+from .work_items import grid_tasks
 
 
 @njit(cache=True, inline="always")
@@ -160,7 +161,9 @@ feature_mask
 
     Notes
     -----
-    Parallel over features; each pair writes only its own record slot.
+    Parallel over tasks of about equal rows cut from the (feature, node) grid
+    (:func:`~fasttree.kernels.work_items.grid_tasks`); each pair writes only its own record
+    slot, so the result depends on no cut and no thread count.
     """
 
 _REGRESSION_DOC = """One random threshold per numeric (feature, node) pair, regression.
@@ -192,9 +195,14 @@ def _make_random_search(regression):
                     seg_stats[s, 0], seg_stats[s, 1], seg_stats[s, 2], criterion)
         else:
             seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_stats, criterion)
-        for f in prange(n_features):
+        # tasks of equal rows over the (feature, node) grid: every core works whatever the
+        # number of features (one) or of nodes (one)
+        first = grid_tasks(seg_start, seg_end, n_features)
+        for task in prange(first.shape[0] - 1):
             left = np.empty(0 if regression else seg_stats.shape[1])
-            for s in range(n_segments):
+            for q in range(first[task], first[task + 1]):
+                f = q // n_segments
+                s = q - f * n_segments
                 if feature_mask[f, s] == 0:
                     continue
                 start, end, t, n_miss, missing_left, n_known, stop, rows_left = _random_pair(

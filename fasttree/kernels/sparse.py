@@ -75,7 +75,7 @@ from .multi_output import _add_row, _children_impurity, multi_node_impurities
 from .random_split import _store_random_split, threshold_between
 from .routing import branch_of, check_tree
 from .split_record import check_split_record, leaf_minimums_met, missing_side, write_split
-from .work_items import largest_node
+from .work_items import PAIR_COST, largest_node
 
 # The dense scans' own rules, imported rather than copied so that there is one of each: two
 # sorted values within FEATURE_THRESHOLD are one value, the float64 midpoint threshold, and
@@ -1570,9 +1570,6 @@ def _absolute_error_kind():
 #: record)`` (one searched pair, writing its record slot)
 _KINDS = {"classes": _classes_kind, "sums": _sums_kind, "several": _several_kind,
           "absolute_error": _absolute_error_kind}
-#: a pair's fixed cost in entries (its bounds, the constant test, the store), so that a run of
-#: many tiny pairs is not cut as if they were free
-_PAIR_COST = 16
 _NO_TABLE = np.empty(0)  # split information from logarithms
 
 
@@ -1616,7 +1613,7 @@ def _make_sparse_search(name, *flags):
 def _pair_tasks(entry_start, entry_end, seg_start, seg_end, walks_rows, n_tasks):
     """Cut a level's (feature, node) pairs, feature by feature, into ``n_tasks`` runs of about
     equal work: a pair's entries, its node's rows too if its scan ``walks_rows`` (the zero block
-    row by row), and ``_PAIR_COST``.
+    row by row), and ``PAIR_COST``.
 
     Returns ``first`` of shape ``(n_tasks + 1,)``, int64: task ``t`` runs the pairs ``first[t]
     .. first[t + 1] - 1``, pair ``q`` being feature ``q // n_nodes`` and node ``q % n_nodes``.
@@ -1649,7 +1646,7 @@ def _pair_tasks(entry_start, entry_end, seg_start, seg_end, walks_rows, n_tasks)
 @njit(cache=True, inline="always")
 def _pair_work(entry_start, entry_end, seg_start, seg_end, walks_rows, f, s):
     """A pair's work in :func:`_pair_tasks`."""
-    work = entry_end[f, s] - entry_start[f, s] + _PAIR_COST
+    work = entry_end[f, s] - entry_start[f, s] + PAIR_COST
     if walks_rows:
         work += seg_end[s] - seg_start[s]
     return work

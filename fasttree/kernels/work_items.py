@@ -35,6 +35,9 @@ MIN_TASK_ROWS = 1 << 14
 #: a level is cut into at most this many tasks, two per thread for 64 threads (at 512 items,
 #: the root search of 1M x 20 took about 16 % longer than one scan per pair); a power of two
 MAX_TASKS = 128
+#: a pair's fixed cost, in rows, where tasks are cut by rows (its bounds, its tests, its store),
+#: so that a run of many tiny pairs is not cut as if they were free
+PAIR_COST = 16
 #: float sums of a node's rows are added in blocks of this many rows (each block from zero, then
 #: the blocks in order), so that chunks cut at block boundaries give every sum of one scan
 SUM_BLOCK_ROWS = 1 << 12
@@ -118,6 +121,46 @@ def exact_tasks(total_rows, n_threads):
     pairs (B3: 8 % less time than four a thread, end to end); any cut gives the same sums, so
     this one may follow the thread count and the trees do not."""
     return min(tasks_per_level(total_rows), max(1, int(n_threads)))
+
+
+@njit(cache=True)
+def grid_tasks(seg_start, seg_end, n_features):
+    """A level's (feature, node) grid, feature-major, cut into tasks of about equal rows, for a
+    kernel whose pairs are never cut (each scans a node's rows once at most) and that every
+    feature scans alike: a pair's work is its node's rows plus ``PAIR_COST``.
+
+    Tasks: :func:`tasks_per_level` of the level's work.  Task ``t`` runs the pairs
+    ``first[t] .. first[t + 1] - 1`` (pair ``q``: feature ``q // n_nodes``, node
+    ``q % n_nodes``), starting at the first pair whose work before it reaches ``t / n_tasks``
+    of the level's.  The cut depends on the nodes' sizes only, and the pairs write their own
+    slots, so no cut changes a result.  O(n_nodes + n_tasks log n_nodes): the grid is never
+    listed.
+
+    Returns
+    -------
+    first : ndarray of shape (n_tasks + 1,), int64
+    """
+    n_segments = seg_start.shape[0]
+    before = np.empty(n_segments + 1, dtype=np.int64)  # a feature's work before each node
+    before[0] = 0
+    for s in range(n_segments):
+        before[s + 1] = before[s] + seg_end[s] - seg_start[s] + PAIR_COST
+    per_feature = before[n_segments]
+    total = per_feature * n_features
+    fits = max(1, total // MIN_TASK_ROWS)
+    n_tasks = 1
+    while n_tasks * 2 <= min(fits, MAX_TASKS):
+        n_tasks *= 2
+    first = np.empty(n_tasks + 1, dtype=np.int64)
+    for t in range(n_tasks + 1):
+        target = (t * total + n_tasks - 1) // n_tasks  # the first whole unit of work at t / n
+        if per_feature == 0 or target >= total:
+            first[t] = n_features * n_segments if t > 0 else 0
+            continue
+        f = target // per_feature
+        s = np.searchsorted(before[:n_segments], target - f * per_feature)
+        first[t] = f * n_segments + s
+    return first
 
 
 class WorkItems:
