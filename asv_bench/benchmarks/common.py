@@ -119,6 +119,8 @@ def make_estimator(library, task, *, max_depth, criterion, n_jobs, splitter="bes
             extra = {}
         kind = "Regressor" if task == "regression" else "Classifier"
         name = ("ExtraTree" if splitter == "random" else "DecisionTree") + kind
+        if splitter == "random":  # one tree every fit: times of one tree, not of many
+            extra["random_state"] = 0
         return getattr(tree, name)(criterion=criterion, max_depth=max_depth, **extra,
                                    **(tree_params or {}))
     if library == "xgboost":

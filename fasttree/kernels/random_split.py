@@ -200,48 +200,51 @@ def _make_random_search(regression):
         first = grid_tasks(seg_start, seg_end, n_features)
         for task in prange(first.shape[0] - 1):
             left = np.empty(0 if regression else seg_stats.shape[1])
-            for q in range(first[task], first[task + 1]):
-                f = q // n_segments
-                s = q - f * n_segments
-                if feature_mask[f, s] == 0:
-                    continue
-                start, end, t, n_miss, missing_left, n_known, stop, rows_left = _random_pair(
-                    sorted_x, seg_start, seg_end, uniform, coin, f, s)
-                if t != t:
-                    continue
-                ys = sorted_y[f, start:end]
-                idx = sorted_idx[f, start:end]
-                if not regression:
-                    left[:] = 0.0
-                w_left = 0.0
-                sum_left = 0.0
-                pos_left = 0  # positive targets going left (Poisson: see the best-split scan)
-                for k in range(rows_left):
-                    p = _left_position(k, stop, n_known)
-                    w = 1.0 if unit_weight else sample_weight[idx[p]]
-                    w_left += w
+            q0 = first[task]
+            q1 = first[task + 1]
+            # the task's pairs feature by feature, each feature's nodes in an inner loop
+            width = max(n_segments, 1)  # the grid's
+            for f in range(q0 // width, (q1 + width - 1) // width):
+                for s in range(max(q0 - f * n_segments, 0), min(q1 - f * n_segments, n_segments)):
+                    if feature_mask[f, s] == 0:
+                        continue
+                    start, end, t, n_miss, missing_left, n_known, stop, rows_left = _random_pair(
+                        sorted_x, seg_start, seg_end, uniform, coin, f, s)
+                    if t != t:
+                        continue
+                    ys = sorted_y[f, start:end]
+                    idx = sorted_idx[f, start:end]
+                    if not regression:
+                        left[:] = 0.0
+                    w_left = 0.0
+                    sum_left = 0.0
+                    pos_left = 0  # positive targets going left (Poisson: see the best-split scan)
+                    for k in range(rows_left):
+                        p = _left_position(k, stop, n_known)
+                        w = 1.0 if unit_weight else sample_weight[idx[p]]
+                        w_left += w
+                        if regression:
+                            sum_left += w * ys[p]
+                            pos_left += ys[p] > 0.0
+                        else:
+                            left[ys[p]] += w
                     if regression:
-                        sum_left += w * ys[p]
-                        pos_left += ys[p] > 0.0
+                        pos_total = 0
+                        if criterion == CRITERION_POISSON:
+                            for p in range(end - start):
+                                pos_total += ys[p] > 0.0
+                        value = regression_threshold_value(
+                            f, s, w_left, sum_left, rows_left, pos_left, pos_total, end - start,
+                            seg_stats[s], criterion, min_samples_leaf, min_weight_leaf,
+                            monotonic_cst, node_bounds)
                     else:
-                        left[ys[p]] += w
-                if regression:
-                    pos_total = 0
-                    if criterion == CRITERION_POISSON:
-                        for p in range(end - start):
-                            pos_total += ys[p] > 0.0
-                    value = regression_threshold_value(
-                        f, s, w_left, sum_left, rows_left, pos_left, pos_total, end - start,
-                        seg_stats[s], criterion, min_samples_leaf, min_weight_leaf,
-                        monotonic_cst, node_bounds)
-                else:
-                    value = class_threshold_value(
-                        f, s, left, w_left, rows_left, end - start, seg_stats[s], seg_weight[s],
-                        criterion, min_samples_leaf, min_weight_leaf, monotonic_cst,
-                        node_bounds)
-                if value < np.inf:
-                    _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], t,
-                                        rows_left, end - start, n_miss, missing_left, record)
+                        value = class_threshold_value(
+                            f, s, left, w_left, rows_left, end - start, seg_stats[s], seg_weight[s],
+                            criterion, min_samples_leaf, min_weight_leaf, monotonic_cst,
+                            node_bounds)
+                    if value < np.inf:
+                        _store_random_split(f, s, value, seg_weighted_impurity[s], seg_weight[s], t,
+                                            rows_left, end - start, n_miss, missing_left, record)
 
     search.__doc__ = _REGRESSION_DOC if regression else _CLASSIFICATION_DOC
     return njit(parallel=True, cache=True)(search)
