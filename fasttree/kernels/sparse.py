@@ -714,7 +714,6 @@ def find_best_splits_sparse_classification(
     more classes with unit weights; see :func:`fasttree._jit.specialized`).
     """
     unit_weight = sample_weight.shape[0] == 0
-    check_split_record(record, *feature_mask.shape)
     # per node, once: computed here so that the kernel's module does not optimize it again
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
     # c log2 c of the counts: read by the unit-weight entropy scans only
@@ -959,7 +958,6 @@ def find_best_splits_sparse_regression(
         trees, O(rows of the node) per feature with positive values in it), False as node sums
         minus the segment's (O(segment), equal up to float rounding).
     """
-    check_split_record(record, *feature_mask.shape)
     _search(("sums",),
             (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
              entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
@@ -1381,7 +1379,6 @@ def find_splits_sparse_generic(
     record : SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`.
     """
-    check_split_record(record, *feature_mask.shape)
     _search(("several",),
             (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
              entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
@@ -1509,7 +1506,6 @@ def find_splits_sparse_absolute_error(
     record : SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`.
     """
-    check_split_record(record, *feature_mask.shape)
     _search(("absolute_error",),
             (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
              entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
@@ -1579,6 +1575,7 @@ def _search(kind, layout, args, n_chunks, record):
     seg_end, entry_start, entry_end, feature_mask, min_samples_leaf, min_weight_leaf)``."""
     if int(n_chunks) < 1:
         raise ValueError(f"n_chunks must be at least 1, got {n_chunks}")
+    check_split_record(record, *layout[8].shape)  # one slot per (feature, node)
     specialized(_make_sparse_search, *kind)(layout, args, np.int64(n_chunks), record)
 
 

@@ -109,8 +109,18 @@ def tasks_per_level(total_rows):
     """Tasks a level of ``total_rows`` (feature, node) rows in all is cut into: the largest
     power of two, at most ``MAX_TASKS``, that leaves each task ``MIN_TASK_ROWS`` rows (1 for a
     smaller level)."""
-    fits = max(1, int(total_rows) // MIN_TASK_ROWS)
-    return min(MAX_TASKS, 1 << (fits.bit_length() - 1))
+    # the kernels' own formula run as Python: one formula, nothing compiled for this call
+    return getattr(_task_count, "py_func", _task_count)(int(total_rows))
+
+
+@njit(cache=True, inline="always")
+def _task_count(total_rows):
+    """:func:`tasks_per_level`, for the kernels that cut their own tasks (:func:`grid_tasks`)."""
+    fits = min(max(1, total_rows // MIN_TASK_ROWS), MAX_TASKS)
+    n_tasks = 1
+    while n_tasks * 2 <= fits:
+        n_tasks *= 2
+    return n_tasks
 
 
 def exact_tasks(total_rows, n_threads):
@@ -147,10 +157,7 @@ def grid_tasks(seg_start, seg_end, n_features):
         before[s + 1] = before[s] + seg_end[s] - seg_start[s] + PAIR_COST
     per_feature = before[n_segments]
     total = per_feature * n_features
-    fits = max(1, total // MIN_TASK_ROWS)
-    n_tasks = 1
-    while n_tasks * 2 <= min(fits, MAX_TASKS):
-        n_tasks *= 2
+    n_tasks = _task_count(total)
     first = np.empty(n_tasks + 1, dtype=np.int64)
     for t in range(n_tasks + 1):
         target = (t * total + n_tasks - 1) // n_tasks  # the first whole unit of work at t / n
