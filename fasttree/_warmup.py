@@ -262,13 +262,18 @@ def _large_node_paths():
     """Grow the kinds' levels on every thread and move their nodes in row chunks, as a fit of
     tens of thousands of rows does (:func:`fasttree.kernels.partition._move_plan`; the kinds'
     data have hundreds, whose levels run on one thread): the cache then also holds the chunk
-    movers of their large fits.  The trees are the same (a stable partition has one result)."""
+    movers of their large fits, and the prefix of the searches' row chunks.  The trees are the
+    same (a stable partition has one result)."""
     from . import grower
-    from .kernels import partition
+    from .kernels import partition, work_items
 
     settings = [(partition, "MOVE_CHUNK_ROWS", 8), (partition, "MIN_MOVE_CHUNK_ROWS", 8),
                 (partition, "CHUNKED_MOVE_COST", 0.0), (grower, "SMALL_LEVEL_WORK", 0)]
     _presort_by_buckets()
+    # the searches' chunks start from the rows before them (work_items.chunk_class_prefix and
+    # chunk_sum_prefix, one kernel of one signature): the kinds' levels have no chunk
+    one = np.ones(1, dtype=np.int64)
+    work_items._block_prefix(np.zeros((1, 1)), np.zeros(2, dtype=np.int64), -one, one)
     saved = [getattr(module, name) for module, name, _ in settings]
     for module, name, value in settings:
         setattr(module, name, value)

@@ -341,7 +341,8 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained, counted):
                 if value < best_a:
                     best_a = value
                     best_a_p = p
-                    best_a_w = w_left
+                    if not unit_weight:
+                        best_a_w = w_left
             if last:
                 n_candidates += valid
                 continue  # missing-left with every known row left is no split
@@ -374,8 +375,13 @@ def _make_class_scan(unit_weight, binary, two_sided, constrained, counted):
                     if value < best_b:
                         best_b = value
                         best_b_p = p
-                        best_b_w = w_left_b
+                        if not unit_weight:
+                            best_b_w = w_left_b
             n_candidates += valid
+        if unit_weight:  # a side's weight is its rows: not carried through the loop (12-16 %
+            # of B3's and B5's scans, measured)
+            best_a_w = best_a_p + 1.0
+            best_b_w = best_b_p + 1.0 + n_missing
         best, best_p, w_best, missing_left = better_side(best_a, best_a_p, best_a_w, best_b,
                                                           best_b_p, best_b_w)
         return best, best_p, missing_left, w_best, n_candidates
@@ -511,6 +517,10 @@ def find_best_splits_classification(
                    node_bounds), items, chunk_left, record)
 
 
+#: the items' record of a level without chunks (nothing writes to it: one for all such levels)
+_NO_CHUNK_RECORD = new_split_record(0, 0)
+
+
 def _run_on_items(kind, layout, args, items, chunk_stats, record):
     """Run the search of ``kind`` (``(name, *flags)``, see :data:`_ITEM_KINDS`) over ``items``
     into ``record``: ``layout`` is ``(sorted_x, sorted_idx, sorted_y, seg_start, seg_end)``,
@@ -526,8 +536,8 @@ def _run_on_items(kind, layout, args, items, chunk_stats, record):
     compile."""
     chunk_score = np.full(items.item_first.shape[0], np.inf)
     chunked = np.flatnonzero(items.pair_chunk >= 0)
-    chunk_record = new_split_record(*((record.gain.shape[0], chunk_score.shape[0])
-                                      if chunked.size else (0, 0)))
+    chunk_record = (new_split_record(record.gain.shape[0], chunk_score.shape[0])
+                    if chunked.size else _NO_CHUNK_RECORD)
     specialized(_make_item_search, *kind)(layout, (items.task_item,) + items.arrays(), args,
                                           chunk_stats, chunk_score, chunk_record, record)
     if chunked.size == 0:
@@ -564,8 +574,15 @@ def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_l
     (:func:`~fasttree.kernels.work_items.exact_tasks`); ``granule``: chunks start at multiples
     of it (sums added in blocks).
     """
-    pair_feature, pair_segment, pair_rows, chunkable, missing = _numeric_pairs(
-        sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst)
+    status = _pair_status(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf)
+    # feature-major; np.nonzero's arrays of a 2-D array are strided views, another numba type
+    flat = np.flatnonzero(status)
+    pair_feature, pair_segment = np.divmod(flat, status.shape[1])
+    with_missing = status.ravel()[flat] == PAIR_MISSING
+    constrained = monotonic_cst[pair_feature] != 0 if monotonic_cst.shape[0] else False
+    pair_rows = (seg_end - seg_start)[pair_segment]
+    chunkable = ~(with_missing | constrained)
+    missing = bool(with_missing.any())
     n_tasks = exact_tasks(pair_rows.sum(), search_threads()) if exact else None
     return (WorkItems(pair_feature, pair_segment, pair_rows, chunkable & chunk, n_tasks, granule),
             missing)
@@ -576,44 +593,48 @@ def search_threads():
     return numba.get_num_threads()
 
 
-@njit(cache=True)
-def _numeric_pairs(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst):
-    """The scanned pairs, feature-major, their rows, whether each may be chunked, and whether
-    any has missing rows (NaN sorts last: a look at each pair's last value; the search compiles
-    the two-sided scans only for a level that has some).  A kernel: in NumPy this took about
-    60 us a level even for a 235-row fit."""
+#: :func:`_pair_status` of a pair not scanned, scanned, scanned with missing rows
+PAIR_SKIPPED, PAIR_SCANNED, PAIR_MISSING = 0, 1, 2
+
+
+@njit(cache=True, parallel=True)
+def _pair_status(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf):
+    """Each (feature, node) pair's ``PAIR_*`` status: scanned when unmasked, of at least
+    ``2 * min_samples_leaf`` rows and not constant, with missing rows when its last value is NaN
+    (NaN sorts last).  In parallel over features: a look at two values a pair, mostly cache
+    misses on deep levels (serially, 0.6-2.2 ms of a 10 ms level of B5's, measured)."""
     n_features, n_segments = feature_mask.shape
-    pair_feature = np.empty(n_features * n_segments, dtype=np.int64)
-    pair_segment = np.empty(n_features * n_segments, dtype=np.int64)
-    pair_rows = np.empty(n_features * n_segments, dtype=np.int64)
-    chunkable = np.empty(n_features * n_segments, dtype=np.bool_)
-    n_pairs = 0
-    missing = False
-    for f in range(n_features):
-        constrained = monotonic_cst.shape[0] > 0 and monotonic_cst[f] != 0
+    min_rows = max(2 * min_samples_leaf, 2)
+    status = np.empty((n_features, n_segments), dtype=np.uint8)
+    for f in prange(n_features):
         for s in range(n_segments):
             start = seg_start[s]
             end = seg_end[s]
-            if (feature_mask[f, s] == 0 or end - start < max(2 * min_samples_leaf, 2)
-                    or _same_value(sorted_x[f, start], sorted_x[f, end - 1])):
-                continue  # no candidate (NaN sorts last: a pair with missing rows is not constant)
-            pair_feature[n_pairs] = f
-            pair_segment[n_pairs] = s
-            pair_rows[n_pairs] = end - start
-            misses = np.isnan(sorted_x[f, end - 1])
-            missing |= misses
-            chunkable[n_pairs] = not constrained and not misses
-            n_pairs += 1
-    return (pair_feature[:n_pairs], pair_segment[:n_pairs], pair_rows[:n_pairs],
-            chunkable[:n_pairs], missing)
+            status[f, s] = PAIR_SKIPPED
+            if feature_mask[f, s] == 0 or end - start < min_rows:
+                continue
+            last = sorted_x[f, end - 1]
+            if not _same_value(sorted_x[f, start], last):
+                status[f, s] = PAIR_MISSING if np.isnan(last) else PAIR_SCANNED
+    return status
 
 
 @njit(cache=True, inline="always")
-def _item_pair(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, pair_feature, pair_segment,
-               item_lo, item_hi, i, q):
+def _item_pairs(items, i):
+    """Work item ``i``'s pairs ``first .. stop - 1`` and whether it is a chunk of one pair
+    (``items``: ``task_item`` and :meth:`WorkItems.arrays`, as :func:`_run_on_items` passes
+    them)."""
+    _, _, _, item_first, item_stop, _, item_hi, _, _ = items
+    return item_first[i], item_stop[i], item_hi[i] > 0
+
+
+@njit(cache=True, inline="always")
+def _item_pair(layout, items, i, q):
     """Pair ``q`` of work item ``i``: its feature, its node, the node's slices of the layout
     (positions from 0, so that numba emits no wrap-around checks) and the positions ``p0 ..
     p1 - 1`` whose candidates it scans (a chunk's, or the whole node's)."""
+    sorted_x, sorted_idx, sorted_y, seg_start, seg_end = layout
+    _, pair_feature, pair_segment, _, _, item_lo, item_hi, _, _ = items
     f = pair_feature[q]
     s = pair_segment[q]
     start = seg_start[s]
@@ -657,60 +678,63 @@ def _classes_kind(unit_weight, binary, may_miss, fractional, constrained, counte
         return (np.empty(n_classes, dtype=count), np.empty(n_classes, dtype=count),
                 np.empty((3, n_classes), dtype=count))
 
-    def scan_pair(args, level, work, f, s, xs_node, idx_node, labels_node, p0, p1, i, chunked,
-                  chunk_left, chunk_score, chunk_record, record):
+    def scan_item(args, level, work, layout, items, i, chunk_left, chunk_score, chunk_record,
+                  record):
         (sample_weight, seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
          min_samples_leaf, min_weight_leaf, _, min_branch_fraction, monotonic_cst,
          node_bounds) = args
         min_rows_leaf, table, count_table = level
         total, left, scratch = work
         n_classes = total.shape[0]
-        # a chunk: its rows' candidates, from the counts of the rows before it (zeros for a
-        # whole pair)
-        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-        counts = seg_class_weight[s]
-        w_node = seg_weight[s]
-        for k in range(n_classes):
-            total[k] = count(counts[k])
-            left[k] = count(chunk_left[i, k])
-        n_miss = count_missing(xs_node) if may_miss else 0  # chunked pairs miss none
-        seg_min_weight = min_weight_leaf
-        seg_min_rows = min_rows_leaf
-        if min_branch_fraction > 0.0:
-            seg_min_weight, seg_min_rows = _c45_min_branch(
-                xs_node, idx_node, sample_weight, n_miss, w_node, n_classes, min_branch_fraction,
-                min_weight_leaf, min_rows_leaf)
-        min_rows = seg_min_rows if unit_weight else min_samples_leaf
-        # each test starts with a constant flag: numba drops the branches it rules out
-        if constrained and cst != 0:
-            best, best_p, missing_left, w_left, n_cand = scan_constrained(
-                xs_node, idx_node, labels_node, sample_weight, total, left, n_miss, scratch,
-                criterion, min_rows, seg_min_weight, table, cst, lower, upper, p0, p1)
-        elif fractional and n_miss > 0:
-            _fractional_split(
-                f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss, w_node,
-                seg_weighted_impurity[s], scratch, left, criterion, min_samples_leaf,
-                seg_min_weight, record)
-            return
-        elif may_miss and not fractional and n_miss > 0:  # either side
-            best, best_p, missing_left, w_left, n_cand = scan_two_sided(
-                xs_node, idx_node, labels_node, sample_weight, total, left, n_miss, scratch,
-                criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
-        else:
-            best, best_p, missing_left, w_left, n_cand = scan_one_sided(
-                xs_node, idx_node, labels_node, sample_weight, total, left, 0, scratch,
-                criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
-        if chunked:  # its split at its item's column (_run_on_items)
-            chunk_score[i] = best
-        if best_p >= 0:
-            _store_binary_split(
-                f, i if chunked else s, best, seg_weighted_impurity[s], w_node, w_left, xs_node,
-                best_p, n_miss, missing_left, n_cand, count_table,
-                chunk_record if chunked else record)
+        first, stop, chunked = _item_pairs(items, i)
+        for q in range(first, stop):
+            f, s, xs_node, idx_node, labels_node, p0, p1 = _item_pair(layout, items, i, q)
+            # a chunk: its rows' candidates, from the counts of the rows before it (zeros for a
+            # whole pair)
+            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+            counts = seg_class_weight[s]
+            w_node = seg_weight[s]
+            for k in range(n_classes):
+                total[k] = count(counts[k])
+                left[k] = count(chunk_left[i, k])
+            n_miss = count_missing(xs_node) if may_miss else 0  # chunked pairs miss none
+            seg_min_weight = min_weight_leaf
+            seg_min_rows = min_rows_leaf
+            if min_branch_fraction > 0.0:
+                seg_min_weight, seg_min_rows = _c45_min_branch(
+                    xs_node, idx_node, sample_weight, n_miss, w_node, n_classes, min_branch_fraction,
+                    min_weight_leaf, min_rows_leaf)
+            min_rows = seg_min_rows if unit_weight else min_samples_leaf
+            # each test starts with a constant flag: numba drops the branches it rules out
+            if constrained and cst != 0:
+                best, best_p, missing_left, w_left, n_cand = scan_constrained(
+                    xs_node, idx_node, labels_node, sample_weight, total, left, n_miss, scratch,
+                    criterion, min_rows, seg_min_weight, table, cst, lower, upper, p0, p1)
+            elif fractional and n_miss > 0:
+                _fractional_split(
+                    f, s, xs_node, idx_node, labels_node, sample_weight, counts, n_miss, w_node,
+                    seg_weighted_impurity[s], scratch, left, criterion, min_samples_leaf,
+                    seg_min_weight, record)
+                continue
+            elif may_miss and not fractional and n_miss > 0:  # either side
+                best, best_p, missing_left, w_left, n_cand = scan_two_sided(
+                    xs_node, idx_node, labels_node, sample_weight, total, left, n_miss, scratch,
+                    criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
+            else:
+                best, best_p, missing_left, w_left, n_cand = scan_one_sided(
+                    xs_node, idx_node, labels_node, sample_weight, total, left, 0, scratch,
+                    criterion, min_rows, seg_min_weight, table, 0, lower, upper, p0, p1)
+            if chunked:  # its split at its item's column (_run_on_items)
+                chunk_score[i] = best
+            if best_p >= 0:
+                _store_binary_split(
+                    f, i if chunked else s, best, seg_weighted_impurity[s], w_node, w_left, xs_node,
+                    best_p, n_miss, missing_left, n_cand, count_table,
+                    chunk_record if chunked else record)
 
     # the kind's scans as the hook's globals (see with_globals), named by the calls above
     return prepare, new_scratch, njit(cache=True, inline="always")(with_globals(
-        scan_pair, scan_constrained=_class_scan(unit_weight, binary, may_miss, True, counted),
+        scan_item, scan_constrained=_class_scan(unit_weight, binary, may_miss, True, counted),
         scan_two_sided=_class_scan(unit_weight, binary, True, False, counted),
         scan_one_sided=_class_scan(unit_weight, binary, False, False, counted)))
 
@@ -1179,74 +1203,72 @@ def _sums_kind(unit_weight, criterion, may_miss, fractional, constrained):
     def new_scratch(args, level):
         return 0  # the sum scans keep their sums in registers
 
-    def scan_pair(args, min_rows_leaf, work, f, s, xs, idx, ys, p0, p1, i, chunked, chunk_sums,
-                  chunk_score, chunk_record, record):
+    def scan_item(args, min_rows_leaf, work, layout, items, i, chunk_sums, chunk_score,
+                  chunk_record, record):
         (row_weight, seg_sums, reg_lambda, min_samples_leaf, min_weight_leaf, reciprocal,
          monotonic_cst, node_bounds, block_rows) = args
-        cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-        sums = seg_sums[s]
-        n_miss = count_missing(xs) if may_miss else 0  # chunked pairs miss none
-        node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion, reg_lambda)
-        # each test starts with a constant flag: numba drops the branches it rules out
-        if fractional and n_miss > 0 and cst == 0:
-            _fractional_regression_split(
-                f, s, xs, ys, idx, row_weight, sums, n_miss, node_impurity, criterion,
-                min_samples_leaf, min_weight_leaf, record)
-            return
-        if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
-            best, best_p, missing_left, w_left, n_cand = scan_by_reciprocal(
-                xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf, min_weight_leaf,
-                criterion, reg_lambda, 0, lower, upper, reciprocal, p0, p1, chunk_sums[i, 0],
-                chunk_sums[i, 1], block_rows)
-        else:
-            best, best_p, missing_left, w_left, n_cand = scan_general(
-                xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
-                min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal, p0, p1,
-                chunk_sums[i, 0], chunk_sums[i, 1], block_rows)
-        if chunked:  # the proxy negated: the lowest score wins (_run_on_items)
-            chunk_score[i] = -best
-        if best_p >= 0:
-            # children impurity c - proxy, clipped at 0 except for gradients' -proxy
-            children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
-            _store_binary_split(
-                f, i if chunked else s, children, node_impurity, sums[0], w_left, xs, best_p,
-                n_miss, missing_left, n_cand, np.empty(0), chunk_record if chunked else record)
+        first, stop, chunked = _item_pairs(items, i)
+        for q in range(first, stop):
+            f, s, xs, idx, ys, p0, p1 = _item_pair(layout, items, i, q)
+            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+            sums = seg_sums[s]
+            n_miss = count_missing(xs) if may_miss else 0  # chunked pairs miss none
+            node_impurity = sums_node_impurity(sums[0], sums[1], sums[2], criterion, reg_lambda)
+            # each test starts with a constant flag: numba drops the branches it rules out
+            if fractional and n_miss > 0 and cst == 0:
+                _fractional_regression_split(
+                    f, s, xs, ys, idx, row_weight, sums, n_miss, node_impurity, criterion,
+                    min_samples_leaf, min_weight_leaf, record)
+                continue
+            if only_by_reciprocal or (by_reciprocal and n_miss == 0 and cst == 0):
+                best, best_p, missing_left, w_left, n_cand = scan_by_reciprocal(
+                    xs, ys, idx, row_weight, sums[0], sums[1], 0, min_rows_leaf, min_weight_leaf,
+                    criterion, reg_lambda, 0, lower, upper, reciprocal, p0, p1, chunk_sums[i, 0],
+                    chunk_sums[i, 1], block_rows)
+            else:
+                best, best_p, missing_left, w_left, n_cand = scan_general(
+                    xs, ys, idx, row_weight, sums[0], sums[1], n_miss, min_rows_leaf,
+                    min_weight_leaf, criterion, reg_lambda, cst, lower, upper, reciprocal, p0, p1,
+                    chunk_sums[i, 0], chunk_sums[i, 1], block_rows)
+            if chunked:  # the proxy negated: the lowest score wins (_run_on_items)
+                chunk_score[i] = -best
+            if best_p >= 0:
+                # children impurity c - proxy, clipped at 0 except for gradients' -proxy
+                children = sums[2] - best if gradient else max(sums[2] - best, 0.0)
+                _store_binary_split(
+                    f, i if chunked else s, children, node_impurity, sums[0], w_left, xs, best_p,
+                    n_miss, missing_left, n_cand, np.empty(0), chunk_record if chunked else record)
 
     # the kind's scans as the hook's globals (see with_globals), named by the calls above
     return prepare, new_scratch, njit(cache=True, inline="always")(with_globals(
-        scan_pair, scan_by_reciprocal=_sum_scan(True, True, False, False, False, False),
+        scan_item, scan_by_reciprocal=_sum_scan(True, True, False, False, False, False),
         scan_general=_sum_scan(unit_weight, False, may_miss, constrained, positive, gradient)))
 
 
 #: each statistics kind's hooks for :func:`_make_item_search`: ``prepare(args)`` (the level's
-#: values, once), ``new_scratch(args, level)`` (a task's own) and ``scan_pair(args, level,
-#: scratch, f, s, xs, idx, ys, p0, p1, i, chunked, chunk_stats, chunk_score, chunk_record,
-#: record)`` (one item's pair: its rows' candidates ``p0 .. p1 - 1``, into its slot)
+#: values, once), ``new_scratch(args, level)`` (a task's own) and ``scan_item(args, level,
+#: scratch, layout, items, i, chunk_stats, chunk_score, chunk_record, record)`` (item ``i``'s
+#: pairs, :func:`_item_pairs` and :func:`_item_pair`: their rows' candidates, into their slots;
+#: the item's loop is the hook's, so that it unpacks its arguments once an item, not once a
+#: pair: 30 ns a pair, a tenth of B3's deepest levels, measured)
 _ITEM_KINDS = {"classes": _classes_kind, "sums": _sums_kind}
 
 
 def _make_item_search(name, *flags):
     """The parallel search of one statistics kind over a level's work items
-    (:mod:`fasttree.kernels.work_items`): each task runs its items in turn, each item's pairs
-    (or its one chunk) through the kind's hooks (:data:`_ITEM_KINDS`), inlined here."""
+    (:mod:`fasttree.kernels.work_items`): each task runs its items in turn, each item (its
+    pairs, or its one chunk) through the kind's hooks (:data:`_ITEM_KINDS`), inlined here."""
     # the hooks reach the kernel as globals, never as variables it closes over (with_globals)
-    hooks = dict(zip(("prepare", "new_scratch", "scan_pair"), _ITEM_KINDS[name](*flags)))
+    hooks = dict(zip(("prepare", "new_scratch", "scan_item"), _ITEM_KINDS[name](*flags)))
 
     def search(layout, items, args, chunk_stats, chunk_score, chunk_record, record):
-        sorted_x, sorted_idx, sorted_y, seg_start, seg_end = layout
-        (task_item, pair_feature, pair_segment, item_first, item_stop, item_lo, item_hi, _,
-         _) = items
+        task_item = items[0]
         level = prepare(args)
         for t in prange(task_item.shape[0] - 1):
             work = new_scratch(args, level)
             for i in range(task_item[t], task_item[t + 1]):
-                chunked = item_hi[i] > 0
-                for q in range(item_first[i], item_stop[i]):
-                    f, s, xs, idx, ys, p0, p1 = _item_pair(
-                        sorted_x, sorted_idx, sorted_y, seg_start, seg_end, pair_feature,
-                        pair_segment, item_lo, item_hi, i, q)
-                    scan_pair(args, level, work, f, s, xs, idx, ys, p0, p1, i, chunked,
-                              chunk_stats, chunk_score, chunk_record, record)
+                scan_item(args, level, work, layout, items, i, chunk_stats, chunk_score,
+                          chunk_record, record)
 
     return njit(parallel=True, cache=True)(with_globals(search, **hooks))
 

@@ -337,6 +337,8 @@ def chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start, pair_feat
     Each chunk's own counts, by the node-statistics kernel
     (:func:`~fasttree.kernels.segment_class_weights`, every chunk a segment of its feature
     row, in parallel), then their exclusive prefix per pair in chunk order."""
+    if not (item_hi > 0).any():  # no chunk: nothing to add (a small level's 50 us, measured)
+        return np.zeros((item_first.shape[0], n_classes))
     feature, first, stop, first_block = _blocks_before_another(
         seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi, pair_chunk,
         pair_n_chunks, np.iinfo(np.int64).max)
@@ -357,6 +359,8 @@ def chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, pair_feature, 
     parallel, the same additions in the same order as a scan's within a block), then the blocks
     added one after another per pair, as the scan adds them (:func:`_block_prefix`): a chunk
     starts from the very sums one scan of the node would have there."""
+    if not (item_hi > 0).any():  # no chunk: nothing to add
+        return np.zeros((item_first.shape[0], 2))
     feature, first, stop, first_block = _blocks_before_another(
         seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi, pair_chunk,
         pair_n_chunks, block_rows)
