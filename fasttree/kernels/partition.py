@@ -317,12 +317,16 @@ def _move_plan(n_features, seg_start, seg_end, skip_feature, n_threads, min_chun
         that numba's static schedule gives each thread as many chunks of about equal rows.
     """
     n_segments = seg_start.shape[0]
+    no_pairs = np.empty(0, dtype=np.int64)
+    if n_threads == 1:  # one lane of the whole grid, nothing chunked (what the cut below gives
+        # one thread, without its dozen numpy calls: a small level's 10 us, measured)
+        return (np.array([0, n_features * n_segments], dtype=np.int64), no_pairs, no_pairs,
+                np.ones(0, dtype=np.int64))
     seg_rows = seg_end - seg_start
     skips = (skip_feature >= 0) & (skip_feature < n_features)
     feature_rows = int(seg_rows.sum()) - np.bincount(skip_feature[skips], seg_rows[skips],
                                                      minlength=n_features).astype(np.int64)
     total = int(feature_rows.sum())
-    no_pairs = np.empty(0, dtype=np.int64)
     # worth trying: two chunks or more, and more than a quarter of a thread's share (checked on
     # the segments first: deep levels hold a million small pairs and no candidate)
     large = (seg_rows >= 2 * min_chunk_rows) & (4 * n_threads * seg_rows > total)
