@@ -219,6 +219,10 @@ def _move_two_way_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, seg_
                 np.empty(0, dtype=np.int32), left_bits, skip_feature, scratch)
 
 
+#: the chunked pairs' table of a level with none (nothing reads it)
+_NOT_CHUNKED = np.zeros((0, 0), dtype=np.uint8)
+
+
 def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                 branch_rows, row_branch, branch_0_bits, skip_feature, scratch=None):
     """Move every (feature, segment) pair but segment ``s`` in feature row ``skip_feature[s]``
@@ -231,20 +235,26 @@ def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branc
         n_features, seg_start, seg_end, skip_feature, numba.get_num_threads(),
         MIN_MOVE_CHUNK_ROWS, MOVE_CHUNK_ROWS)
     # a two-way move buffers a segment's smaller side, a k-way one its whole slice; only the
-    # segments with a pair moved whole need them
-    not_whole = np.bincount(chunked_segment, minlength=seg_start.shape[0])
-    not_whole += (skip_feature >= 0) & (skip_feature < n_features)
-    used = not_whole < n_features
-    if lane_first[-1] > 0 and used.any():
-        first_branch = branch_offset[:-1][used]
-        lengths = np.where(np.diff(branch_offset)[used] == 2,
-                           _smaller_side(seg_start[used], seg_end[used],
-                                         branch_rows[first_branch]),
-                           (seg_end - seg_start)[used])
+    # segments with a pair moved whole need them (with none chunked, all of them: buffers as
+    # long as a skipped segment's at most, without the NumPy calls, 20 us of a small level)
+    used = slice(None)
+    if chunked_feature.shape[0] > 0:
+        not_whole = np.bincount(chunked_segment, minlength=seg_start.shape[0])
+        not_whole += (skip_feature >= 0) & (skip_feature < n_features)
+        used = not_whole < n_features
+    if lane_first[-1] > 0 and seg_start[used].shape[0] > 0:
+        if k_way:
+            lengths = np.where(np.diff(branch_offset)[used] == 2,
+                               _smaller_side(seg_start[used], seg_end[used],
+                                             branch_rows[branch_offset[:-1][used]]),
+                               (seg_end - seg_start)[used])
+        else:
+            lengths = _smaller_side(seg_start[used], seg_end[used], branch_rows[0::2][used])
         buffers = _thread_buffers(lane_first.shape[0] - 1, sorted_y, lengths)
-        chunked = np.zeros((n_features, seg_start.shape[0]) if chunked_feature.shape[0] > 0
-                           else (0, 0), dtype=np.uint8)
-        chunked[chunked_feature, chunked_segment] = 1
+        chunked = _NOT_CHUNKED
+        if chunked_feature.shape[0] > 0:
+            chunked = np.zeros((n_features, seg_start.shape[0]), dtype=np.uint8)
+            chunked[chunked_feature, chunked_segment] = 1
         _move_lanes(k_way)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
                            branch_rows, row_branch, branch_0_bits, skip_feature, chunked,
                            lane_first, *buffers)

@@ -142,17 +142,28 @@ def better_side(best_a, best_a_p, best_a_w, best_b, best_b_p, best_b_w):
     return best_a, best_a_p, best_a_w, False
 
 
+#: the record's fields by dtype: each dtype's one block (:func:`new_split_record`) and its
+#: fields' positions; and the fields' dtypes in order (:func:`check_split_record`): worked out
+#: once, not per level
+_BLOCKS = [(np.dtype(dtype), [i for i, name in enumerate(SplitRecord._fields)
+                              if FIELD_DTYPES[name] is dtype])
+           for dtype in dict.fromkeys(FIELD_DTYPES.values())]
+_FIELD_DTYPES = tuple(np.dtype(FIELD_DTYPES[name]) for name in SplitRecord._fields)
+
+
 def new_split_record(n_features, n_segments):
     """An empty :class:`SplitRecord`: no pair has a split until a kernel writes one."""
     # one block per dtype, each field a contiguous slice of it: four allocations, not ten
     shape = (n_features, n_segments)
-    fields = {}
-    for dtype in dict.fromkeys(FIELD_DTYPES.values()):
-        names = [name for name, of in FIELD_DTYPES.items() if of is dtype]
-        fields.update(zip(names, np.zeros((len(names),) + shape, dtype=dtype)))
-    fields["children_impurity"][...] = np.inf
-    fields["subset_class"][...] = -1
-    return SplitRecord(**fields)
+    fields = [None] * len(SplitRecord._fields)
+    for dtype, positions in _BLOCKS:
+        block = np.zeros((len(positions),) + shape, dtype=dtype)
+        for i, position in enumerate(positions):
+            fields[position] = block[i]
+    record = SplitRecord._make(fields)
+    record.children_impurity.fill(np.inf)
+    record.subset_class.fill(-1)
+    return record
 
 
 def check_split_record(record, n_features, n_segments):
@@ -169,13 +180,13 @@ def check_split_record(record, n_features, n_segments):
     if not isinstance(record, SplitRecord):
         raise TypeError("record must be a SplitRecord (new_split_record(n_features, n_segments)), "
                         f"got {type(record).__name__}")
-    for name, dtype in FIELD_DTYPES.items():
-        field = getattr(record, name)
-        if not isinstance(field, np.ndarray) or field.shape != (n_features, n_segments):
+    shape = (n_features, n_segments)
+    for name, field, dtype in zip(SplitRecord._fields, record, _FIELD_DTYPES):
+        if not isinstance(field, np.ndarray) or field.shape != shape:
             raise ValueError(f"record.{name} must have shape ({n_features}, {n_segments}), got "
                              f"{getattr(field, 'shape', type(field).__name__)}")
         if field.dtype != dtype:
-            raise ValueError(f"record.{name} must be {np.dtype(dtype).name}, got {field.dtype}")
+            raise ValueError(f"record.{name} must be {dtype.name}, got {field.dtype}")
         if not field.flags.c_contiguous:
             raise ValueError(f"record.{name} must be C-contiguous")
 

@@ -60,7 +60,7 @@ from .split_record import (NO_CANDIDATE, better_side, check_split_record, missin
                            new_split_record, write_split)
 from . import work_items
 from .work_items import (SUM_BLOCK_ROWS, WorkItems, chunk_class_prefix, chunk_sum_prefix,
-                         exact_tasks)
+                         exact_tasks, tasks_per_level)
 
 
 #: scikit-learn's ``FEATURE_THRESHOLD`` (float32, like the values): two sorted values closer than
@@ -517,7 +517,9 @@ def find_best_splits_classification(
                    node_bounds), items, chunk_left, record)
 
 
-#: the items' record of a level without chunks (nothing writes to it: one for all such levels)
+#: the items' scores and record of a level without chunks (nothing writes to them: one for all
+#: such levels)
+_NO_CHUNK_SCORE = np.empty(0)
 _NO_CHUNK_RECORD = new_split_record(0, 0)
 
 
@@ -534,14 +536,16 @@ def _run_on_items(kind, layout, args, items, chunk_stats, record):
     the level (a record as wide as segments and items, copied in and out, took 66 ms a fit on
     B11 multiway's levels of thousands of nodes).  NumPy: nothing more for the kernels to
     compile."""
+    if items.n_chunked == 0:  # nothing writes the chunks' scores and record
+        specialized(_make_item_search, *kind)(layout, (items.task_item,) + items.arrays(), args,
+                                              chunk_stats, _NO_CHUNK_SCORE, _NO_CHUNK_RECORD,
+                                              record)
+        return
     chunk_score = np.full(items.item_first.shape[0], np.inf)
-    chunked = np.flatnonzero(items.pair_chunk >= 0)
-    chunk_record = (new_split_record(record.gain.shape[0], chunk_score.shape[0])
-                    if chunked.size else _NO_CHUNK_RECORD)
+    chunk_record = new_split_record(record.gain.shape[0], chunk_score.shape[0])
     specialized(_make_item_search, *kind)(layout, (items.task_item,) + items.arrays(), args,
                                           chunk_stats, chunk_score, chunk_record, record)
-    if chunked.size == 0:
-        return
+    chunked = np.flatnonzero(items.pair_chunk >= 0)
     k = items.pair_n_chunks[chunked]
     offsets = np.cumsum(k) - k
     chunk = np.repeat(items.pair_chunk[chunked] - offsets, k) + np.arange(k.sum())
@@ -575,17 +579,13 @@ def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_l
     of it (sums added in blocks).
     """
     status = _pair_status(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf)
-    # feature-major; np.nonzero's arrays of a 2-D array are strided views, another numba type
-    flat = np.flatnonzero(status)
-    pair_feature, pair_segment = np.divmod(flat, status.shape[1])
-    with_missing = status.ravel()[flat] == PAIR_MISSING
-    constrained = monotonic_cst[pair_feature] != 0 if monotonic_cst.shape[0] else False
-    pair_rows = (seg_end - seg_start)[pair_segment]
-    chunkable = ~(with_missing | constrained)
-    missing = bool(with_missing.any())
-    n_tasks = exact_tasks(pair_rows.sum(), search_threads()) if exact else None
-    return (WorkItems(pair_feature, pair_segment, pair_rows, chunkable & chunk, n_tasks, granule),
-            missing)
+    pair_feature, pair_segment, pair_rows, chunkable, missing = _listed_pairs(
+        status, seg_start, seg_end, monotonic_cst, chunk)
+    total_rows = pair_rows.sum()
+    n_tasks = tasks_per_level(total_rows)
+    if exact and n_tasks > 1:  # (numba's thread count is a call of its own: not for one task)
+        n_tasks = exact_tasks(total_rows, search_threads())
+    return WorkItems(pair_feature, pair_segment, pair_rows, chunkable, n_tasks, granule), missing
 
 
 def search_threads():
@@ -617,6 +617,38 @@ def _pair_status(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf):
             if not _same_value(sorted_x[f, start], last):
                 status[f, s] = PAIR_MISSING if np.isnan(last) else PAIR_SCANNED
     return status
+
+
+@njit(cache=True)
+def _listed_pairs(status, seg_start, seg_end, monotonic_cst, chunk):
+    """The pairs :func:`_pair_status` scans, feature-major: their features, nodes and rows,
+    whether each may be cut into chunks (``chunk``, and neither missing rows nor a monotonicity
+    constraint), and whether any has missing rows.  One serial walk of the status (in NumPy a
+    dozen calls, 10 us of a small level's 50, measured)."""
+    n_features, n_segments = status.shape
+    n_pairs = 0
+    for f in range(n_features):
+        for s in range(n_segments):
+            n_pairs += status[f, s] != PAIR_SKIPPED
+    pair_feature = np.empty(n_pairs, dtype=np.int64)
+    pair_segment = np.empty(n_pairs, dtype=np.int64)
+    pair_rows = np.empty(n_pairs, dtype=np.int64)
+    chunkable = np.empty(n_pairs, dtype=np.bool_)
+    any_missing = False
+    q = 0
+    for f in range(n_features):
+        constrained = monotonic_cst.shape[0] > 0 and monotonic_cst[f] != 0
+        for s in range(n_segments):
+            if status[f, s] == PAIR_SKIPPED:
+                continue
+            missing = status[f, s] == PAIR_MISSING
+            any_missing |= missing
+            pair_feature[q] = f
+            pair_segment[q] = s
+            pair_rows[q] = seg_end[s] - seg_start[s]
+            chunkable[q] = chunk and not (missing or constrained)
+            q += 1
+    return pair_feature, pair_segment, pair_rows, chunkable, any_missing
 
 
 @njit(cache=True, inline="always")

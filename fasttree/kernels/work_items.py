@@ -202,6 +202,8 @@ class WorkItems:
         First item (chunk) of a pair cut into chunks, -1 for a pair covered whole.
     pair_n_chunks : ndarray of shape (n_pairs,), int64
         Its number of chunks (1 for a pair covered whole).
+    n_chunked : int
+        Pairs cut into chunks.
     """
 
     def __init__(self, pair_feature, pair_segment, pair_rows, chunkable, n_tasks=None,
@@ -211,9 +213,8 @@ class WorkItems:
         self.pair_feature = pair_feature
         self.pair_segment = pair_segment
         (self.task_item, self.item_first, self.item_stop, self.item_lo, self.item_hi,
-         self.pair_chunk, self.pair_n_chunks) = _plan(pair_rows, chunkable,
-                                                      np.int64(max(1, n_tasks)),
-                                                      np.int64(max(1, granule)))
+         self.pair_chunk, self.pair_n_chunks, self.n_chunked) = _plan(
+             pair_rows, chunkable, np.int64(max(1, n_tasks)), np.int64(max(1, granule)))
 
     def arrays(self):
         """The eight arrays of the items, in the order the kernels take them (after
@@ -247,6 +248,7 @@ def _plan(pair_rows, chunkable, n_tasks, granule):
     task_end = total // n_tasks
     batch_open = False  # whether item n_items - 1 is a batch of whole pairs of task t
     before = np.int64(0)  # the level's rows before pair q
+    n_chunked = 0
     for q in range(n_pairs):
         n = pair_rows[q]
         lo = np.int64(0)
@@ -282,11 +284,12 @@ def _plan(pair_rows, chunkable, n_tasks, granule):
             if lo >= n:
                 pair_chunk[q] = first_chunk_item
                 pair_n_chunks[q] = n_items - first_chunk_item
+                n_chunked += 1
                 break
         before += n
     task_item[t + 1:] = n_items
     return (task_item, item_first[:n_items], item_stop[:n_items], item_lo[:n_items],
-            item_hi[:n_items], pair_chunk, pair_n_chunks)
+            item_hi[:n_items], pair_chunk, pair_n_chunks, n_chunked)
 
 
 def _blocks_before_another(seg_start, pair_feature, pair_segment, item_first, item_lo,
