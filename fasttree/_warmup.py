@@ -262,13 +262,15 @@ def _large_node_paths():
     """Grow the kinds' levels on every thread and move their nodes in row chunks, as a fit of
     tens of thousands of rows does (:func:`fasttree.kernels.partition._move_plan`; the kinds'
     data have hundreds, whose levels run on one thread): the cache then also holds the chunk
-    movers of their large fits, and the prefix of the searches' row chunks.  The trees are the
+    movers of their large fits, the prefix of the searches' row chunks and the pair listing of
+    layouts too large for one task a level.  The trees are the
     same (a stable partition has one result)."""
     from . import grower
-    from .kernels import partition, work_items
+    from .kernels import partition, split_search, work_items
 
     settings = [(partition, "MOVE_CHUNK_ROWS", 8), (partition, "MIN_MOVE_CHUNK_ROWS", 8),
-                (partition, "CHUNKED_MOVE_COST", 0.0), (grower, "SMALL_LEVEL_WORK", 0)]
+                (partition, "CHUNKED_MOVE_COST", 0.0), (grower, "SMALL_LEVEL_WORK", 0),
+                (split_search, "ONE_TASK_LAYOUT", 0)]
     _presort_by_buckets()
     # the searches' chunks start from the rows before them (work_items.chunk_class_prefix and
     # chunk_sum_prefix, one kernel of one signature): the kinds' levels have no chunk

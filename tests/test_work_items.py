@@ -432,3 +432,56 @@ def test_grid_tasks_cut_the_grid_where_a_naive_cut_does(n_features, rows):
         want.append(int(reached[0]) if reached.size else work.size)
     want.append(work.size)
     np.testing.assert_array_equal(first, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pair_rows=st.lists(st.integers(0, 50), max_size=12), granule=st.integers(1, 4))
+def test_one_task_items_are_the_plan_of_one_task(pair_rows, granule):
+    """``WorkItems.one_task`` (a small layout's level) gives the arrays the plan gives for one
+    task: one item of every pair, none cut."""
+    pair_rows = np.array(pair_rows, dtype=np.int64)
+    n = pair_rows.size
+    pairs = np.arange(n, dtype=np.int64)
+    planned = WorkItems(pairs, pairs, pair_rows, np.ones(n, dtype=bool), 1, granule)
+    quick = WorkItems.one_task(pairs, pairs)
+    for name in ("task_item", "item_first", "item_stop", "item_lo", "item_hi", "pair_chunk",
+                 "pair_n_chunks"):
+        np.testing.assert_array_equal(getattr(quick, name), getattr(planned, name), err_msg=name)
+        assert getattr(quick, name).dtype == getattr(planned, name).dtype, name
+    assert quick.n_chunked == planned.n_chunked == 0
+    for a, b in zip(quick.arrays(), planned.arrays()):
+        np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_rows=st.integers(1, 60), n_features=st.integers(1, 5),
+       min_samples_leaf=st.integers(1, 4), missing=st.booleans(), constrained=st.booleans())
+def test_a_small_layout_lists_the_pairs_a_large_one_does(seed, n_rows, n_features,
+                                                          min_samples_leaf, missing, constrained):
+    """The pairs of a layout small enough for one task a level (found serially, with its
+    items made without a plan) are those of the parallel status and the plan: the same pairs,
+    missing flag and items."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(n_rows, n_features)).astype(np.float32)
+    if missing:
+        X[rng.random(X.shape) < 0.2] = np.nan
+    sorted_x, _ = layout(X)
+    cuts = np.unique(rng.integers(0, n_rows + 1, size=4))
+    bounds = np.concatenate([[0], cuts[(cuts > 0) & (cuts < n_rows)], [n_rows]])
+    seg_start, seg_end = bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64)
+    mask = (rng.random((n_features, seg_start.size)) < 0.8).astype(np.uint8)
+    cst = (rng.integers(-1, 2, n_features).astype(np.int8) if constrained
+           else np.empty(0, dtype=np.int8))
+    small = split_search.numeric_scan_items(sorted_x, seg_start, seg_end, mask, min_samples_leaf,
+                                            cst)
+    saved = split_search.ONE_TASK_LAYOUT
+    split_search.ONE_TASK_LAYOUT = 0
+    try:
+        large = split_search.numeric_scan_items(sorted_x, seg_start, seg_end, mask,
+                                                min_samples_leaf, cst)
+    finally:
+        split_search.ONE_TASK_LAYOUT = saved
+    assert small[1] == large[1]
+    for a, b in zip((small[0].task_item,) + small[0].arrays(),
+                    (large[0].task_item,) + large[0].arrays()):
+        np.testing.assert_array_equal(a, b)

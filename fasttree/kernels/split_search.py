@@ -59,8 +59,8 @@ from .presort import check_row_ids
 from .split_record import (NO_CANDIDATE, better_side, check_split_record, missing_side,
                            new_split_record, write_split)
 from . import work_items
-from .work_items import (SUM_BLOCK_ROWS, WorkItems, chunk_class_prefix, chunk_sum_prefix,
-                         exact_tasks, tasks_per_level)
+from .work_items import (MIN_TASK_ROWS, SUM_BLOCK_ROWS, WorkItems, chunk_class_prefix,
+                         chunk_sum_prefix, exact_tasks, tasks_per_level)
 
 
 #: scikit-learn's ``FEATURE_THRESHOLD`` (float32, like the values): two sorted values closer than
@@ -578,14 +578,27 @@ def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_l
     (:func:`~fasttree.kernels.work_items.exact_tasks`); ``granule``: chunks start at multiples
     of it (sums added in blocks).
     """
+    if feature_mask.shape[0] * sorted_x.shape[1] < ONE_TASK_LAYOUT:
+        # a layout this small makes one task of any level: its pairs listed in one serial
+        # call, no plan to work out (three calls and 15 us of a small level's 40, measured)
+        pair_feature, pair_segment, pair_rows, _, missing = _listed_pairs(
+            _SMALL_LAYOUT, sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+            monotonic_cst, False)
+        return WorkItems.one_task(pair_feature, pair_segment), missing
     status = _pair_status(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf)
     pair_feature, pair_segment, pair_rows, chunkable, missing = _listed_pairs(
-        status, seg_start, seg_end, monotonic_cst, chunk)
+        status, sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, monotonic_cst,
+        chunk)
     total_rows = pair_rows.sum()
     n_tasks = tasks_per_level(total_rows)
     if exact and n_tasks > 1:  # (numba's thread count is a call of its own: not for one task)
         n_tasks = exact_tasks(total_rows, search_threads())
     return WorkItems(pair_feature, pair_segment, pair_rows, chunkable, n_tasks, granule), missing
+
+
+#: a layout of fewer values (features x rows) makes one task of any level (each task has
+#: ``MIN_TASK_ROWS`` rows at least: :func:`~fasttree.kernels.work_items.tasks_per_level`)
+ONE_TASK_LAYOUT = MIN_TASK_ROWS
 
 
 def search_threads():
@@ -595,6 +608,19 @@ def search_threads():
 
 #: :func:`_pair_status` of a pair not scanned, scanned, scanned with missing rows
 PAIR_SKIPPED, PAIR_SCANNED, PAIR_MISSING = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def _status_of(sorted_x, seg_start, seg_end, feature_mask, min_rows, f, s):
+    """Pair (``f``, node ``s``)'s ``PAIR_*`` status (:func:`_pair_status`)."""
+    start = seg_start[s]
+    end = seg_end[s]
+    if feature_mask[f, s] == 0 or end - start < min_rows:
+        return PAIR_SKIPPED
+    last = sorted_x[f, end - 1]
+    if _same_value(sorted_x[f, start], last):
+        return PAIR_SKIPPED
+    return PAIR_MISSING if np.isnan(last) else PAIR_SCANNED
 
 
 @njit(cache=True, parallel=True)
@@ -608,24 +634,30 @@ def _pair_status(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf):
     status = np.empty((n_features, n_segments), dtype=np.uint8)
     for f in prange(n_features):
         for s in range(n_segments):
-            start = seg_start[s]
-            end = seg_end[s]
-            status[f, s] = PAIR_SKIPPED
-            if feature_mask[f, s] == 0 or end - start < min_rows:
-                continue
-            last = sorted_x[f, end - 1]
-            if not _same_value(sorted_x[f, start], last):
-                status[f, s] = PAIR_MISSING if np.isnan(last) else PAIR_SCANNED
+            status[f, s] = _status_of(sorted_x, seg_start, seg_end, feature_mask, min_rows, f, s)
     return status
 
 
+#: :func:`_listed_pairs`'s ``status`` for a small layout (its pairs' status found there)
+_SMALL_LAYOUT = np.zeros((0, 0), dtype=np.uint8)
+
+
 @njit(cache=True)
-def _listed_pairs(status, seg_start, seg_end, monotonic_cst, chunk):
-    """The pairs :func:`_pair_status` scans, feature-major: their features, nodes and rows,
-    whether each may be cut into chunks (``chunk``, and neither missing rows nor a monotonicity
-    constraint), and whether any has missing rows.  One serial walk of the status (in NumPy a
-    dozen calls, 10 us of a small level's 50, measured)."""
-    n_features, n_segments = status.shape
+def _listed_pairs(status, sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+                  monotonic_cst, chunk):
+    """The pairs a search scans, feature-major: their features, nodes and rows, whether each
+    may be cut into chunks (``chunk``, and neither missing rows nor a monotonicity constraint),
+    and whether any has missing rows.  ``status``: the pairs' :func:`_pair_status`, or
+    ``_SMALL_LAYOUT`` to find it here, serially.  One serial walk (in NumPy a dozen calls, 10 us
+    of a small level's 50, measured)."""
+    n_features, n_segments = feature_mask.shape
+    if status.shape[0] == 0:
+        min_rows = max(2 * min_samples_leaf, 2)
+        status = np.empty((n_features, n_segments), dtype=np.uint8)
+        for f in range(n_features):
+            for s in range(n_segments):
+                status[f, s] = _status_of(sorted_x, seg_start, seg_end, feature_mask, min_rows,
+                                          f, s)
     n_pairs = 0
     for f in range(n_features):
         for s in range(n_segments):

@@ -216,6 +216,23 @@ class WorkItems:
          self.pair_chunk, self.pair_n_chunks, self.n_chunked) = _plan(
              pair_rows, chunkable, np.int64(max(1, n_tasks)), np.int64(max(1, granule)))
 
+    @classmethod
+    def one_task(cls, pair_feature, pair_segment):
+        """The items of one task, as ``WorkItems(..., n_tasks=1)`` cuts them (one item of every
+        pair, none cut), without a plan to work out: a small level's."""
+        items = cls.__new__(cls)
+        n_pairs = pair_feature.shape[0]
+        items.pair_feature = pair_feature
+        items.pair_segment = pair_segment
+        items.task_item = np.array([0, min(n_pairs, 1)], dtype=np.int64)
+        items.item_first = np.zeros(min(n_pairs, 1), dtype=np.int64)
+        items.item_stop = np.full(min(n_pairs, 1), n_pairs, dtype=np.int64)
+        items.item_lo = items.item_hi = items.item_first
+        items.pair_chunk = np.full(n_pairs, -1, dtype=np.int64)
+        items.pair_n_chunks = np.ones(n_pairs, dtype=np.int64)
+        items.n_chunked = 0
+        return items
+
     def arrays(self):
         """The eight arrays of the items, in the order the kernels take them (after
         ``task_item``)."""
