@@ -164,8 +164,11 @@ def recording():
         return partition(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, split_feature,
                          *args)
 
+    # a layout small enough for one task a level skips the plan (WorkItems.one_task, the same
+    # items): planned here, so that every level passes through the recorder
     with mock.patch.object(work_items.WorkItems, "__init__", record_items), \
-            mock.patch.object(exact_splitter, "_partition_prefix", record_partition):
+            mock.patch.object(exact_splitter, "_partition_prefix", record_partition), \
+            mock.patch.object(split_search, "ONE_TASK_LAYOUT", 0):
         yield log
 
 

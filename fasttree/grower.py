@@ -288,14 +288,13 @@ class TreeGrower:
     def _candidates(self, batch):
         """Nodes that the stopping rules allow to split (scikit-learn's pre-search checks)."""
         p = self.params
-        n = batch.end - batch.start
-        return (
-            (batch.depth < p.max_depth)
-            & (n >= p.min_samples_split)
-            & (n >= 2 * p.min_samples_leaf)
-            & (batch.weight >= 2.0 * p.min_weight_leaf)
-            & (batch.impurity > EPSILON)
-        )
+        candidate = ((batch.depth < p.max_depth)
+                     & (batch.end - batch.start >= max(p.min_samples_split,
+                                                       2 * p.min_samples_leaf))
+                     & (batch.impurity > EPSILON))
+        if p.min_weight_leaf > 0.0:  # (a node's weight is never negative)
+            candidate &= batch.weight >= 2.0 * p.min_weight_leaf
+        return candidate
 
     def _search(self, batch, candidate):
         """Find the best split of the candidate nodes and decide which ones to split."""
@@ -304,12 +303,16 @@ class TreeGrower:
         cand = np.flatnonzero(candidate)
         record, best = None, np.zeros(0, dtype=np.int64)
         if cand.size:
-            start = np.ascontiguousarray(batch.start[cand])
-            end = np.ascontiguousarray(batch.end[cand])
-            stats = np.ascontiguousarray(batch.stats[cand])
-            banned = None if batch.banned is None else batch.banned[cand]
-            bounds = None if batch.bounds is None else np.ascontiguousarray(batch.bounds[cand])
-            record = self._find_splits(start, end, stats, batch.node_key[cand], banned, bounds)
+            # every node a candidate (most levels of a small tree): the batch's own arrays
+            every = cand.size == size
+
+            def take(values):
+                return np.ascontiguousarray(values if every else values[cand])
+
+            start, end, stats = take(batch.start), take(batch.end), take(batch.stats)
+            banned = None if batch.banned is None else take(batch.banned)
+            bounds = None if batch.bounds is None else take(batch.bounds)
+            record = self._find_splits(start, end, stats, take(batch.node_key), banned, bounds)
             gain, n_branches = record.gain, record.n_branches
             if p.select_rule == SELECT_GAIN_RATIO:
                 # C4.5 charges a numeric split log2(candidate thresholds) / node weight; a split
@@ -385,7 +388,12 @@ class TreeGrower:
         """
         if not self._all_levels_small:  # else on one thread since the presort
             self._set_level_threads(int(np.sum(batch.end[rows] - batch.start[rows])))
-        take = lambda name: np.ascontiguousarray(getattr(batch, name)[rows])  # noqa: E731
+        whole = rows.size == batch.ids.size  # every node splits: the batch's arrays as they are
+
+        def take(name):  # the split nodes' values of a field, contiguous
+            values = getattr(batch, name)
+            return np.ascontiguousarray(values if whole else values[rows])
+
         feature, n_branches, n_left = take("feature"), take("n_branches"), take("n_left")
         start, end, branch_rows = self._splitter.split(
             take("start"), take("end"), feature, take("kind"), take("threshold"),
@@ -393,15 +401,15 @@ class TreeGrower:
             take("category_offset"), take("category_n_codes"))
         parent_of_child, child_start, child_end, first_child = _child_segments(
             start, n_branches, branch_rows)
-        child_depth = batch.depth[rows][parent_of_child] + 1
+        child_depth = take("depth")[parent_of_child] + 1
         banned = self._child_bans(batch, rows, parent_of_child)
         # The split feature's row holds each child's rows (prefix splits: left first; routed
         # splits: already partitioned), so the children's statistics, and with them the stopping
         # rules, are known before partitioning prefix splits; a parent none of whose children
         # will be searched (pure, too small, at max_depth) is not partitioned at all.
         branch = np.arange(parent_of_child.shape[0]) - first_child[parent_of_child]
-        child_key = child_keys(batch.node_key[rows][parent_of_child], branch)
-        children = self._new_batch(batch.tree[rows][parent_of_child], child_start, child_end,
+        child_key = child_keys(take("node_key")[parent_of_child], branch)
+        children = self._new_batch(take("tree")[parent_of_child], child_start, child_end,
                                    child_depth, child_key, feature[parent_of_child], banned)
         if batch.bounds is not None:
             children.bounds = self._child_bounds(batch.bounds[rows], feature, n_branches,
@@ -415,7 +423,7 @@ class TreeGrower:
             self._splitter.partition_prefix(start[needed], end[needed], feature[needed],
                                             n_left[needed])
         self._search(children, candidate)
-        self._links.append((batch.ids[rows], children.ids[first_child], n_branches))
+        self._links.append((take("ids"), children.ids[first_child], n_branches))
         return children
 
     def _child_bounds(self, bounds, feature, n_branches, parent_of_child, children):
