@@ -513,7 +513,8 @@ def _thread_buffers(n_rows, sorted_y, lengths):
     are mapped afresh by glibc every time, and every buffer is under Dask, whose nanny makes
     glibc return freed memory at once).
     """
-    length = max(1, int(np.max(lengths, initial=0)))
+    lengths = np.asarray(lengths)
+    length = max(1, int(lengths.max())) if lengths.size else 1  # (np.max's initial: 2 us more)
     return (np.empty((n_rows, length), dtype=np.float32),
             np.empty((n_rows, length), dtype=np.int32),
             np.empty((n_rows, length if sorted_y.shape[1] > 0 else 0), dtype=sorted_y.dtype))
