@@ -263,8 +263,8 @@ def _large_node_paths():
     tens of thousands of rows does (:func:`fasttree.kernels.partition._move_plan`; the kinds'
     data have hundreds, whose levels run on one thread): the cache then also holds the chunk
     movers of their large fits, the prefix of the searches' row chunks and the pair listing of
-    layouts too large for one task a level.  The trees are the
-    same (a stable partition has one result)."""
+    layouts too large for one task a level.  The trees are the same (a stable partition has one
+    result)."""
     from . import grower
     from .kernels import partition, split_search, work_items
 

@@ -303,16 +303,11 @@ class TreeGrower:
         cand = np.flatnonzero(candidate)
         record, best = None, np.zeros(0, dtype=np.int64)
         if cand.size:
-            # every node a candidate (most levels of a small tree): the batch's own arrays
-            every = cand.size == size
-
-            def take(values):
-                return np.ascontiguousarray(values if every else values[cand])
-
-            start, end, stats = take(batch.start), take(batch.end), take(batch.stats)
-            banned = None if batch.banned is None else take(batch.banned)
-            bounds = None if batch.bounds is None else take(batch.bounds)
-            record = self._find_splits(start, end, stats, take(batch.node_key), banned, bounds)
+            take = _rows_of(batch, cand)
+            start, end, stats = take("start"), take("end"), take("stats")
+            banned = None if batch.banned is None else take("banned")
+            bounds = None if batch.bounds is None else take("bounds")
+            record = self._find_splits(start, end, stats, take("node_key"), banned, bounds)
             gain, n_branches = record.gain, record.n_branches
             if p.select_rule == SELECT_GAIN_RATIO:
                 # C4.5 charges a numeric split log2(candidate thresholds) / node weight; a split
@@ -344,7 +339,7 @@ class TreeGrower:
         """Category -> branch maps of the categorical splits chosen for ``rows`` of a batch."""
         if rows.size == 0:
             return
-        take = lambda name: np.ascontiguousarray(getattr(batch, name)[rows])  # noqa: E731
+        take = _rows_of(batch, rows)
         offset, n_codes = self._splitter.describe_categorical(
             take("start"), take("end"), take("stats"), take("feature"), take("kind"),
             take("threshold"), take("missing_branch"), take("subset_class"))
@@ -388,12 +383,7 @@ class TreeGrower:
         """
         if not self._all_levels_small:  # else on one thread since the presort
             self._set_level_threads(int(np.sum(batch.end[rows] - batch.start[rows])))
-        whole = rows.size == batch.ids.size  # every node splits: the batch's arrays as they are
-
-        def take(name):  # the split nodes' values of a field, contiguous
-            values = getattr(batch, name)
-            return np.ascontiguousarray(values if whole else values[rows])
-
+        take = _rows_of(batch, rows)
         feature, n_branches, n_left = take("feature"), take("n_branches"), take("n_left")
         start, end, branch_rows = self._splitter.split(
             take("start"), take("end"), feature, take("kind"), take("threshold"),
@@ -692,6 +682,19 @@ def _clip_values(value, bounds, classification):
     value[:, 0, 0] = np.where(v < lower, lower, np.where(v > upper, upper, v))
     if classification and value.shape[2] == 2:
         value[:, 0, 1] = 1.0 - value[:, 0, 0]
+
+
+def _rows_of(batch, rows):
+    """A function of a field's name giving the batch's values of that field at ``rows`` (sorted
+    node positions), contiguous: the batch's own array when ``rows`` is every node (most levels
+    of a small tree), without a copy."""
+    every = rows.size == batch.ids.size
+
+    def take(name):
+        values = getattr(batch, name)
+        return np.ascontiguousarray(values if every else values[rows])
+
+    return take
 
 
 @njit(cache=True)

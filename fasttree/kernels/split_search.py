@@ -536,15 +536,14 @@ def _run_on_items(kind, layout, args, items, chunk_stats, record):
     the level (a record as wide as segments and items, copied in and out, took 66 ms a fit on
     B11 multiway's levels of thousands of nodes).  NumPy: nothing more for the kernels to
     compile."""
-    if items.n_chunked == 0:  # nothing writes the chunks' scores and record
-        specialized(_make_item_search, *kind)(layout, (items.task_item,) + items.arrays(), args,
-                                              chunk_stats, _NO_CHUNK_SCORE, _NO_CHUNK_RECORD,
-                                              record)
-        return
-    chunk_score = np.full(items.item_first.shape[0], np.inf)
-    chunk_record = new_split_record(record.gain.shape[0], chunk_score.shape[0])
+    chunk_score, chunk_record = _NO_CHUNK_SCORE, _NO_CHUNK_RECORD  # nothing writes to them
+    if items.n_chunked:
+        chunk_score = np.full(items.item_first.shape[0], np.inf)
+        chunk_record = new_split_record(record.gain.shape[0], chunk_score.shape[0])
     specialized(_make_item_search, *kind)(layout, (items.task_item,) + items.arrays(), args,
                                           chunk_stats, chunk_score, chunk_record, record)
+    if items.n_chunked == 0:
+        return
     chunked = np.flatnonzero(items.pair_chunk >= 0)
     k = items.pair_n_chunks[chunked]
     offsets = np.cumsum(k) - k
@@ -581,7 +580,7 @@ def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_l
     if feature_mask.shape[0] * sorted_x.shape[1] < ONE_TASK_LAYOUT:
         # a layout this small makes one task of any level: its pairs listed in one serial
         # call, no plan to work out (three calls and 15 us of a small level's 40, measured)
-        pair_feature, pair_segment, pair_rows, _, missing = _listed_pairs(
+        pair_feature, pair_segment, _, _, missing = _listed_pairs(
             _SMALL_LAYOUT, sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
             monotonic_cst, False)
         return WorkItems.one_task(pair_feature, pair_segment), missing
