@@ -13,6 +13,7 @@ import numpy as np
 from ._dtypes import label_dtype
 from ._dtypes import CRITERION_SQUARED_ERROR
 from .kernels import node_impurity, reciprocal_table, xlog2x_table
+from .kernels.bounded_search import fine_bin_codes
 from .kernels.depth_first import breadth_first_order, grow_best_trees, grow_random_trees
 from .kernels.draws import root_key
 from .splitter import drawn_weights, small_counts
@@ -86,7 +87,18 @@ def _layout(y, counts, sample_weight, n_classes, weight_dtype=None):
     return rows, labels, weight, tree_offsets, tree_weights
 
 
-def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timings, X_t=None):
+def fit_columns(X, params, n_classes):
+    """What every batch of a fit reads besides ``X``: ``X`` transposed, and for best
+    thresholds of two classes each value's bin (:func:`~fasttree.kernels.bounded_search.
+    fine_bin_codes`, read by the bounded search of large nodes; None otherwise)."""
+    X_t = np.ascontiguousarray(X.T)
+    codes_t = (fine_bin_codes(X_t) if params.splitter == "best" and n_classes == 2
+               else None)
+    return X_t, codes_t
+
+
+def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timings,
+                     columns=None):
     """Grow one tree per row of ``counts`` depth first.
 
     Parameters
@@ -105,8 +117,8 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
         best thresholds).
     timings : dict
         Seconds per phase (``layout``, ``grow``, ``build``) are added here.
-    X_t : ndarray of shape (n_features, n_samples), float32, C-contiguous, or None
-        ``X`` transposed (made here when None).
+    columns : tuple or None
+        :func:`fit_columns` of ``X`` (made here when None).
 
     Returns
     -------
@@ -123,10 +135,9 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     if np.isnan(X).any():  # the features missing in some tree's rows
         missing_features = np.isnan(X[counts.any(axis=0)]).any(axis=0)
     keys = np.array([0 if rng is None else root_key(rng) for rng in rngs], dtype=np.uint64)
-    if X_t is None:  # dense nodes read their features from it
-        X_t = np.ascontiguousarray(X.T)
-    elif X_t.shape != X.shape[::-1] or X_t.dtype != np.float32 or not X_t.flags.c_contiguous:
-        raise ValueError("X_t must be X transposed: float32, C-contiguous, of shape "
+    X_t, codes_t = fit_columns(X, params, n_classes) if columns is None else columns
+    if X_t.shape != X.shape[::-1] or X_t.dtype != np.float32 or not X_t.flags.c_contiguous:
+        raise ValueError("columns[0] must be X transposed: float32, C-contiguous, of shape "
                          f"{X.shape[::-1]}")
     timings["layout"] = timings.get("layout", 0.0) + time.perf_counter() - t0
     n_rows = np.diff(layout[3])
@@ -139,7 +150,8 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     pending = np.arange(counts.shape[0])
     while pending.size:
         t0 = time.perf_counter()
-        grown = _grow(X, X_t, *layout, keys[pending], n_classes, params, slots[pending])
+        grown = _grow(X, X_t, codes_t, *layout, keys[pending], n_classes, params,
+                      slots[pending])
         timings["grow"] = timings.get("grow", 0.0) + time.perf_counter() - t0
         t0 = time.perf_counter()
         for t, tree in zip(pending, grown):
@@ -157,7 +169,8 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     return trees, missing_features
 
 
-def _grow(X, X_t, rows, labels, weight, offsets, tree_weights, keys, n_classes, params, slots):
+def _grow(X, X_t, codes_t, rows, labels, weight, offsets, tree_weights, keys, n_classes, params,
+          slots):
     """Grow every tree of a layout (moving its rows) with ``slots`` node slots each; a tree that
     needed more is None."""
     node_offsets = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
@@ -188,7 +201,7 @@ def _grow(X, X_t, rows, labels, weight, offsets, tree_weights, keys, n_classes, 
                 layout = layout[:4] + (weight.astype(np.float64),)
             table = (reciprocal_table(largest) if weight.shape[0] == 0
                      and p.criterion_code == CRITERION_SQUARED_ERROR else np.empty(0))
-        grow_best_trees(*layout, offsets, keys, tree_weights, *rules, table, *nodes)
+        grow_best_trees(*layout, offsets, keys, tree_weights, *rules, table, *nodes, codes_t)
     else:
         grow_random_trees(*layout, weight.dtype == np.uint8, offsets, keys, tree_weights,
                           n_classes or 0, *rules, *nodes)

@@ -316,9 +316,9 @@ class _BaseForest(_TableInput, BaseEstimator):
         grows_depth_first = depth_first.serves(
             params, bool(template._n_categories().any()), offsets is not None,
             monotonic_cst is not None and bool(np.any(monotonic_cst)), bool(n_classes), True)
-        X_t = None
-        if grows_depth_first:
-            X_t = np.ascontiguousarray(X.T)  # read by every batch
+        columns = None
+        if grows_depth_first:  # read by every batch
+            columns = depth_first.fit_columns(X, params, n_classes)
             bytes_per_row = depth_first.bytes_per_row(bool(n_classes), params.splitter)
             # each tree on one thread: a batch holds a multiple of the threads, each thread
             # then grows as many trees
@@ -348,12 +348,12 @@ class _BaseForest(_TableInput, BaseEstimator):
                 if self.verbose > 1:
                     print(f"building trees {i + 2 - len(batch)} to {i + 1} of {len(seeds)}")
                 self._grow_batch(template, X, targets, n_classes, multi_output, monotonic_cst,
-                                 batch, scale, subsample, timings, X_t)
+                                 batch, scale, subsample, timings, columns)
                 batch = []
         self.fit_timings_ = timings
 
     def _grow_batch(self, template, X, targets, n_classes, multi_output, monotonic_cst, batch,
-                    scale, subsample, timings, X_t=None):
+                    scale, subsample, timings, columns=None):
         seeds = [seed for seed, _, _ in batch]
         counts = np.stack([c for _, c, _ in batch])
         counts = counts.astype(np.uint8 if counts.max() <= 255 else np.int32, copy=False)
@@ -374,12 +374,13 @@ class _BaseForest(_TableInput, BaseEstimator):
             if not np.all(totals == totals[0]):  # each tree its own minimum: one at a time
                 for one in batch:
                     self._grow_batch(template, X, targets, n_classes, multi_output,
-                                     monotonic_cst, [one], scale, subsample, timings, X_t)
+                                     monotonic_cst, [one], scale, subsample, timings,
+                                     columns)
                 return
         grower = TreeGrower(X, targets, weight, params, n_classes=n_classes,
                             rng=[np.random.default_rng(seed) for seed in seeds],
                             n_categories=template._n_categories(), multi_output=multi_output,
-                            monotonic_cst=monotonic_cst, counts=counts, X_t=X_t)
+                            monotonic_cst=monotonic_cst, counts=counts, columns=columns)
         trees = grower.grow_trees()
         for phase, seconds in grower.timings.items():
             timings[phase] = timings.get(phase, 0.0) + seconds

@@ -173,9 +173,10 @@ class TreeGrower:
         trees (:meth:`~fasttree.splitter.ExactSplitter.from_samples`); ``rng`` then gives one
         generator per tree, and :meth:`grow_trees` returns the trees.  Dense ``X`` and
         ``splitter="best"`` or ``"random"`` only.
-    X_t : ndarray of shape (n_features, n_samples), float32, C-contiguous, or None
-        ``X`` transposed, when the caller has it (a forest's batches share one): trees grown
-        depth first (:mod:`fasttree.depth_first`) read it; None: made when needed.
+    columns : tuple or None
+        What trees grown depth first read besides ``X`` (:func:`fasttree.depth_first.
+        fit_columns`: ``X`` transposed, the bins of the bounded search), when the caller has
+        it (a forest's batches share it); None: made when needed.
 
     Attributes
     ----------
@@ -195,9 +196,10 @@ class TreeGrower:
     """
 
     def __init__(self, X, y, sample_weight, params, n_classes=None, rng=None, n_categories=None,
-                 splitter=None, multi_output=None, monotonic_cst=None, counts=None, X_t=None):
+                 splitter=None, multi_output=None, monotonic_cst=None, counts=None,
+                 columns=None):
         self.X = X
-        self.X_t = X_t
+        self.columns = columns
         self.y = y
         self.sample_weight = sample_weight
         self.params = params
@@ -532,7 +534,7 @@ class TreeGrower:
         self.timings = {}
         nodes, self.missing_features = depth_first.grow_depth_first(
             self.X, self.y, counts, self.sample_weight, self.params, self.n_classes, rngs,
-            self.timings, self.X_t)
+            self.timings, self.columns)
         trees = []
         for n in nodes:
             size = n["left"].shape[0]

@@ -44,6 +44,7 @@ from .._dtypes import (
 )
 from .criteria import regression_target_term, row_impurity
 from .draws import child_key, coin_draw, order_draw, threshold_draw
+from .bounded_search import N_CODES, bounded_search
 from .presort import sort_values
 from .random_split import class_threshold_value, regression_threshold_value, threshold_between
 from .split_record import missing_side
@@ -53,6 +54,11 @@ from .work_items import SUM_BLOCK_ROWS
 #: a node whose rows span fewer row ids than this many times their number reads a feature
 #: from ``X`` transposed (16 float32 values per cache line)
 _DENSE_SPAN = 32
+#: nodes of at least this many rows search by bounded_search when they can (below it the
+#: counts per bin cost more than the sort they spare)
+BOUNDED_ROWS = 4096
+_NO_CODES = np.empty((0, 0), dtype=np.uint16)
+
 
 @njit(cache=True, inline="always")
 def _range_stats(labels, weight, a, b, n_classes, criterion, out):
@@ -70,13 +76,20 @@ def _range_stats(labels, weight, a, b, n_classes, criterion, out):
 
 
 @njit(cache=True, inline="always")
+def _dense(rows, a, n):
+    """Whether the ``n`` rows from position ``a`` (in increasing order) are dense enough in
+    ``X`` for a feature's whole cache lines of ``X_t`` to be used."""
+    return (rows[a + n - 1] - rows[a]) < _DENSE_SPAN * n
+
+
+@njit(cache=True, inline="always")
 def _gather(X, X_t, f, rows, a, values):
     """A node's values of feature ``f`` into ``values``; smallest and largest known value and
     the number missing.  Read from ``X_t`` (one row per feature) when the node's rows (in
     increasing order) are dense enough for whole cache lines of it to be used, else from ``X``
     (one line per row, which the node's other features then find in cache)."""
     n = values.shape[0]
-    dense = (rows[a + n - 1] - rows[a]) < _DENSE_SPAN * n
+    dense = _dense(rows, a, n)
     lo = np.float32(np.inf)
     hi = np.float32(-np.inf)
     n_miss = 0
@@ -419,7 +432,7 @@ def grow_best_trees(
     X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion, max_features,
     max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
     table, node_offsets, child_left, feature, threshold, missing_branch, depth,
-    n_node_samples, stats, node_count,
+    n_node_samples, stats, node_count, codes_t=None, bounded_rows=None,
 ):
     """Grow every tree of a layout depth first, best thresholds (random forests).
 
@@ -429,7 +442,12 @@ def grow_best_trees(
     classes, ``c log2 c`` of the counts (:func:`~fasttree.kernels.xlog2x_table` of each tree's
     largest total weight, or of its rows with unit weights), needed with unit or uint8 weights;
     for squared error with unit weights, ``1 / n`` (:func:`~fasttree.kernels.reciprocal_table`
-    of each tree's rows); otherwise ignored.
+    of each tree's rows); otherwise ignored.  ``codes_t``: the features' bins
+    (:func:`~fasttree.kernels.bounded_search.fine_bin_codes` of ``X_t``) or None; with them, a
+    two-class tree with unit weights or uint8 counts searches its nodes of at least
+    ``bounded_rows`` rows (default :data:`BOUNDED_ROWS`) by
+    :func:`~fasttree.kernels.bounded_search.bounded_search` (the same splits, sorting a small
+    part of the values).
 
     Each node searches its features (every one, or the first ``max_features`` non-constant ones
     in its draw order) as the presorted search does: its values of the feature sorted with their
@@ -458,13 +476,21 @@ def grow_best_trees(
     if ((classification and integer) or by_reciprocal) and table.shape[0] <= longest:
         raise ValueError("unit or uint8 weights need a table longer than each tree's rows and "
                          f"total weight (xlog2x_table, reciprocal_table), got {table.shape[0]}")
+    bounded_rows = BOUNDED_ROWS if bounded_rows is None else bounded_rows
+    if codes_t is None:
+        codes_t, bounded_rows = _NO_CODES, np.iinfo(np.int64).max
+    elif codes_t.shape != X_t.shape or codes_t.dtype != np.uint16:
+        raise ValueError(f"codes_t must be uint16 of X_t's shape {X_t.shape} (fine_bin_codes), "
+                         f"got {codes_t.dtype} {codes_t.shape}")
     kernel = specialized(_best_trees, classification, unit_weight,
                          integer and stats.shape[1] == 2, counted,
                          criterion == CRITERION_POISSON)
     kernel(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
            max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
            min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
-           missing_branch, depth, n_node_samples, stats, node_count)
+           missing_branch, depth, n_node_samples, stats, node_count, codes_t,
+           max(1, int(bounded_rows)))
+
 
 
 def _best_trees(classification, unit_weight, binary, counted, positive):
@@ -473,13 +499,14 @@ def _best_trees(classification, unit_weight, binary, counted, positive):
     def grow(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
              max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
              min_impurity_decrease, xlog2x, node_offsets, child_left, feature, threshold,
-             missing_branch, depth, n_node_samples, stats, node_count):
+             missing_branch, depth, n_node_samples, stats, node_count, codes_t, bounded_rows):
         for t in prange(tree_offsets.shape[0] - 1):
             node_count[t] = grow_tree(
                 t, X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight,
                 criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
                 min_weight_leaf, min_impurity_decrease, xlog2x, node_offsets, child_left,
-                feature, threshold, missing_branch, depth, n_node_samples, stats)
+                feature, threshold, missing_branch, depth, n_node_samples, stats, codes_t,
+                bounded_rows)
 
     return njit(parallel=True, cache=True)(with_globals(
         grow, grow_tree=specialized(_best_tree, classification, unit_weight, binary, counted,
@@ -501,7 +528,8 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
     def grow_tree(t, X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight,
                   criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
                   min_weight_leaf, min_impurity_decrease, table, node_offsets, child_left,
-                  feature, threshold, missing_branch, depth, n_node_samples, stats):
+                  feature, threshold, missing_branch, depth, n_node_samples, stats, codes_t,
+                  bounded_rows):
         n_features = X.shape[1]
         n_classes = stats.shape[1] if classification else 0
         select = max_features < n_features
@@ -524,6 +552,12 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
         scratch = np.empty((2, max(n_classes, 1)), dtype=count)
         order_key = np.empty(n_features)
         taken = np.empty(n_features, dtype=np.uint8)
+        # the bounded search's: a node's codes of a feature, the best feature's, counts per bin
+        codes = np.empty(size if binary else 0, dtype=np.uint16)
+        best_codes = np.empty(size if binary else 0, dtype=np.uint16)
+        positions = np.empty(size if binary else 0, dtype=np.int32)
+        hist = np.empty((6, N_CODES if binary else 0), dtype=np.int64)
+        alive = np.empty(N_CODES if binary else 0, dtype=np.uint8)
         # the presorted search's minimums: with unit weights a child's weight is its rows
         min_rows = (max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf))) if unit_weight
                     else min_samples_leaf)
@@ -568,10 +602,30 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
             best_last_left = 0  # the best split's sorted rows: [0, last) left, and the
             best_n_known = 0  # missing ones [n_known, n) too when they go left
             found = 0
+            bounded_best = False  # whether the best split came from bounded_search
+            lowest = highest = 0  # its bins whose rows it sends by their values
             for j in range(n_features):
                 if select and found == max_features:
                     break
                 f = _next_drawn(order_key, taken, n_features) if select else j
+                if binary and n >= bounded_rows:
+                    searched, value, n_left, thr, low, high = bounded_search(
+                        codes_t, X, X_t, _dense(rows, a, n), f, rows, labels, weight, a, n,
+                        codes, hist, alive, xs, positions, order, keys_tmp, idx_tmp,
+                        sort_counts, total[0] + total[1], total[1], criterion, min_rows,
+                        min_weight_leaf, table)
+                    if searched:  # else the node is sorted below
+                        found += 1
+                        if n_left >= 0 and (value < best_value
+                                            or (value == best_value and f < best_f)):
+                            best_f = f
+                            best_value = value
+                            best_t = thr
+                            best_missing = missing_side(0, False, n_left, n)
+                            bounded_best = True
+                            lowest, highest = low, high
+                            codes, best_codes = best_codes, codes
+                        continue
                 lo, hi, n_miss = _gather(X, X_t, f, rows, a, xs[:n])
                 if n_miss == 0 and _same_value(lo, hi):
                     continue  # constant in the node: no candidate, not drawn
@@ -624,6 +678,7 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                     best_n_known = n_known if missing_left else n
                     xs, best_xs = best_xs, xs
                     order, best_order = best_order, order
+                    bounded_best = False
             if best_f < 0:
                 continue
             improvement = (w_node * impurity - best_value) / tree_weight[t]
@@ -631,8 +686,15 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                 continue
             if count_nodes + 2 > capacity:
                 return -1
-            for i in range(n):  # the split feature's values back in position order
-                xs[best_order[i]] = best_xs[i]
+            if bounded_best:  # rows of bins below the threshold's left, above it right
+                dense = _dense(rows, a, n)
+                for i in range(n):
+                    c = best_codes[i]
+                    xs[i] = (-np.inf if c < lowest else np.inf if c > highest
+                             else X_t[best_f, rows[a + i]] if dense else X[rows[a + i], best_f])
+            else:
+                for i in range(n):  # the split feature's values back in position order
+                    xs[best_order[i]] = best_xs[i]
             if ordered_sums:  # each child's rows added in the split feature's sorted order
                 child_stats[:] = 0.0
                 for i in range(n):
