@@ -111,8 +111,8 @@ def test_bounded_search_is_the_scan_of_the_sorted_node(kind, criterion, counted,
                                         min_rows if counted else max(min_rows, min_weight_leaf),
                                         min_weight_leaf, table)
         weight = counts if counted else np.empty(0)
-        scratch = dict(codes=np.empty(n, np.uint16), hist=np.empty((6, N_CODES), np.int64),
-                       alive=np.empty(N_CODES, np.uint8), values=np.empty(n, np.float32),
+        scratch = dict(codes=np.empty(n, np.uint16), hist=np.empty((5, N_CODES), np.int64),
+                       bounds=np.empty(N_CODES), values=np.empty(n, np.float32),
                        positions=np.empty(n, np.int32), order=np.empty(n, np.int32),
                        keys_tmp=np.empty(n, np.uint32), idx_tmp=np.empty(n, np.int32),
                        sort_counts=np.empty((4, 2048), np.int64))
@@ -145,8 +145,8 @@ def test_bounded_search_leaves_missing_values_and_one_bin_to_the_scan():
     n = 100
     for start in (0, 100):
         rows = np.arange(start, start + n, dtype=np.int32)
-        scratch = (np.empty(n, np.uint16), np.empty((6, N_CODES), np.int64),
-                   np.empty(N_CODES, np.uint8), np.empty(n, np.float32), np.empty(n, np.int32),
+        scratch = (np.empty(n, np.uint16), np.empty((5, N_CODES), np.int64),
+                   np.empty(N_CODES), np.empty(n, np.float32), np.empty(n, np.int32),
                    np.empty(n, np.int32), np.empty(n, np.uint32), np.empty(n, np.int32),
                    np.empty((4, 2048), np.int64))
         labels = (np.arange(n) % 2).astype(np.uint8)

@@ -109,18 +109,17 @@ def _number_bins(values, order, codes):
 
 
 @njit(cache=True, inline="always")
-def _corner_impurity(l0, l1, r0, r1, criterion, table):
-    """The children's impurity at integer class weights (a side may be empty)."""
+def _children_impurity(l0, l1, r0, r1, criterion, table):
+    """The children's impurity at integer class weights: the scan's own formula
+    (:func:`~fasttree.kernels.split_search._binary_counts_impurity`); a side may be empty (the
+    box corners at the node's first and last rows), adding nothing."""
+    if l0 + l1 > 0 and r0 + r1 > 0:
+        return _binary_counts_impurity(l0 + l1, l1, r0 + r1, r1, criterion, table)
+    if l0 + l1 == 0:
+        l0, l1 = r0, r1
     if criterion == CRITERION_GINI:
-        value = 0.0
-        if l0 + l1 > 0:
-            value += 2.0 * l0 * l1 / (l0 + l1)
-        if r0 + r1 > 0:
-            value += 2.0 * r0 * r1 / (r0 + r1)
-        return value
-    return (table[np.uint64(l0 + l1)] + table[np.uint64(r0 + r1)]
-            - (table[np.uint64(l0)] + table[np.uint64(l1)])
-            - (table[np.uint64(r0)] + table[np.uint64(r1)]))
+        return 2.0 * l0 * l1 / (l0 + l1)
+    return table[np.uint64(l0 + l1)] - table[np.uint64(l0)] - table[np.uint64(l1)]
 
 
 @njit(cache=True, inline="always")
@@ -134,8 +133,17 @@ def _candidate_ok(n_left, n, w_left, w_total, unit_weight, min_rows, min_weight_
     return ok
 
 
+_LOW = np.int64(0xFFFFFFFF)
+
+
+@njit(cache=True, inline="always")
+def _bin_rows(hist, c, unit_weight):
+    """A bin's rows: its weight with unit weights, else counted apart."""
+    return (hist[1, c] >> 32) if unit_weight else hist[0, c]
+
+
 @njit(cache=True, no_cpython_wrapper=True)
-def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes, hist, alive,
+def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes, hist, bounds,
                    values, positions, order, keys_tmp, idx_tmp, sort_counts, w_total, total_1,
                    criterion, min_rows, min_weight_leaf, table):
     """The best threshold of feature ``f`` for the node of positions ``[a, a + n)``.
@@ -145,30 +153,42 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
     counts) the layout by position; ``w_total``, ``total_1`` the node's weight and class-1
     weight (integers); ``min_rows`` the rows a child needs (with unit weights, the weight
     minimum folded in), ``min_weight_leaf`` its weight; ``table`` ``c log2 c`` for entropy.
-    Scratch: ``codes`` (uint16, ``n``; left holding the node's codes), ``hist`` (int64,
-    ``(6, N_CODES)``), ``alive`` (uint8, ``N_CODES``), ``values`` (float32), ``positions``
+    Scratch: ``codes`` (uint16, ``n``; left holding the node's bins), ``hist`` (int64,
+    ``(5, N_CODES)``), ``bounds`` (float64, ``N_CODES``), ``values`` (float32), ``positions``
     (int32), ``order``, ``keys_tmp``, ``idx_tmp``, ``sort_counts`` (:func:`sort_values`'), each
     at least ``n`` long.
 
     Returns ``(searched, value, n_left, threshold, lowest, highest)``: ``searched`` False when
-    the node has missing values of ``f`` or all its rows in one bin (the caller sorts the node
-    instead); else the lowest children impurity (``inf`` when no candidate keeps the leaf
-    minimums), the rows going left, the threshold and the bins ``lowest .. highest`` whose rows
-    need their value to be sent by it (the others go left below ``lowest``, right above).
+    the node has missing values of ``f``, all its rows in one bin or a weight of 2**31 or more
+    (the caller sorts the node instead); else the lowest children impurity (``inf`` when no
+    candidate keeps the leaf minimums), the rows going left, the threshold and the bins
+    ``lowest .. highest`` whose rows need their value to be sent by it (the others go left
+    below ``lowest``, right above).
     """
     unit_weight = weight.shape[0] == 0
-    hist[:3] = 0
+    if w_total >= 1 << 31:  # a bin's weight and class-1 weight are counted in 32 bits each
+        return False, np.inf, -1, 0.0, 0, -1
+    n_bins = MISSING_CODE
+    # per bin: weight << 32 | class-1 weight (hist[1]), and rows (hist[0]) with counts: one
+    # add to memory a row with unit weights, two with counts
+    hist[:2] = 0
     for i in range(n):
         c = codes_t[f, rows[a + i]]
         codes[i] = c
-        m = 1 if unit_weight else np.int64(weight[a + i])
-        hist[0, c] += 1
-        hist[1, c] += m
-        hist[2, c] += np.int64(labels[a + i]) * m
-    if hist[0, MISSING_CODE] > 0:
+        label = np.int64(labels[a + i])
+        if unit_weight:
+            hist[1, c] += (np.int64(1) << 32) + label
+        else:
+            m = np.int64(weight[a + i])
+            hist[0, c] += 1
+            hist[1, c] += (m << 32) + label * m
+    if _bin_rows(hist, MISSING_CODE, unit_weight) > 0:
         return False, np.inf, -1, 0.0, 0, -1
-    # the thresholds between non-empty bins, scored from the counts; hist[3:6] gets the rows,
-    # weight and class-1 weight before each bin
+    # the thresholds between non-empty bins, scored from the counts; hist[2:5] gets the rows,
+    # weight and class-1 weight before each bin, bounds the lowest corner of the box of its
+    # inner thresholds' left class weights: the corners before and after the bin are the
+    # thresholds between bins, the other two the bin's rows of one class first
+    total_0 = w_total - total_1
     best = np.inf
     best_rows = -1
     best_t = 0.0
@@ -176,55 +196,55 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
     n_left = 0
     w_left = 0
     left_1 = 0
-    last = -1
-    for c in range(MISSING_CODE):
-        if hist[0, c] == 0:
+    before = _children_impurity(0, 0, total_0, total_1, criterion, table)
+    n_used = 0
+    for c in range(n_bins):
+        bin_rows = _bin_rows(hist, c, unit_weight)
+        if bin_rows == 0:
             continue
-        hist[3, c] = n_left
-        hist[4, c] = w_left
-        hist[5, c] = left_1
-        last = c
-        n_left += hist[0, c]
-        w_left += hist[1, c]
-        left_1 += hist[2, c]
-        if n_left == n:
-            break
-        if _candidate_ok(n_left, n, w_left, w_total, unit_weight, min_rows, min_weight_leaf):
-            value = _binary_counts_impurity(w_left, left_1, w_total - w_left,
-                                            total_1 - left_1, criterion, table)
-            if value < best:
-                best, best_rows, edge = value, n_left, c
-    if hist[0, last] == n:
+        n_used += 1
+        bin_w = hist[1, c] >> 32
+        bin_1 = hist[1, c] & _LOW
+        hist[2, c] = n_left
+        hist[3, c] = w_left
+        hist[4, c] = left_1
+        left_0 = w_left - left_1
+        n_left += bin_rows
+        w_left += bin_w
+        left_1 += bin_1
+        after = _children_impurity(w_left - left_1, left_1, total_0 - w_left + left_1,
+                                   total_1 - left_1, criterion, table)
+        bound = np.inf  # a bin of one row has no inner threshold
+        if bin_rows >= 2:
+            bin_0 = bin_w - bin_1
+            first_1 = left_1 - bin_1
+            bound = min(before, after,
+                        _children_impurity(left_0 + bin_0, first_1, total_0 - left_0 - bin_0,
+                                           total_1 - first_1, criterion, table),
+                        _children_impurity(left_0, left_1, total_0 - left_0,
+                                           total_1 - left_1, criterion, table))
+        bounds[c] = bound
+        if n_left < n and after < best and _candidate_ok(n_left, n, w_left, w_total,
+                                                         unit_weight, min_rows,
+                                                         min_weight_leaf):
+            best, best_rows, edge = after, n_left, c
+        before = after
+    if n_used < 2:
         return False, np.inf, -1, 0.0, 0, -1  # one bin: maybe constant, the scan tells
-    # the bins that may hold a threshold at least as good: their bound within the margin
+    # the bins that may hold a threshold at least as good: bound within the margin of the best
     margin = _MARGIN * (w_total + 1.0)
     if criterion != CRITERION_GINI:
         margin *= np.log2(w_total + 2.0)
-    total_0 = w_total - total_1
+    limit = best + margin
     n_alive = 0
-    for c in range(last + 1):
-        alive[c] = 0
-        if hist[0, c] < 2:
-            continue
-        before_1 = hist[5, c]
-        before_0 = hist[4, c] - before_1
-        bin_1 = hist[2, c]
-        bin_0 = hist[1, c] - bin_1
-        bound = np.inf
-        for d0 in (0, bin_0):
-            for d1 in (0, bin_1):
-                l0 = before_0 + d0
-                l1 = before_1 + d1
-                bound = min(bound, _corner_impurity(l0, l1, total_0 - l0, total_1 - l1,
-                                                    criterion, table))
-        if bound <= best + margin:
-            alive[c] = 1
-            n_alive += hist[0, c]
+    for c in range(n_bins):
+        if _bin_rows(hist, c, unit_weight) >= 2 and bounds[c] <= limit:
+            n_alive += _bin_rows(hist, c, unit_weight)
     lowest, highest = 0, -1
     if n_alive > 0:  # the alive bins' rows sorted and scanned, each bin from its counts
         m = 0
         for i in range(n):
-            if alive[codes[i]]:
+            if bounds[codes[i]] <= limit:
                 values[m] = X_t[f, rows[a + i]] if dense else X[rows[a + i], f]
                 positions[m] = i
                 m += 1
@@ -235,9 +255,9 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
             c = codes[i]
             if c != current:
                 current = c
-                n_left = hist[3, c]
-                w_left = hist[4, c]
-                left_1 = hist[5, c]
+                n_left = hist[2, c]
+                w_left = hist[3, c]
+                left_1 = hist[4, c]
             w = 1 if unit_weight else np.int64(weight[a + i])
             n_left += 1
             w_left += w
@@ -257,7 +277,7 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
                     lowest = highest = c
     if edge >= 0:  # between bin edge and the next non-empty one: their closest values
         right = edge + 1
-        while hist[0, right] == 0:
+        while _bin_rows(hist, right, unit_weight) == 0:
             right += 1
         below = np.float32(-np.inf)
         above = np.float32(np.inf)

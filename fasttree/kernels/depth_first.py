@@ -556,8 +556,8 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
         codes = np.empty(size if binary else 0, dtype=np.uint16)
         best_codes = np.empty(size if binary else 0, dtype=np.uint16)
         positions = np.empty(size if binary else 0, dtype=np.int32)
-        hist = np.empty((6, N_CODES if binary else 0), dtype=np.int64)
-        alive = np.empty(N_CODES if binary else 0, dtype=np.uint8)
+        hist = np.empty((5, N_CODES if binary else 0), dtype=np.int64)
+        bounds = np.empty(N_CODES if binary else 0)
         # the presorted search's minimums: with unit weights a child's weight is its rows
         min_rows = (max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf))) if unit_weight
                     else min_samples_leaf)
@@ -611,7 +611,7 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                 if binary and n >= bounded_rows:
                     searched, value, n_left, thr, low, high = bounded_search(
                         codes_t, X, X_t, _dense(rows, a, n), f, rows, labels, weight, a, n,
-                        codes, hist, alive, xs, positions, order, keys_tmp, idx_tmp,
+                        codes, hist, bounds, xs, positions, order, keys_tmp, idx_tmp,
                         sort_counts, total[0] + total[1], total[1], criterion, min_rows,
                         min_weight_leaf, table)
                     if searched:  # else the node is sorted below
