@@ -33,6 +33,7 @@ from numba import prange
 from .._jit import njit
 from .._dtypes import CRITERION_GINI
 from .presort import sort_values
+from .split_record import leaf_minimums_met
 from .split_search import _binary_counts_impurity, _midpoint, _same_value
 
 #: codes per feature: bins ``0 .. N_CODES - 2`` and :data:`MISSING_CODE`
@@ -122,17 +123,7 @@ def _children_impurity(l0, l1, r0, r1, criterion, table):
     return table[np.uint64(l0 + l1)] - table[np.uint64(l0)] - table[np.uint64(l1)]
 
 
-@njit(cache=True, inline="always")
-def _candidate_ok(n_left, n, w_left, w_total, unit_weight, min_rows, min_weight_leaf):
-    """The scan's leaf minimums (rows, and with weights the weight and some weight)."""
-    ok = n_left >= min_rows and n - n_left >= min_rows
-    if not unit_weight:
-        w_right = w_total - w_left
-        ok = (ok and w_left >= min_weight_leaf and w_right >= min_weight_leaf
-              and w_left > 0 and w_right > 0)
-    return ok
-
-
+#: the low 32 bits of a bin's packed weight and class-1 weight
 _LOW = np.int64(0xFFFFFFFF)
 
 
@@ -152,7 +143,8 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
     ``dense``); ``rows``, ``labels`` (0 or 1), ``weight`` (empty: every weight 1; else uint8
     counts) the layout by position; ``w_total``, ``total_1`` the node's weight and class-1
     weight (integers); ``min_rows`` the rows a child needs (with unit weights, the weight
-    minimum folded in), ``min_weight_leaf`` its weight; ``table`` ``c log2 c`` for entropy.
+    minimum folded in), ``min_weight_leaf`` its weight (the scan's leaf minimums,
+    :func:`~fasttree.kernels.split_record.leaf_minimums_met`); ``table`` ``c log2 c`` for entropy.
     Scratch: ``codes`` (uint16, ``n``; left holding the node's bins), ``hist`` (int64,
     ``(5, N_CODES)``), ``bounds`` (float64, ``N_CODES``), ``values`` (float32), ``positions``
     (int32), ``order``, ``keys_tmp``, ``idx_tmp``, ``sort_counts`` (:func:`sort_values`'), each
@@ -224,9 +216,8 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
                         _children_impurity(left_0, left_1, total_0 - left_0,
                                            total_1 - left_1, criterion, table))
         bounds[c] = bound
-        if n_left < n and after < best and _candidate_ok(n_left, n, w_left, w_total,
-                                                         unit_weight, min_rows,
-                                                         min_weight_leaf):
+        if n_left < n and after < best and leaf_minimums_met(
+                n_left, n - n_left, w_left, w_total - w_left, min_rows, min_weight_leaf):
             best, best_rows, edge = after, n_left, c
         before = after
     if n_used < 2:
@@ -266,8 +257,8 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
                 continue  # the bin's last row: a threshold between bins, scored above
             if _same_value(values[k], values[k + 1]):
                 continue
-            if _candidate_ok(n_left, n, w_left, w_total, unit_weight, min_rows,
-                             min_weight_leaf):
+            if leaf_minimums_met(n_left, n - n_left, w_left, w_total - w_left, min_rows,
+                                 min_weight_leaf):
                 value = _binary_counts_impurity(w_left, left_1, w_total - w_left,
                                                 total_1 - left_1, criterion, table)
                 # the lowest threshold on a tie, as the scan keeps it: fewest rows left
