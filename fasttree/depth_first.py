@@ -87,13 +87,14 @@ def _layout(y, counts, sample_weight, n_classes, weight_dtype=None):
     return rows, labels, weight, tree_offsets, tree_weights
 
 
-def fit_columns(X, params, n_classes):
+def fit_columns(X, params, n_classes, whole_weights=True):
     """What every batch of a fit reads besides ``X``: ``X`` transposed, and for best
     thresholds of two classes each value's bin (:func:`~fasttree.kernels.bounded_search.
-    fine_bin_codes`, read by the bounded search of large nodes; None otherwise)."""
+    fine_bin_codes`, read by the bounded search of large nodes, which fractional weights never
+    reach: None for them, or when ``whole_weights`` is False)."""
     X_t = np.ascontiguousarray(X.T)
     codes_t = (fine_bin_codes(X_t) if params.splitter == "best" and n_classes == 2
-               else None)
+               and whole_weights else None)
     return X_t, codes_t
 
 

@@ -318,7 +318,11 @@ class _BaseForest(_TableInput, BaseEstimator):
             monotonic_cst is not None and bool(np.any(monotonic_cst)), bool(n_classes), True)
         columns = None
         if grows_depth_first:  # read by every batch
-            columns = depth_first.fit_columns(X, params, n_classes)
+            # the trees' weights: bootstrap counts, or the rows' (scaled) weights, or each
+            # tree's counts times its class weights
+            whole = not subsample and (self.bootstrap or weight is None
+                                       or bool(np.all(weight == np.floor(weight))))
+            columns = depth_first.fit_columns(X, params, n_classes, whole)
             bytes_per_row = depth_first.bytes_per_row(bool(n_classes), params.splitter)
             # each tree on one thread: a batch holds a multiple of the threads, each thread
             # then grows as many trees

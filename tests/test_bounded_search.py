@@ -192,3 +192,24 @@ def test_forests_trees_with_the_bounded_search(monkeypatch, criterion, options, 
     assert calls and all(calls)  # codes were given
     monkeypatch.setattr(depth_first, "serves", lambda *args: False)
     _assert_same(trees, _grow(X, y, counts, params, 2, 4))
+
+
+@pytest.mark.parametrize("options, made", [
+    ({}, True),  # bootstrap counts
+    ({"bootstrap": False}, True),  # every weight 1
+    ({"bootstrap": False, "class_weight": {0: 1.0, 1: 2.5}}, False),  # fractional weights
+    ({"class_weight": "balanced_subsample"}, False),  # each tree's class weights
+    ({"class_weight": {0: 1.0, 1: 2.5}}, True),  # weights only draw the bootstrap
+])
+def test_bins_are_made_only_for_fits_that_read_them(monkeypatch, options, made):
+    """The bins cost two bytes a value and a sort of every feature: made only where the
+    bounded search can run (whole weights, two classes, best thresholds)."""
+    from fasttree import RandomForestClassifier
+
+    calls = []
+    real = depth_first.fine_bin_codes
+    monkeypatch.setattr(depth_first, "fine_bin_codes",
+                        lambda X_t: calls.append(X_t.shape) or real(X_t))
+    X, y, _ = _data(2, n=400, m=4, n_classes=2, missing=False)
+    RandomForestClassifier(n_estimators=2, random_state=0, **options).fit(X, y)
+    assert bool(calls) == made

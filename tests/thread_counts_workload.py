@@ -23,6 +23,7 @@ import scipy.sparse as sp
 import fasttree
 import fasttree._base
 import fasttree.grower
+import fasttree.kernels.depth_first
 import fasttree.kernels.partition
 import fasttree.kernels.presort
 import fasttree.kernels.work_items
@@ -156,6 +157,8 @@ def _cases(d):
                                                        random_state=3), Xn, y3, w),
         ("forest_balanced", fasttree.RandomForestClassifier(
             n_estimators=3, class_weight="balanced_subsample", random_state=5), X, y3, None),
+        ("forest_binary", fasttree.RandomForestClassifier(n_estimators=4, random_state=7),
+         X, d["y2"], None),
         ("forest_reg", fasttree.RandomForestRegressor(n_estimators=3, max_depth=8,
                                                       random_state=6), Xn, yr, w),
         ("extra_trees_reg", fasttree.ExtraTreesRegressor(n_estimators=3, max_depth=8,
@@ -271,6 +274,8 @@ def workload():
     # forests walk small test sets in many blocks of rows
     fasttree.packed_forest.MIN_ROWS_PER_BLOCK = 8
     fasttree.packed_forest.MAX_ROWS_PER_BLOCK = 8
+    # two-class forests search nodes of 64 rows or more by bounds (their bins of the fit)
+    fasttree.kernels.depth_first.BOUNDED_ROWS = 64
     search_threads, predict_threads = set(), set()
     for cls in (ExactSplitter, HistSplitter, SparseSplitter):
         _record_threads(cls, "find_splits", search_threads)

@@ -492,7 +492,6 @@ def grow_best_trees(
            max(1, int(bounded_rows)))
 
 
-
 def _best_trees(classification, unit_weight, binary, counted, positive):
     """The parallel loop of :func:`grow_best_trees` over the trees, for one kind of tree."""
 
