@@ -10,7 +10,7 @@ from fasttree._dtypes import CRITERION_ENTROPY, CRITERION_GINI
 from fasttree.estimators import DecisionTreeClassifier
 from fasttree.kernels import xlog2x_table
 from fasttree.kernels import depth_first as depth_first_kernels
-from fasttree.kernels.bounded_search import (MISSING_CODE, N_CODES, bounded_search,
+from fasttree.kernels.bounded_search import (_SAMPLE, MISSING_CODE, N_CODES, bounded_search,
                                              fine_bin_codes)
 from fasttree.kernels.split_search import FEATURE_THRESHOLD, _class_scan, _midpoint
 
@@ -51,11 +51,9 @@ def _columns(rng, n, kind):
     return x
 
 
-@pytest.mark.parametrize("kind", ["real", "ties", "ulps", "missing"])
-def test_fine_bin_codes(kind):
-    rng = np.random.default_rng(3)
-    x = _columns(rng, 50_000, kind)
-    codes = fine_bin_codes(np.ascontiguousarray(x[None, :]))[0]
+def _check_bins(x, codes):
+    """The codes' properties: uint16, NaN alone on MISSING_CODE, bins in increasing order of
+    value, never cut between values within FEATURE_THRESHOLD, none empty; the bins' sizes."""
     assert codes.dtype == np.uint16
     np.testing.assert_array_equal(codes == MISSING_CODE, np.isnan(x))
     known = ~np.isnan(x)
@@ -65,10 +63,42 @@ def test_fine_bin_codes(kind):
     assert c.max() < N_CODES - 1
     cut = np.flatnonzero(np.diff(c.astype(np.int64)) > 0)
     assert np.all(v[cut + 1] > v[cut] + FEATURE_THRESHOLD)  # never between close values
-    if kind == "real":  # about equal rows
-        sizes = np.bincount(c)
-        assert c.max() >= N_CODES - 3 and sizes.max() <= 2 * 50_000 // (N_CODES - 1) + 1
     assert set(np.unique(c)) == set(range(c.max() + 1))  # no bin empty
+    return np.bincount(c)
+
+
+@pytest.mark.parametrize("kind", ["real", "ties", "ulps", "missing"])
+def test_fine_bin_codes(kind):
+    rng = np.random.default_rng(3)
+    x = _columns(rng, 50_000, kind)  # fewer than twice the sample: every value places cuts
+    sizes = _check_bins(x, fine_bin_codes(np.ascontiguousarray(x[None, :]))[0])
+    if kind == "real":  # equal rows
+        assert len(sizes) >= N_CODES - 3 and sizes.max() <= 2 * 50_000 // (N_CODES - 1) + 1
+
+
+@pytest.mark.parametrize("kind", ["real", "ties", "missing", "hidden", "infinite"])
+def test_fine_bin_codes_from_a_sample(kind):
+    """Cuts placed on a sample: the codes keep their properties when values the sample missed
+    lie within FEATURE_THRESHOLD above a cut ("hidden": a seventh of the values have unsampled
+    neighbours one float32 ulp above them, which merge their bin with the next) or are
+    infinite."""
+    rng = np.random.default_rng(5)
+    n = 5 * _SAMPLE
+    if kind == "hidden":
+        k = rng.integers(0, 50_000, n)
+        x = (np.float32(0.25) + k.astype(np.float32) * np.float32(1e-6)).astype(np.float32)
+        hidden = k % 7 == 0  # a seventh of the values, where not sampled
+        hidden[::n // _SAMPLE] = False
+        x[hidden] = np.nextafter(x[hidden], np.float32(1))
+    elif kind == "infinite":
+        x = _columns(rng, n, "real")
+        x[rng.random(n) < 0.01] = np.inf
+        x[rng.random(n) < 0.01] = -np.inf
+    else:
+        x = _columns(rng, n, kind)
+    sizes = _check_bins(x, fine_bin_codes(np.ascontiguousarray(x[None, :]))[0])
+    if kind in ("real", "missing"):  # about equal rows
+        assert len(sizes) >= N_CODES - 50 and sizes.max() <= 4 * n // (N_CODES - 1)
 
 
 def _scan_of_sorted_node(x, labels, counts, criterion, min_rows, min_weight_leaf, table):

@@ -43,6 +43,11 @@ MISSING_CODE = N_CODES - 1
 #: the bounds' margin over the best score, per unit of a node's weight (per unit of weight
 #: times ``log2`` of it for entropy): rounding errs some 1e-15 of it
 _MARGIN = 1e-9
+#: values of a feature sampled to place its cuts: every ``n // _SAMPLE``-th (all of fewer
+#: than twice as many); the codes are exact whatever the sample, the bins' sizes near equal
+_SAMPLE = 65536
+#: buckets of equal width over a feature's cuts, each knowing its first cut (int16: in L1)
+_BUCKETS = 16384
 
 
 def fine_bin_codes(X_t):
@@ -60,6 +65,13 @@ def fine_bin_codes(X_t):
         share a bin when they are within ``FEATURE_THRESHOLD`` of each other or of values between
         them, so any two values of different bins are more than ``FEATURE_THRESHOLD`` apart.
 
+    Notes
+    -----
+    The cuts are placed on a sorted sample of each feature (every ``n_samples // 65536``-th
+    value), so the bins' rows are about equal (within some 25 % on continuous data); the codes
+    are exact whatever the sample.  Sorting every value took twice as long (0.2 s for 800,000 x 20
+    on two threads).
+
     Raises
     ------
     ValueError
@@ -75,38 +87,98 @@ def fine_bin_codes(X_t):
 
 @njit(parallel=True, cache=True)
 def _fine_bin_codes(X_t, codes_t, n_runs):
-    """:func:`fine_bin_codes` into ``codes_t``: each feature sorted with its rows, then its
-    bins numbered walking the sorted values; the features in ``n_runs`` runs (one a thread),
-    each with its scratch allocated once (every fresh allocation faults its pages in)."""
+    """:func:`fine_bin_codes` into ``codes_t``: each feature's cuts placed on a sorted sample of
+    its values (:func:`_place_cuts`), every value coded by the cuts below it
+    (:func:`_code_values`); the features in ``n_runs`` runs (one a thread), each with its
+    scratch allocated once (every fresh allocation faults its pages in)."""
     n_features, n = X_t.shape
+    stride = max(1, n // _SAMPLE)
+    n_sample = (n + stride - 1) // stride
     for run in prange(n_runs):
-        values = np.empty(n, dtype=np.float32)
-        order = np.empty(n, dtype=np.int32)
-        keys_tmp = np.empty(n, dtype=np.uint32)
-        idx_tmp = np.empty(n, dtype=np.int32)
+        sample = np.empty(n_sample, dtype=np.float32)
+        order = np.empty(n_sample, dtype=np.int32)
+        keys_tmp = np.empty(n_sample, dtype=np.uint32)
+        idx_tmp = np.empty(n_sample, dtype=np.int32)
         counts = np.empty((4, 2048), dtype=np.int64)
+        cuts = np.empty(MISSING_CODE, dtype=np.float32)
+        first = np.empty(_BUCKETS + 1, dtype=np.int16)
         for f in range(run * n_features // n_runs, (run + 1) * n_features // n_runs):
-            values[:] = X_t[f]
-            sort_values(values, order, keys_tmp, idx_tmp, counts)
-            _number_bins(values, order, codes_t[f])
+            for i in range(n_sample):  # every stride-th value: sorted, it places the cuts
+                sample[i] = X_t[f, i * stride]
+            sort_values(sample, order, keys_tmp, idx_tmp, counts)
+            n_cuts = _place_cuts(sample, cuts)
+            cuts[n_cuts] = np.inf  # a sentinel above every value
+            _code_values(X_t[f], cuts, n_cuts, first, codes_t[f])
 
 
 @njit(cache=True, inline="always")
-def _number_bins(values, order, codes):
-    """Each row's bin from its feature's sorted values (``order``: their rows): a cut after
-    about every ``n_known / (N_CODES - 1)`` rows, where two values are more than
-    ``FEATURE_THRESHOLD`` apart; NaN (sorted last) :data:`MISSING_CODE`."""
-    n_known = values.shape[0]
-    while n_known > 0 and values[n_known - 1] != values[n_known - 1]:
-        n_known -= 1
-        codes[order[n_known]] = MISSING_CODE
-    code = 0
-    for k in range(n_known):
-        codes[order[k]] = code
-        if (k + 1 < n_known and code < MISSING_CODE - 1
-                and (k + 1) * (MISSING_CODE - 1) >= (code + 1) * n_known
-                and not _same_value(values[k], values[k + 1])):
-            code += 1
+def _place_cuts(sample, cuts):
+    """Cuts (the last value of a bin) after about every ``n_known / (N_CODES - 1)`` of the sorted
+    ``sample``'s known values, each between two more than ``FEATURE_THRESHOLD`` apart, into
+    ``cuts``; returns their number."""
+    n_known = sample.shape[0]
+    while n_known > 0 and sample[n_known - 1] != sample[n_known - 1]:
+        n_known -= 1  # NaN, sorted last
+    n_cuts = 0
+    for k in range(n_known - 1):
+        if (n_cuts < MISSING_CODE - 1 and (k + 1) * (MISSING_CODE - 1) >= (n_cuts + 1) * n_known
+                and not _same_value(sample[k], sample[k + 1])):
+            cuts[n_cuts] = sample[k]
+            n_cuts += 1
+    return n_cuts
+
+
+@njit(cache=True, inline="always")
+def _code_values(x, cuts, n_cuts, first, codes):
+    """Each value's code: the number of ``cuts[:n_cuts]`` below it (:data:`MISSING_CODE` for
+    NaN; ``cuts[n_cuts]`` is infinite), found
+    among the cuts of its bucket (buckets of equal width over the cuts' range, ``first[b]`` the
+    first cut of bucket ``b`` or above: a bucket is a monotone function of the value, so cuts of
+    lower buckets are below it and cuts of higher ones above).  A cut some value above it lies
+    within ``FEATURE_THRESHOLD`` of (possible where a sample missed that value) is removed and
+    the codes renumbered, so that values of different bins stay more than that apart."""
+    lowest = np.float64(cuts[0]) if n_cuts > 0 else 0.0
+    span = np.float64(cuts[n_cuts - 1]) - lowest if n_cuts > 0 else 0.0
+    scale = (_BUCKETS - 1) / span if span > 0.0 and span < np.inf else 0.0
+    first[:] = 0
+    for k in range(n_cuts):  # cuts per bucket, then the first of each bucket
+        first[_bucket(cuts[k], lowest, scale) + 1] += 1
+    for b in range(_BUCKETS):
+        first[b + 1] += first[b]
+    removed = np.zeros(N_CODES, dtype=np.uint16)
+    any_removed = False
+    for i in range(x.shape[0]):
+        v = x[i]
+        b = _bucket(v, lowest, scale)  # NaN: 0, coded missing below
+        lo = np.int64(first[b])
+        hi = np.int64(first[b + 1])
+        if hi - lo <= 1:  # most buckets: at most one cut (the cut at lo, if of a higher
+            lo += cuts[lo] < v  # bucket, or the sentinel, is above v)
+        else:
+            while lo < hi:  # cuts below v among the bucket's
+                mid = (lo + hi) >> 1
+                if cuts[mid] < v:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        codes[i] = lo if v == v else MISSING_CODE
+        if lo > 0 and _same_value(cuts[lo - 1], v):
+            removed[lo] = 1  # the cut below v goes: its two bins merge
+            any_removed = True
+    if any_removed:  # a code less the cuts removed at or below it
+        for c in range(1, N_CODES - 1):
+            removed[c] += removed[c - 1]
+        for i in range(x.shape[0]):
+            if codes[i] != MISSING_CODE:
+                codes[i] -= removed[codes[i]]
+
+
+@njit(cache=True, inline="always")
+def _bucket(v, lowest, scale):
+    """``v``'s bucket: ``floor((v - lowest) * scale)`` within ``[0, _BUCKETS)``, 0 for NaN."""
+    t = (np.float64(v) - lowest) * scale
+    t = t if t > 0.0 else 0.0
+    return np.int64(t if t < _BUCKETS - 1 else _BUCKETS - 1)
 
 
 @njit(cache=True, inline="always")
