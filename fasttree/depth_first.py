@@ -88,14 +88,14 @@ def _layout(y, counts, sample_weight, n_classes, weight_dtype=None):
 
 
 def fit_columns(X, params, n_classes, whole_weights=True):
-    """What every batch of a fit reads besides ``X``: ``X`` transposed, and for best
-    thresholds of two classes each value's bin (:func:`~fasttree.kernels.bounded_search.
-    fine_bin_codes`, read by the bounded search of large nodes, which fractional weights never
-    reach: None for them, or when ``whole_weights`` is False)."""
-    X_t = np.ascontiguousarray(X.T)
-    codes_t = (fine_bin_codes(X_t) if params.splitter == "best" and n_classes == 2
-               and whole_weights else None)
-    return X_t, codes_t
+    """What every batch of a fit reads besides ``X``: for best thresholds of two classes with
+    whole weights, each value's bin (:func:`~fasttree.kernels.bounded_search.fine_bin_codes`,
+    read by the bounded search of large nodes) and an empty ``X_t`` (the few values those
+    trees read, of small or threshold bins' rows, scattered rows mostly, come from ``X``);
+    else ``X`` transposed (read where a node's rows are dense) and no bins."""
+    if params.splitter == "best" and n_classes == 2 and whole_weights:
+        return np.empty((0, 0), dtype=np.float32), fine_bin_codes(X)
+    return np.ascontiguousarray(X.T), None
 
 
 def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timings,
@@ -136,10 +136,14 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     if np.isnan(X).any():  # the features missing in some tree's rows
         missing_features = np.isnan(X[counts.any(axis=0)]).any(axis=0)
     keys = np.array([0 if rng is None else root_key(rng) for rng in rngs], dtype=np.uint64)
-    X_t, codes_t = fit_columns(X, params, n_classes) if columns is None else columns
-    if X_t.shape != X.shape[::-1] or X_t.dtype != np.float32 or not X_t.flags.c_contiguous:
-        raise ValueError("columns[0] must be X transposed: float32, C-contiguous, of shape "
-                         f"{X.shape[::-1]}")
+    if columns is None:
+        whole = sample_weight is None or bool(np.all(sample_weight == np.floor(sample_weight)))
+        columns = fit_columns(X, params, n_classes, whole)
+    X_t, codes_t = columns
+    if (X_t.shape not in (X.shape[::-1], (0, 0)) or X_t.dtype != np.float32
+            or not X_t.flags.c_contiguous):
+        raise ValueError("columns[0] must be X transposed (float32, C-contiguous, of shape "
+                         f"{X.shape[::-1]}) or empty")
     timings["layout"] = timings.get("layout", 0.0) + time.perf_counter() - t0
     n_rows = np.diff(layout[3])
     most = 2 * n_rows - 1  # as many as a tree of n rows can have, or one of max_depth

@@ -71,7 +71,7 @@ def _check_bins(x, codes):
 def test_fine_bin_codes(kind):
     rng = np.random.default_rng(3)
     x = _columns(rng, 50_000, kind)  # fewer than twice the sample: every value places cuts
-    sizes = _check_bins(x, fine_bin_codes(np.ascontiguousarray(x[None, :]))[0])
+    sizes = _check_bins(x, fine_bin_codes(np.ascontiguousarray(x[:, None]))[0])
     if kind == "real":  # equal rows
         assert len(sizes) >= N_CODES - 3 and sizes.max() <= 2 * 50_000 // (N_CODES - 1) + 1
 
@@ -96,7 +96,7 @@ def test_fine_bin_codes_from_a_sample(kind):
         x[rng.random(n) < 0.01] = -np.inf
     else:
         x = _columns(rng, n, kind)
-    sizes = _check_bins(x, fine_bin_codes(np.ascontiguousarray(x[None, :]))[0])
+    sizes = _check_bins(x, fine_bin_codes(np.ascontiguousarray(x[:, None]))[0])
     if kind in ("real", "missing"):  # about equal rows
         assert len(sizes) >= N_CODES - 50 and sizes.max() <= 4 * n // (N_CODES - 1)
 
@@ -127,7 +127,7 @@ def test_bounded_search_is_the_scan_of_the_sorted_node(kind, criterion, counted,
     x_all = _columns(rng, n_all, kind)
     X = np.ascontiguousarray(x_all[:, None])
     X_t = np.ascontiguousarray(X.T)
-    codes_t = fine_bin_codes(X_t)
+    codes_t = fine_bin_codes(X)
     for trial in range(12):
         n = int(rng.integers(50, 30_000))
         rows = np.sort(rng.choice(n_all, n, replace=False)).astype(np.int32)
@@ -171,7 +171,7 @@ def test_bounded_search_leaves_missing_values_and_one_bin_to_the_scan():
     x[100:200] = 7.0  # one value: one bin
     X = np.ascontiguousarray(x[:, None])
     X_t = np.ascontiguousarray(X.T)
-    codes_t = fine_bin_codes(X_t)
+    codes_t = fine_bin_codes(X)
     n = 100
     for start in (0, 100):
         rows = np.arange(start, start + n, dtype=np.int32)
@@ -239,7 +239,7 @@ def test_bins_are_made_only_for_fits_that_read_them(monkeypatch, options, made):
     calls = []
     real = depth_first.fine_bin_codes
     monkeypatch.setattr(depth_first, "fine_bin_codes",
-                        lambda X_t: calls.append(X_t.shape) or real(X_t))
+                        lambda X: calls.append(X.shape) or real(X))
     X, y, _ = _data(2, n=400, m=4, n_classes=2, missing=False)
     RandomForestClassifier(n_estimators=2, random_state=0, **options).fit(X, y)
     assert bool(calls) == made

@@ -76,10 +76,11 @@ def _range_stats(labels, weight, a, b, n_classes, criterion, out):
 
 
 @njit(cache=True, inline="always")
-def _dense(rows, a, n):
-    """Whether the ``n`` rows from position ``a`` (in increasing order) are dense enough in
-    ``X`` for a feature's whole cache lines of ``X_t`` to be used."""
-    return (rows[a + n - 1] - rows[a]) < _DENSE_SPAN * n
+def _dense(X_t, rows, a, n):
+    """Whether ``X_t`` is given (not empty) and the ``n`` rows from position ``a`` (in
+    increasing order) are dense enough in ``X`` for a feature's whole cache lines of it to be
+    used."""
+    return X_t.shape[1] > 0 and (rows[a + n - 1] - rows[a]) < _DENSE_SPAN * n
 
 
 @njit(cache=True, inline="always")
@@ -89,7 +90,7 @@ def _gather(X, X_t, f, rows, a, values):
     increasing order) are dense enough for whole cache lines of it to be used, else from ``X``
     (one line per row, which the node's other features then find in cache)."""
     n = values.shape[0]
-    dense = _dense(rows, a, n)
+    dense = _dense(X_t, rows, a, n)
     lo = np.float32(np.inf)
     hi = np.float32(-np.inf)
     n_miss = 0
@@ -253,8 +254,9 @@ def grow_random_trees(
     Parameters
     ----------
     X : ndarray of shape (n_rows, n_features), float32, C-contiguous (IN)
-    X_t : ndarray of shape (n_features, n_rows), float32, C-contiguous (IN)
-        ``X`` transposed (the same values, read where a node's rows are dense).
+    X_t : ndarray of shape (n_features, n_rows) or (0, 0), float32, C-contiguous (IN)
+        ``X`` transposed (the same values, read where a node's rows are dense), or empty: every
+        value read from ``X``.
     rows : ndarray of shape (n_positions,), int32 (IN/OUT)
         Row ids of ``X``, tree after tree, each tree's in increasing order (moved).
     labels : ndarray of shape (n_positions,) (IN/OUT)
@@ -443,7 +445,7 @@ def grow_best_trees(
     largest total weight, or of its rows with unit weights), needed with unit or uint8 weights;
     for squared error with unit weights, ``1 / n`` (:func:`~fasttree.kernels.reciprocal_table`
     of each tree's rows); otherwise ignored.  ``codes_t``: the features' bins
-    (:func:`~fasttree.kernels.bounded_search.fine_bin_codes` of ``X_t``) or None; with them, a
+    (:func:`~fasttree.kernels.bounded_search.fine_bin_codes` of ``X``) or None; with them, a
     two-class tree with unit weights or uint8 counts searches its nodes of at least
     ``bounded_rows`` rows (default :data:`BOUNDED_ROWS`) by
     :func:`~fasttree.kernels.bounded_search.bounded_search` (the same splits, sorting a small
@@ -479,9 +481,9 @@ def grow_best_trees(
     bounded_rows = BOUNDED_ROWS if bounded_rows is None else bounded_rows
     if codes_t is None:
         codes_t, bounded_rows = _NO_CODES, np.iinfo(np.int64).max
-    elif codes_t.shape != X_t.shape or codes_t.dtype != np.uint16:
-        raise ValueError(f"codes_t must be uint16 of X_t's shape {X_t.shape} (fine_bin_codes), "
-                         f"got {codes_t.dtype} {codes_t.shape}")
+    elif codes_t.shape != X.shape[::-1] or codes_t.dtype != np.uint16:
+        raise ValueError(f"codes_t must be uint16 of shape {X.shape[::-1]} (fine_bin_codes of "
+                         f"X), got {codes_t.dtype} {codes_t.shape}")
     kernel = specialized(_best_trees, classification, unit_weight,
                          integer and stats.shape[1] == 2, counted,
                          criterion == CRITERION_POISSON)
@@ -609,7 +611,7 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                 f = _next_drawn(order_key, taken, n_features) if select else j
                 if binary and n >= bounded_rows:
                     searched, value, n_left, thr, low, high = bounded_search(
-                        codes_t, X, X_t, _dense(rows, a, n), f, rows, labels, weight, a, n,
+                        codes_t, X, X_t, _dense(X_t, rows, a, n), f, rows, labels, weight, a, n,
                         codes, hist, bounds, xs, positions, order, keys_tmp, idx_tmp,
                         sort_counts, total[0] + total[1], total[1], criterion, min_rows,
                         min_weight_leaf, table)
@@ -686,7 +688,7 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
             if count_nodes + 2 > capacity:
                 return -1
             if bounded_best:  # rows of bins below the threshold's left, above it right
-                dense = _dense(rows, a, n)
+                dense = _dense(X_t, rows, a, n)
                 for i in range(n):
                     c = best_codes[i]
                     xs[i] = (-np.inf if c < lowest else np.inf if c > highest
