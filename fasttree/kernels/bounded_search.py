@@ -48,8 +48,10 @@ _MARGIN = 1e-9
 _SAMPLE = 65536
 #: buckets of equal width over a feature's cuts, each knowing its first cut (int16: in L1)
 _BUCKETS = 16384
-#: rows coded together, feature after feature (80 KB of 20 float32 features: in cache)
-_CODE_BLOCK = 1024
+#: the most cuts a bucket may hold (a value steps over them without a branch)
+_BUCKET_CUTS = 3
+#: rows coded together, feature after feature (20 KB of 20 float32 features: in L1)
+_CODE_BLOCK = 256
 
 
 def fine_bin_codes(X):
@@ -99,7 +101,7 @@ def _fine_bin_codes(X, codes_t, n_runs):
     n, n_features = X.shape
     stride = max(1, n // _SAMPLE)
     n_sample = (n + stride - 1) // stride
-    cuts = np.empty((n_features, MISSING_CODE), dtype=np.float32)
+    cuts = np.full((n_features, N_CODES), np.inf, dtype=np.float32)  # the last sentinels
     n_cuts = np.empty(n_features, dtype=np.int64)
     first = np.empty((n_features, _BUCKETS + 1), dtype=np.int16)
     lowest = np.empty(n_features)
@@ -115,7 +117,6 @@ def _fine_bin_codes(X, codes_t, n_runs):
                 sample[i] = X[i * stride, f]
             sort_values(sample, order, keys_tmp, idx_tmp, counts)
             n_cuts[f] = _place_cuts(sample, cuts[f])
-            cuts[f, n_cuts[f]] = np.inf  # a sentinel above every value
             lowest[f], scale[f] = _buckets(cuts[f], n_cuts[f], first[f])
     # removed[f, c]: the cut below code c goes (a value lies within FEATURE_THRESHOLD above
     # it); every thread that finds one writes the same 1
@@ -124,9 +125,8 @@ def _fine_bin_codes(X, codes_t, n_runs):
     for block in prange(n_blocks):
         lo = block * _CODE_BLOCK
         hi = min(n, lo + _CODE_BLOCK)
-        for f in range(n_features):
-            _code_block(X, f, lo, hi, cuts[f], first[f], lowest[f], scale[f], codes_t[f],
-                        removed[f])
+        for f in range(n_features):  # 2-D arrays, not rows: a row's view would count
+            _code_block(X, f, lo, hi, cuts, first, lowest[f], scale[f], codes_t, removed)
     renumbered = np.zeros(n_features, dtype=np.uint8)
     for f in range(n_features):  # a code less the cuts removed at or below it
         for c in range(1, N_CODES - 1):
@@ -161,42 +161,59 @@ def _place_cuts(sample, cuts):
 def _buckets(cuts, n_cuts, first):
     """Buckets of equal width over the range of ``cuts[:n_cuts]``: ``first[b]`` the first cut of
     bucket ``b`` or above; returns the range's start and the buckets per unit (0: one bucket
-    for all, where the range is empty or infinite)."""
+    for all, where the range is empty or infinite; -1: none, some bucket holding more than
+    ``_BUCKET_CUTS`` cuts)."""
     lowest = np.float64(cuts[0]) if n_cuts > 0 else 0.0
     span = np.float64(cuts[n_cuts - 1]) - lowest if n_cuts > 0 else 0.0
     scale = (_BUCKETS - 1) / span if span > 0.0 and span < np.inf else 0.0
     first[:] = 0
     for k in range(n_cuts):  # cuts per bucket, then the first of each bucket
         first[_bucket(cuts[k], lowest, scale) + 1] += 1
+    most = 0
     for b in range(_BUCKETS):
+        most = max(most, np.int64(first[b + 1]))
         first[b + 1] += first[b]
-    return lowest, scale
+    return lowest, (scale if most <= _BUCKET_CUTS else -1.0)
 
 
 @njit(cache=True, inline="always")
 def _code_block(X, f, lo, hi, cuts, first, lowest, scale, codes, removed):
-    """Rows ``[lo, hi)``'s codes of feature ``f``: the number of cuts below each value
+    """Rows ``[lo, hi)``'s codes of feature ``f`` (into ``codes[f]``; ``cuts[f]``, ``first[f]``,
+    ``removed[f]`` its own): the number of cuts below each value
     (:data:`MISSING_CODE` for NaN), found among the cuts of its bucket (a bucket is a monotone
     function of the value, so cuts of lower buckets are below it and cuts of higher ones
-    above).  Marks in ``removed`` the cuts some value above lies within ``FEATURE_THRESHOLD``
-    of (possible where the sample missed that value): their two bins are merged."""
+    above), or without buckets (``scale`` negative: some bucket holds many cuts, as skewed
+    values' equal-width buckets do) by a binary search of all the cuts (``cuts`` holds
+    ``N_CODES`` values, the sentinels above every value).  Marks in ``removed`` the cuts some
+    value above lies within ``FEATURE_THRESHOLD`` of (possible where the sample missed that
+    value): their two bins are merged."""
+    if scale < 0.0:
+        for i in range(lo, hi):
+            v = X[i, f]
+            low = 0
+            half = N_CODES >> 1
+            while half > 0:  # without a branch: a fixed number of steps
+                low += (cuts[f, low + half - 1] < v) * half
+                half >>= 1
+            _store_code(v, low, cuts, codes, f, i, removed)
+        return
     for i in range(lo, hi):
         v = X[i, f]
-        b = _bucket(v, lowest, scale)  # NaN: 0, coded missing below
-        low = np.int64(first[b])
-        high = np.int64(first[b + 1])
-        if high - low <= 1:  # most buckets: at most one cut (the cut at low, if of a higher
-            low += cuts[low] < v  # bucket, or the sentinel, is above v)
-        else:
-            while low < high:  # cuts below v among the bucket's
-                mid = (low + high) >> 1
-                if cuts[mid] < v:
-                    low = mid + 1
-                else:
-                    high = mid
-        codes[i] = low if v == v else MISSING_CODE
-        if low > 0 and _same_value(cuts[low - 1], v):
-            removed[low] = 1
+        low = np.int64(first[f, _bucket(v, lowest, scale)])  # NaN: bucket 0, coded missing
+        # at most _BUCKET_CUTS cuts in a bucket: as many steps, without a branch (a cut of a
+        # higher bucket, or a sentinel, is above v)
+        for _ in range(_BUCKET_CUTS):
+            low += cuts[f, low] < v
+        _store_code(v, low, cuts, codes, f, i, removed)
+
+
+@njit(cache=True, inline="always")
+def _store_code(v, low, cuts, codes, f, i, removed):
+    """Row ``i``'s code of feature ``f`` (``low`` cuts below ``v``, or :data:`MISSING_CODE`), and
+    the cut below marked removed where ``v`` lies within ``FEATURE_THRESHOLD`` of it."""
+    codes[f, i] = low if v == v else MISSING_CODE
+    if low > 0 and _same_value(cuts[f, low - 1], v):
+        removed[f, low] = 1
 
 
 @njit(cache=True, inline="always")
