@@ -14,7 +14,8 @@ from ._dtypes import label_dtype
 from ._dtypes import CRITERION_SQUARED_ERROR
 from .kernels import node_impurity, reciprocal_table, xlog2x_table
 from .kernels.bounded_search import fine_bin_codes
-from .kernels.depth_first import breadth_first_order, grow_best_trees, grow_random_trees
+from .kernels.depth_first import (breadth_first_order, drawn_layout, grow_best_trees,
+                                  grow_random_trees)
 from .kernels.draws import root_key
 from .splitter import drawn_weights, small_counts
 
@@ -60,21 +61,27 @@ def _layout(y, counts, sample_weight, n_classes, weight_dtype=None):
     ``weight_dtype``: the weights' kind of the batch these trees were laid out in first (a
     tree grown again is grown with the kind the others were: uint8 counts and float weights
     score two-class entropy by different formulas); None: this batch's own."""
-    in_sample = counts > 0
     tree_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(in_sample.sum(axis=1), out=tree_offsets[1:])
-    rows = np.empty(tree_offsets[-1], dtype=np.int32)  # tree-major, rows in order
-    for t, (a, b) in enumerate(zip(tree_offsets[:-1], tree_offsets[1:])):
-        rows[a:b] = np.flatnonzero(in_sample[t])
+    np.cumsum(np.count_nonzero(counts, axis=1), out=tree_offsets[1:])
     if sample_weight is None and counts.dtype == np.uint8:  # a bootstrap's counts as they are
-        weight = counts[in_sample]
-        weight = None if np.all(weight == 1) else weight
+        rows = np.empty(tree_offsets[-1] + 1, dtype=np.int32)  # one spare for the last write
+        labels = np.empty(rows.shape[0], dtype=y.dtype if n_classes is None
+                          else label_dtype(n_classes))
+        weight = np.empty(rows.shape[0], dtype=np.uint8)
+        tree_weights, most = drawn_layout(np.ascontiguousarray(counts), y, tree_offsets, rows,
+                                          labels, weight)
+        rows, labels, weight = rows[:-1], labels[:-1], weight[:-1]
+        weight = None if most <= 1 else weight
     else:
+        in_sample = counts > 0
+        rows = np.empty(tree_offsets[-1], dtype=np.int32)  # tree-major, rows in order
+        for t, (a, b) in enumerate(zip(tree_offsets[:-1], tree_offsets[1:])):
+            rows[a:b] = np.flatnonzero(in_sample[t])
         weight = drawn_weights(counts, sample_weight)
-    bounds = zip(tree_offsets[:-1], tree_offsets[1:])
-    tree_weights = np.array([float(b - a) if weight is None else float(weight[a:b].sum(
-        dtype=np.float64)) for a, b in bounds])
-    labels = y[rows] if n_classes is None else y[rows].astype(label_dtype(n_classes))
+        bounds = zip(tree_offsets[:-1], tree_offsets[1:])
+        tree_weights = np.array([float(b - a) if weight is None else float(weight[a:b].sum(
+            dtype=np.float64)) for a, b in bounds])
+        labels = y[rows] if n_classes is None else y[rows].astype(label_dtype(n_classes))
     if weight is None:
         weight = np.empty(0)
     elif weight.dtype != np.uint8:  # whole weights up to 255 move and add as one byte each

@@ -90,7 +90,7 @@ def sample_indices(seed, n_samples, n_draws, weight=None):
     """
     draws = np.random.RandomState(seed)
     if weight is None:
-        return draws.randint(0, n_samples, n_draws).astype(np.int32)
+        return draws.randint(0, n_samples, n_draws, dtype=np.int32)  # scikit-learn's draws
     return draws.choice(n_samples, n_draws, replace=True, p=weight / weight.sum()).astype(
         np.int32)
 
@@ -334,6 +334,7 @@ class _BaseForest(_TableInput, BaseEstimator):
         per_batch = max(1, max(LAYOUT_BUDGET, X.nbytes) // bytes_per_row)
         timings = {}
         batch = []  # (seed, counts, tree weights or None)
+        rows = 0  # the batch's
         for i, seed in enumerate(seeds):
             if not self.bootstrap:
                 counts, tree_weight = (np.ones(n_samples, dtype=np.uint8) if weight is None
@@ -346,7 +347,7 @@ class _BaseForest(_TableInput, BaseEstimator):
                 counts = counts.astype(np.uint8 if counts.max() <= 255 else np.int32, copy=False)
                 tree_weight = _balanced_subsample(codes, drawn) if subsample else None
             batch.append((seed, counts, tree_weight))
-            rows = sum(int(np.count_nonzero(c)) for _, c, _ in batch)
+            rows += int(np.count_nonzero(counts))
             full = rows >= per_batch and len(batch) % batch_multiple == 0
             if full or i == len(seeds) - 1:
                 if self.verbose > 1:
@@ -354,6 +355,7 @@ class _BaseForest(_TableInput, BaseEstimator):
                 self._grow_batch(template, X, targets, n_classes, multi_output, monotonic_cst,
                                  batch, scale, subsample, timings, columns)
                 batch = []
+                rows = 0
         self.fit_timings_ = timings
 
     def _grow_batch(self, template, X, targets, n_classes, multi_output, monotonic_cst, batch,

@@ -725,6 +725,47 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
 
 
 @njit(cache=True)
+def drawn_layout(counts, y, tree_offsets, rows, labels, weight):
+    """Each tree's drawn rows in order, tree after tree: their ids, targets and counts.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_trees, n_samples), uint8 (IN)
+        How many times each tree drew each row.
+    y : ndarray of shape (n_samples,) (IN)
+        Each row's target (class code or value).
+    tree_offsets : ndarray of shape (n_trees + 1,), int64 (IN)
+        Where each tree's rows start: the cumulative sum of each tree's drawn rows.
+    rows, labels, weight : ndarray of shape (tree_offsets[-1] + 1,) (OUT)
+        int32 row ids, targets (``y`` cast to their dtype) and uint8 counts by position; the
+        last position is scratch (every row is written, then kept if drawn: no branch).
+
+    Returns
+    -------
+    tree_weights : ndarray of shape (n_trees,), float64
+        Each tree's draws.
+    most : int
+        The largest count.
+    """
+    n_trees, n_samples = counts.shape
+    tree_weights = np.zeros(n_trees)
+    most = 0
+    for t in range(n_trees):
+        k = tree_offsets[t]
+        drawn = 0
+        for i in range(n_samples):
+            c = counts[t, i]
+            rows[k] = i
+            labels[k] = y[i]
+            weight[k] = c
+            k += c > 0
+            drawn += c
+            most = max(most, np.int64(c))
+        tree_weights[t] = drawn
+    return tree_weights, most
+
+
+@njit(cache=True)
 def breadth_first_order(child_left):
     """The nodes of a tree numbered depth first (``child_left``: each node's first child, -1 for
     a leaf, the second child the next) in level order: root, its children, theirs, ... (the
