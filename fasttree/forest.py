@@ -18,6 +18,7 @@ and the weights' formula may round apart: ``docs/forests.rst``).
 
 import warnings
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -93,6 +94,20 @@ def sample_indices(seed, n_samples, n_draws, weight=None):
         return draws.randint(0, n_samples, n_draws, dtype=np.int32)  # scikit-learn's draws
     return draws.choice(n_samples, n_draws, replace=True, p=weight / weight.sum()).astype(
         np.int32)
+
+
+def _drawn_ahead(seeds, draw):
+    """``(seed, draw(seed))`` for each seed in order, drawn by as many threads as numba uses
+    (NumPy's draws and counts release the GIL), a thread's worth of seeds ahead at most."""
+    n_threads = numba.get_num_threads()
+    if n_threads == 1 or len(seeds) == 1:
+        for seed in seeds:
+            yield seed, draw(seed)
+        return
+    with ThreadPoolExecutor(n_threads) as pool:
+        for start in range(0, len(seeds), n_threads):
+            chunk = seeds[start:start + n_threads]
+            yield from zip(chunk, pool.map(draw, chunk))
 
 
 def _balanced_subsample(codes, drawn):
@@ -259,7 +274,9 @@ class _BaseForest(_TableInput, BaseEstimator):
                              self._new_seeds(n_more))
             # the training data's missing values, whichever trees drew them (a batch's growth
             # sees its own trees' rows only)
-            template.missing_in_fit_ = np.isnan(X_checked).any(axis=0)
+            template.missing_in_fit_ = (np.isnan(X_checked).any(axis=0)
+                                        if np.isnan(X_checked.min())  # no NaN mask if none
+                                        else np.zeros(n_features, dtype=bool))
             for estimator in self.estimators_:
                 estimator.missing_in_fit_ = template.missing_in_fit_
         _copy_fitted(template, self)
@@ -335,17 +352,20 @@ class _BaseForest(_TableInput, BaseEstimator):
         timings = {}
         batch = []  # (seed, counts, tree weights or None)
         rows = 0  # the batch's
-        for i, seed in enumerate(seeds):
+
+        def draw(seed):
+            """A tree's counts of each row and its weights (None: its counts')."""
             if not self.bootstrap:
-                counts, tree_weight = (np.ones(n_samples, dtype=np.uint8) if weight is None
-                                       else in_fit), weight
-            else:
-                drawn = sample_indices(seed, n_samples, self._n_samples_bootstrap,
-                                       self._sample_weight)
-                counts = np.bincount(drawn, minlength=n_samples)
-                # kept small until the batch grows: int64 counts are 8 bytes a row per tree
-                counts = counts.astype(np.uint8 if counts.max() <= 255 else np.int32, copy=False)
-                tree_weight = _balanced_subsample(codes, drawn) if subsample else None
+                return (np.ones(n_samples, dtype=np.uint8) if weight is None
+                        else in_fit), weight
+            drawn = sample_indices(seed, n_samples, self._n_samples_bootstrap,
+                                   self._sample_weight)
+            counts = np.bincount(drawn, minlength=n_samples)
+            # kept small until the batch grows: int64 counts are 8 bytes a row per tree
+            counts = counts.astype(np.uint8 if counts.max() <= 255 else np.int32, copy=False)
+            return counts, (_balanced_subsample(codes, drawn) if subsample else None)
+
+        for i, (seed, (counts, tree_weight)) in enumerate(_drawn_ahead(seeds, draw)):
             batch.append((seed, counts, tree_weight))
             rows += int(np.count_nonzero(counts))
             full = rows >= per_batch and len(batch) % batch_multiple == 0
