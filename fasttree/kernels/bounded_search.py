@@ -74,8 +74,8 @@ def fine_bin_codes(X):
     -----
     The cuts are placed on a sorted sample of each feature (every ``n_samples // 65536``-th
     value), so the bins' rows are about equal (within some 25 % on continuous data); the codes
-    are exact whatever the sample.  Sorting every value took twice as long (0.2 s for 800,000 x 20
-    on two threads).
+    are exact whatever the sample.  Sorting every value instead took 0.20 s against 0.08 s
+    (800,000 x 20, two threads).
 
     Raises
     ------
