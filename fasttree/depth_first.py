@@ -94,6 +94,13 @@ def _layout(y, counts, sample_weight, n_classes, weight_dtype=None):
     return rows, labels, weight, tree_offsets, tree_weights
 
 
+def whole_weights(weight):
+    """Whether trees weighted by ``weight`` (None: every weight 1) add whole counts, which they
+    then move as uint8 (:func:`~fasttree.splitter.small_counts`) and the bounded search reads
+    (:func:`fit_columns` makes the bins only for them)."""
+    return weight is None or small_counts(weight) is not None
+
+
 def fit_columns(X, params, n_classes, whole_weights=True):
     """What every batch of a fit reads besides ``X``: for best thresholds of two classes with
     whole weights, each value's bin (:func:`~fasttree.kernels.bounded_search.fine_bin_codes`,
@@ -144,8 +151,7 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
         missing_features = np.isnan(X[counts.any(axis=0)]).any(axis=0)
     keys = np.array([0 if rng is None else root_key(rng) for rng in rngs], dtype=np.uint64)
     if columns is None:
-        whole = sample_weight is None or bool(np.all(sample_weight == np.floor(sample_weight)))
-        columns = fit_columns(X, params, n_classes, whole)
+        columns = fit_columns(X, params, n_classes, whole_weights(sample_weight))
     X_t, codes_t = columns
     if (X_t.shape not in (X.shape[::-1], (0, 0)) or X_t.dtype != np.float32
             or not X_t.flags.c_contiguous):

@@ -337,8 +337,7 @@ class _BaseForest(_TableInput, BaseEstimator):
         if grows_depth_first:  # read by every batch
             # the trees' weights: bootstrap counts, or the rows' (scaled) weights, or each
             # tree's counts times its class weights
-            whole = not subsample and (self.bootstrap or weight is None
-                                       or bool(np.all(weight == np.floor(weight))))
+            whole = not subsample and (self.bootstrap or depth_first.whole_weights(weight))
             columns = depth_first.fit_columns(X, params, n_classes, whole)
             bytes_per_row = depth_first.bytes_per_row(bool(n_classes), params.splitter)
             # each tree on one thread: a batch holds a multiple of the threads, each thread
