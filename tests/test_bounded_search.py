@@ -132,9 +132,14 @@ def test_bounded_search_is_the_scan_of_the_sorted_node(kind, criterion, counted,
     X = np.ascontiguousarray(x_all[:, None])
     X_t = np.ascontiguousarray(X.T)
     codes_t = fine_bin_codes(X)
-    for trial in range(12):
+    for trial in range(16):
         n = int(rng.integers(50, 30_000))
         rows = np.sort(rng.choice(n_all, n, replace=False)).astype(np.int32)
+        if trial % 4 == 3:  # a node below a split of the feature: a part of its codes
+            window = np.flatnonzero(np.abs(x_all - x_all[rows[0]]) < rng.uniform(0.01, 0.5))
+            rows = np.sort(rng.choice(window, min(n, window.size), replace=False))
+            rows = rows.astype(np.int32)
+            n = rows.size
         signal = np.nan_to_num(x_all[rows]) + rng.normal(scale=1.0 + trial, size=n)
         labels = (signal > np.median(signal)).astype(np.uint8)
         counts = (rng.poisson(1.0, n).clip(1, 9).astype(np.uint8) if counted

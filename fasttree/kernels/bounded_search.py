@@ -43,6 +43,10 @@ MISSING_CODE = N_CODES - 1
 #: the bounds' margin over the best score, per unit of a node's weight (per unit of weight
 #: times ``log2`` of it for entropy): rounding errs some 1e-15 of it
 _MARGIN = 1e-9
+#: a node's bins merge adjacent fine bins (a power of two of them) until it has at most
+#: ``n // ROWS_PER_BIN`` bins: each bin costs four impurities to score, each row in a bin that
+#: may hold the best threshold a value to sort
+ROWS_PER_BIN = 4
 #: values of a feature sampled to place its cuts: every ``n // _SAMPLE``-th (all of fewer
 #: than twice as many); the codes are exact whatever the sample, the bins' sizes near equal
 _SAMPLE = 65536
@@ -260,13 +264,15 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
     weight (integers); ``min_rows`` the rows a child needs (with unit weights, the weight
     minimum folded in), ``min_weight_leaf`` its weight (the scan's leaf minimums,
     :func:`~fasttree.kernels.split_record.leaf_minimums_met`); ``table`` ``c log2 c`` for entropy.
-    Scratch: ``codes`` (uint16, ``n``; left holding the node's bins), ``hist`` (int64,
+    The node's bins: its range of codes of ``f``, adjacent codes merged (``2 ** k`` a bin, the
+    least ``k`` leaving at most ``n // ROWS_PER_BIN`` bins).
+    Scratch: ``codes`` (uint16, ``n``; left holding each row's bin of the node), ``hist`` (int64,
     ``(5, N_CODES)``), ``bounds`` (float64, ``N_CODES``), ``values`` (float32), ``positions``
     (int32), ``order``, ``keys_tmp``, ``idx_tmp``, ``sort_counts`` (:func:`sort_values`'), each
     at least ``n`` long.
 
     Returns ``(searched, value, n_left, threshold, lowest, highest)``: ``searched`` False when
-    the node has missing values of ``f``, all its rows in one bin or a weight of 2**31 or more
+    the node has missing values of ``f``, all its rows in one code or a weight of 2**31 or more
     (the caller sorts the node instead); else the lowest children impurity (``inf`` when no
     candidate keeps the leaf minimums), the rows going left, the threshold and the bins
     ``lowest .. highest`` whose rows need their value to be sent by it (the others go left
@@ -275,12 +281,26 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
     unit_weight = weight.shape[0] == 0
     if w_total >= 1 << 31:  # a bin's weight and class-1 weight are counted in 32 bits each
         return False, np.inf, -1, 0.0, 0, -1
-    n_bins = MISSING_CODE
-    # per bin: weight << 32 | class-1 weight (hist[1]), and rows (hist[0]) with counts: one
-    # add to memory a row with unit weights, two with counts
-    hist[:2] = 0
+    lowest_code = MISSING_CODE
+    highest_code = 0
     for i in range(n):
         c = codes_t[f, rows[a + i]]
+        codes[i] = c
+        lowest_code = min(lowest_code, c)
+        highest_code = max(highest_code, c)
+    if highest_code == MISSING_CODE or lowest_code == highest_code:
+        return False, np.inf, -1, 0.0, 0, -1  # missing values, or one bin
+    # the node's bins span its range of codes only (a node below a split of f holds a part of
+    # it), coarser where that range holds more than n // ROWS_PER_BIN codes
+    shift = 0
+    while ((highest_code - lowest_code) >> shift) + 1 > max(n // ROWS_PER_BIN, 2):
+        shift += 1
+    n_bins = ((highest_code - lowest_code) >> shift) + 1
+    # per bin: weight << 32 | class-1 weight (hist[1]), and rows (hist[0]) with counts: one
+    # add to memory a row with unit weights, two with counts
+    hist[:2, :n_bins] = 0
+    for i in range(n):
+        c = (codes[i] - lowest_code) >> shift
         codes[i] = c
         label = np.int64(labels[a + i])
         if unit_weight:
@@ -289,8 +309,6 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
             m = np.int64(weight[a + i])
             hist[0, c] += 1
             hist[1, c] += (m << 32) + label * m
-    if _bin_rows(hist, MISSING_CODE, unit_weight) > 0:
-        return False, np.inf, -1, 0.0, 0, -1
     # the thresholds between non-empty bins, scored from the counts; hist[2:5] gets the rows,
     # weight and class-1 weight before each bin, bounds the lowest corner of the box of its
     # inner thresholds' left class weights: the corners before and after the bin are the
@@ -304,12 +322,10 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
     w_left = 0
     left_1 = 0
     before = _children_impurity(0, 0, total_0, total_1, criterion, table)
-    n_used = 0
     for c in range(n_bins):
         bin_rows = _bin_rows(hist, c, unit_weight)
         if bin_rows == 0:
             continue
-        n_used += 1
         bin_w = hist[1, c] >> 32
         bin_1 = hist[1, c] & _LOW
         hist[2, c] = n_left
@@ -335,8 +351,6 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
                 n_left, n - n_left, w_left, w_total - w_left, min_rows, min_weight_leaf):
             best, best_rows, edge = after, n_left, c
         before = after
-    if n_used < 2:
-        return False, np.inf, -1, 0.0, 0, -1  # one bin: maybe constant, the scan tells
     # the bins that may hold a threshold at least as good: bound within the margin of the best
     margin = _MARGIN * (w_total + 1.0)
     if criterion != CRITERION_GINI:

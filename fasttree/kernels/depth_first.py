@@ -54,9 +54,9 @@ from .work_items import SUM_BLOCK_ROWS
 #: a node whose rows span fewer row ids than this many times their number reads a feature
 #: from ``X`` transposed (16 float32 values per cache line)
 _DENSE_SPAN = 32
-#: nodes of at least this many rows search by bounded_search when they can (below it the
-#: counts per bin cost more than the sort they spare)
-BOUNDED_ROWS = 4096
+#: nodes of at least this many rows search by bounded_search when they can (below it reading
+#: the codes and scoring the bins costs more than the sort they spare)
+BOUNDED_ROWS = 256
 _NO_CODES = np.empty((0, 0), dtype=np.uint16)
 
 
