@@ -363,11 +363,12 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
     lowest, highest = 0, -1
     if n_alive > 0:  # the alive bins' rows sorted and scanned, each bin from its counts
         m = 0
-        for i in range(n):
-            if bounds[codes[i]] <= limit:
-                values[m] = X_t[f, rows[a + i]] if dense else X[rows[a + i], f]
-                positions[m] = i
-                m += 1
+        for i in range(n):  # without a branch, so that the reads below overlap their misses
+            positions[m] = i
+            m += bounds[codes[i]] <= limit
+        for k in range(m):
+            row = rows[a + positions[k]]
+            values[k] = X_t[f, row] if dense else X[row, f]
         sort_values(values[:m], order[:m], keys_tmp, idx_tmp, sort_counts)
         current = -1
         for k in range(m):

@@ -688,11 +688,16 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
             if count_nodes + 2 > capacity:
                 return -1
             if bounded_best:  # rows of bins below the threshold's left, above it right
-                dense = _dense(X_t, rows, a, n)
+                m = 0  # without a branch, so that the reads below overlap their misses
                 for i in range(n):
                     c = best_codes[i]
-                    xs[i] = (-np.inf if c < lowest else np.inf if c > highest
-                             else X_t[best_f, rows[a + i]] if dense else X[rows[a + i], best_f])
+                    xs[i] = -np.inf if c < lowest else np.inf
+                    positions[m] = i
+                    m += (c >= lowest) & (c <= highest)
+                dense = _dense(X_t, rows, a, n)
+                for k in range(m):  # the threshold's bins: by their values
+                    row = rows[a + positions[k]]
+                    xs[positions[k]] = X_t[best_f, row] if dense else X[row, best_f]
             else:
                 for i in range(n):  # the split feature's values back in position order
                     xs[best_order[i]] = best_xs[i]
