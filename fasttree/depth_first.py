@@ -102,14 +102,17 @@ def whole_weights(weight):
 
 
 def fit_columns(X, params, n_classes, whole_weights=True):
-    """What every batch of a fit reads besides ``X``: for best thresholds of two classes with
-    whole weights, each value's bin (:func:`~fasttree.kernels.bounded_search.fine_bin_codes`,
-    read by the bounded search of large nodes) and an empty ``X_t`` (the few values those
-    trees read, of small or threshold bins' rows, scattered rows mostly, come from ``X``);
-    else ``X`` transposed (read where a node's rows are dense) and no bins."""
+    """What every batch of a fit reads besides ``X``, as ``(X_t, codes_t, codes_rows)``: for
+    best thresholds of two classes with whole weights, an empty ``X_t`` (the few values those
+    trees read, of small nodes or threshold bins' rows, scattered rows mostly, come from ``X``)
+    and each value's bin (:func:`~fasttree.kernels.bounded_search.fine_bin_codes`, read by the
+    bounded search) one row per feature and one row per sample (where a node's rows lie
+    scattered, a cache line holds a row's bins of every feature it searches); else ``X``
+    transposed (read where a node's rows are dense) and no bins."""
     if params.splitter == "best" and n_classes == 2 and whole_weights:
-        return np.empty((0, 0), dtype=np.float32), fine_bin_codes(X)
-    return np.ascontiguousarray(X.T), None
+        codes_t = fine_bin_codes(X)
+        return np.empty((0, 0), dtype=np.float32), codes_t, np.ascontiguousarray(codes_t.T)
+    return np.ascontiguousarray(X.T), None, None
 
 
 def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timings,
@@ -152,7 +155,7 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     keys = np.array([0 if rng is None else root_key(rng) for rng in rngs], dtype=np.uint64)
     if columns is None:
         columns = fit_columns(X, params, n_classes, whole_weights(sample_weight))
-    X_t, codes_t = columns
+    X_t, codes_t, codes_rows = columns
     if (X_t.shape not in (X.shape[::-1], (0, 0)) or X_t.dtype != np.float32
             or not X_t.flags.c_contiguous):
         raise ValueError("columns[0] must be X transposed (float32, C-contiguous, of shape "
@@ -168,7 +171,7 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     pending = np.arange(counts.shape[0])
     while pending.size:
         t0 = time.perf_counter()
-        grown = _grow(X, X_t, codes_t, *layout, keys[pending], n_classes, params,
+        grown = _grow(X, X_t, codes_t, codes_rows, *layout, keys[pending], n_classes, params,
                       slots[pending])
         timings["grow"] = timings.get("grow", 0.0) + time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -187,8 +190,8 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
     return trees, missing_features
 
 
-def _grow(X, X_t, codes_t, rows, labels, weight, offsets, tree_weights, keys, n_classes, params,
-          slots):
+def _grow(X, X_t, codes_t, codes_rows, rows, labels, weight, offsets, tree_weights, keys,
+          n_classes, params, slots):
     """Grow every tree of a layout (moving its rows) with ``slots`` node slots each; a tree that
     needed more is None."""
     node_offsets = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
@@ -219,7 +222,8 @@ def _grow(X, X_t, codes_t, rows, labels, weight, offsets, tree_weights, keys, n_
                 layout = layout[:4] + (weight.astype(np.float64),)
             table = (reciprocal_table(largest) if weight.shape[0] == 0
                      and p.criterion_code == CRITERION_SQUARED_ERROR else np.empty(0))
-        grow_best_trees(*layout, offsets, keys, tree_weights, *rules, table, *nodes, codes_t)
+        grow_best_trees(*layout, offsets, keys, tree_weights, *rules, table, *nodes, codes_t,
+                        codes_rows=codes_rows)
     else:
         grow_random_trees(*layout, weight.dtype == np.uint8, offsets, keys, tree_weights,
                           n_classes or 0, *rules, *nodes)

@@ -175,7 +175,7 @@ class TreeGrower:
         ``splitter="best"`` or ``"random"`` only.
     columns : tuple or None
         What trees grown depth first read besides ``X`` (:func:`fasttree.depth_first.
-        fit_columns`: ``X`` transposed or the bins of the bounded search), when the caller has
+        fit_columns`: ``X`` transposed, or the bins of the bounded search), when the caller has
         it (a forest's batches share it); None: made when needed.
 
     Attributes

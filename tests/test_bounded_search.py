@@ -156,8 +156,10 @@ def test_bounded_search_is_the_scan_of_the_sorted_node(kind, criterion, counted,
                        keys_tmp=np.empty(n, np.uint32), idx_tmp=np.empty(n, np.int32),
                        sort_counts=np.empty((4, 2048), np.int64))
         total_1 = int(labels.sum()) if not counted else int((labels * counts).sum())
+        # codes read one row per feature, or one row per sample where the rows lie scattered
+        codes_rows = np.ascontiguousarray(codes_t.T) if trial % 3 else np.empty((0, 0), np.uint16)
         searched, value, n_left, threshold, lowest, highest = _search(
-            codes_t, X, X_t, trial % 2 == 0, 0, rows, labels, weight, 0, n, *scratch.values(),
+            codes_t, codes_rows, X, X_t, trial % 2 == 0, 0, rows, labels, weight, 0, n, *scratch.values(),
             w_total, total_1, criterion,
             min_rows if counted else max(min_rows, int(np.ceil(min_weight_leaf))),
             min_weight_leaf, table)
@@ -189,9 +191,9 @@ def test_bounded_search_leaves_missing_values_and_one_bin_to_the_scan():
                    np.empty(n, np.int32), np.empty(n, np.uint32), np.empty(n, np.int32),
                    np.empty((4, 2048), np.int64))
         labels = (np.arange(n) % 2).astype(np.uint8)
-        searched, *_ = _search(codes_t, X, X_t, True, 0, rows, labels, np.empty(0), 0,
-                                      n, *scratch, n, n // 2, CRITERION_GINI, 1, 0.0,
-                                      np.empty(0))
+        searched, *_ = _search(codes_t, np.ascontiguousarray(codes_t.T), X, X_t, True, 0, rows,
+                               labels, np.empty(0), 0, n, *scratch, n, n // 2, CRITERION_GINI,
+                               1, 0.0, np.empty(0))
         assert not searched
 
 
@@ -222,7 +224,7 @@ def test_forests_trees_with_the_bounded_search(monkeypatch, criterion, options, 
     real_search = depth_first_kernels.grow_best_trees
 
     def counting(*args, **kwargs):
-        calls.append(args[25] is not None)
+        calls.append(args[25] is not None and kwargs["codes_rows"] is not None)
         return real_search(*args, **kwargs)
 
     monkeypatch.setattr(depth_first, "grow_best_trees", counting)

@@ -205,7 +205,7 @@ def test_a_tree_grown_again_keeps_its_batchs_kind_of_weights(monkeypatch):
     monkeypatch.setattr(depth_first, "FIRST_SLOTS_PER_ROW", {"best": 0.0})  # 64 slots
     kinds = []
     grow = depth_first._grow
-    monkeypatch.setattr(depth_first, "_grow", lambda *args: kinds.append(args[5].dtype)
+    monkeypatch.setattr(depth_first, "_grow", lambda *args: kinds.append(args[6].dtype)
                         or grow(*args))
     trees = _grow(X, y, counts, params, 2, 3, weight)
     assert kinds == [np.float64, np.float64]  # the first growth, then the large tree again

@@ -47,6 +47,9 @@ _MARGIN = 1e-9
 #: ``n // ROWS_PER_BIN`` bins: each bin costs four impurities to score, each row in a bin that
 #: may hold the best threshold a value to sort
 ROWS_PER_BIN = 4
+#: a node whose rows span at least this many times their number reads its codes one row per
+#: sample: a cache line brings a row's codes of every feature, not of one
+_SCATTERED_SPAN = 32
 #: values of a feature sampled to place its cuts: every ``n // _SAMPLE``-th (all of fewer
 #: than twice as many); the codes are exact whatever the sample, the bins' sizes near equal
 _SAMPLE = 65536
@@ -253,12 +256,13 @@ def _bin_rows(hist, c, unit_weight):
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes, hist, bounds,
-                   values, positions, order, keys_tmp, idx_tmp, sort_counts, w_total, total_1,
-                   criterion, min_rows, min_weight_leaf, table):
+def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, a, n, codes,
+                   hist, bounds, values, positions, order, keys_tmp, idx_tmp, sort_counts,
+                   w_total, total_1, criterion, min_rows, min_weight_leaf, table):
     """The best threshold of feature ``f`` for the node of positions ``[a, a + n)``.
 
-    ``codes_t`` from :func:`fine_bin_codes`; ``X``, ``X_t`` the values (read from ``X_t`` when
+    ``codes_t`` from :func:`fine_bin_codes`, ``codes_rows`` the same transposed (C-contiguous;
+    read where the node's rows span ``_SCATTERED_SPAN`` times their number) or empty; ``X``, ``X_t`` the values (read from ``X_t`` when
     ``dense``); ``rows``, ``labels`` (0 or 1), ``weight`` (empty: every weight 1; else uint8
     counts) the layout by position; ``w_total``, ``total_1`` the node's weight and class-1
     weight (integers); ``min_rows`` the rows a child needs (with unit weights, the weight
@@ -283,8 +287,10 @@ def bounded_search(codes_t, X, X_t, dense, f, rows, labels, weight, a, n, codes,
         return False, np.inf, -1, 0.0, 0, -1
     lowest_code = MISSING_CODE
     highest_code = 0
+    scattered = codes_rows.shape[0] > 0 and rows[a + n - 1] - rows[a] >= _SCATTERED_SPAN * n
     for i in range(n):
-        c = codes_t[f, rows[a + i]]
+        row = rows[a + i]
+        c = codes_rows[row, f] if scattered else codes_t[f, row]
         codes[i] = c
         lowest_code = min(lowest_code, c)
         highest_code = max(highest_code, c)

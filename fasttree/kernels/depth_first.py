@@ -434,7 +434,7 @@ def grow_best_trees(
     X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion, max_features,
     max_depth, min_samples_split, min_samples_leaf, min_weight_leaf, min_impurity_decrease,
     table, node_offsets, child_left, feature, threshold, missing_branch, depth,
-    n_node_samples, stats, node_count, codes_t=None, bounded_rows=None,
+    n_node_samples, stats, node_count, codes_t=None, bounded_rows=None, codes_rows=None,
 ):
     """Grow every tree of a layout depth first, best thresholds (random forests).
 
@@ -449,7 +449,8 @@ def grow_best_trees(
     two-class tree with unit weights or uint8 counts searches its nodes of at least
     ``bounded_rows`` rows (default :data:`BOUNDED_ROWS`) by
     :func:`~fasttree.kernels.bounded_search.bounded_search` (the same splits, sorting a small
-    part of the values).
+    part of the values).  ``codes_rows``: the same bins one row per sample (``codes_t``
+    transposed, C-contiguous), read where a node's rows lie scattered, or None.
 
     Each node searches its features (every one, or the first ``max_features`` non-constant ones
     in its draw order) as the presorted search does: its values of the feature sorted with their
@@ -481,9 +482,16 @@ def grow_best_trees(
     bounded_rows = BOUNDED_ROWS if bounded_rows is None else bounded_rows
     if codes_t is None:
         codes_t, bounded_rows = _NO_CODES, np.iinfo(np.int64).max
-    elif codes_t.shape != X.shape[::-1] or codes_t.dtype != np.uint16:
-        raise ValueError(f"codes_t must be uint16 of shape {X.shape[::-1]} (fine_bin_codes of "
-                         f"X), got {codes_t.dtype} {codes_t.shape}")
+    elif (codes_t.shape != X.shape[::-1] or codes_t.dtype != np.uint16
+          or not codes_t.flags.c_contiguous):
+        raise ValueError(f"codes_t must be C-contiguous uint16 of shape {X.shape[::-1]} "
+                         f"(fine_bin_codes of X), got {codes_t.dtype} {codes_t.shape}")
+    if codes_rows is None or codes_t is _NO_CODES:
+        codes_rows = _NO_CODES
+    elif (codes_rows.shape != X.shape or codes_rows.dtype != np.uint16
+          or not codes_rows.flags.c_contiguous):
+        raise ValueError(f"codes_rows must be C-contiguous uint16 of shape {X.shape} (codes_t "
+                         f"transposed), got {codes_rows.dtype} {codes_rows.shape}")
     kernel = specialized(_best_trees, classification, unit_weight,
                          integer and stats.shape[1] == 2, counted,
                          criterion == CRITERION_POISSON)
@@ -491,7 +499,7 @@ def grow_best_trees(
            max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
            min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
            missing_branch, depth, n_node_samples, stats, node_count, codes_t,
-           max(1, int(bounded_rows)))
+           max(1, int(bounded_rows)), codes_rows)
 
 
 def _best_trees(classification, unit_weight, binary, counted, positive):
@@ -500,14 +508,15 @@ def _best_trees(classification, unit_weight, binary, counted, positive):
     def grow(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
              max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
              min_impurity_decrease, xlog2x, node_offsets, child_left, feature, threshold,
-             missing_branch, depth, n_node_samples, stats, node_count, codes_t, bounded_rows):
+             missing_branch, depth, n_node_samples, stats, node_count, codes_t, bounded_rows,
+             codes_rows):
         for t in prange(tree_offsets.shape[0] - 1):
             node_count[t] = grow_tree(
                 t, X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight,
                 criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
                 min_weight_leaf, min_impurity_decrease, xlog2x, node_offsets, child_left,
                 feature, threshold, missing_branch, depth, n_node_samples, stats, codes_t,
-                bounded_rows)
+                bounded_rows, codes_rows)
 
     return njit(parallel=True, cache=True)(with_globals(
         grow, grow_tree=specialized(_best_tree, classification, unit_weight, binary, counted,
@@ -530,7 +539,7 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                   criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
                   min_weight_leaf, min_impurity_decrease, table, node_offsets, child_left,
                   feature, threshold, missing_branch, depth, n_node_samples, stats, codes_t,
-                  bounded_rows):
+                  bounded_rows, codes_rows):
         n_features = X.shape[1]
         n_classes = stats.shape[1] if classification else 0
         select = max_features < n_features
@@ -611,9 +620,9 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                 f = _next_drawn(order_key, taken, n_features) if select else j
                 if binary and n >= bounded_rows:
                     searched, value, n_left, thr, low, high = bounded_search(
-                        codes_t, X, X_t, _dense(X_t, rows, a, n), f, rows, labels, weight, a, n,
-                        codes, hist, bounds, xs, positions, order, keys_tmp, idx_tmp,
-                        sort_counts, total[0] + total[1], total[1], criterion, min_rows,
+                        codes_t, codes_rows, X, X_t, _dense(X_t, rows, a, n), f, rows, labels,
+                        weight, a, n, codes, hist, bounds, xs, positions, order, keys_tmp,
+                        idx_tmp, sort_counts, total[0] + total[1], total[1], criterion, min_rows,
                         min_weight_leaf, table)
                     if searched:  # else the node is sorted below
                         found += 1
