@@ -243,7 +243,7 @@ def test_forests_trees_with_the_bounded_search(monkeypatch, criterion, options, 
     ({"class_weight": {0: 1.0, 1: 2.5}}, True),  # weights only draw the bootstrap
 ])
 def test_bins_are_made_only_for_fits_that_read_them(monkeypatch, options, made):
-    """The bins cost two bytes a value and a sort of every feature: made only where the
+    """The bins cost four bytes a value and a sort of every feature: made only where the
     bounded search can run (whole weights, two classes, best thresholds)."""
     from fasttree import RandomForestClassifier
 
