@@ -262,9 +262,9 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
     """The best threshold of feature ``f`` for the node of positions ``[a, a + n)``.
 
     ``codes_t`` from :func:`fine_bin_codes`, ``codes_rows`` the same transposed (C-contiguous;
-    read where the node's rows span ``_SCATTERED_SPAN`` times their number) or empty; ``X``, ``X_t`` the values (read from ``X_t`` when
-    ``dense``); ``rows``, ``labels`` (0 or 1), ``weight`` (empty: every weight 1; else uint8
-    counts) the layout by position; ``w_total``, ``total_1`` the node's weight and class-1
+    read where the node's rows span ``_SCATTERED_SPAN`` times their number) or empty; ``X``,
+    ``X_t`` the values (read from ``X_t`` when ``dense``); ``rows``, ``labels`` (0 or 1),
+    ``weight`` (empty: every weight 1; else uint8 counts) the layout by position; ``w_total``, ``total_1`` the node's weight and class-1
     weight (integers); ``min_rows`` the rows a child needs (with unit weights, the weight
     minimum folded in), ``min_weight_leaf`` its weight (the scan's leaf minimums,
     :func:`~fasttree.kernels.split_record.leaf_minimums_met`); ``table`` ``c log2 c`` for entropy.
@@ -295,7 +295,7 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
         lowest_code = min(lowest_code, c)
         highest_code = max(highest_code, c)
     if highest_code == MISSING_CODE or lowest_code == highest_code:
-        return False, np.inf, -1, 0.0, 0, -1  # missing values, or one bin
+        return False, np.inf, -1, 0.0, 0, -1  # missing values, or one code
     # the node's bins span its range of codes only (a node below a split of f holds a part of
     # it), coarser where that range holds more than n // ROWS_PER_BIN codes
     shift = 0
