@@ -264,10 +264,11 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
     ``codes_t`` from :func:`fine_bin_codes`, ``codes_rows`` the same transposed (C-contiguous;
     read where the node's rows span ``_SCATTERED_SPAN`` times their number) or empty; ``X``,
     ``X_t`` the values (read from ``X_t`` when ``dense``); ``rows``, ``labels`` (0 or 1),
-    ``weight`` (empty: every weight 1; else uint8 counts) the layout by position; ``w_total``, ``total_1`` the node's weight and class-1
-    weight (integers); ``min_rows`` the rows a child needs (with unit weights, the weight
-    minimum folded in), ``min_weight_leaf`` its weight (the scan's leaf minimums,
-    :func:`~fasttree.kernels.split_record.leaf_minimums_met`); ``table`` ``c log2 c`` for entropy.
+    ``weight`` (empty: every weight 1; else uint8 counts) the layout by position; ``w_total``,
+    ``total_1`` the node's weight and class-1 weight (integers); ``min_rows`` the rows a child
+    needs (with unit weights, the weight minimum folded in), ``min_weight_leaf`` its weight (the
+    scan's leaf minimums, :func:`~fasttree.kernels.split_record.leaf_minimums_met`); ``table``
+    ``c log2 c`` for entropy.
     The node's bins: its range of codes of ``f``, adjacent codes merged (``2 ** k`` a bin, the
     least ``k`` leaving at most ``n // ROWS_PER_BIN`` bins).
     Scratch: ``codes`` (uint16, ``n``; left holding each row's bin of the node), ``hist`` (int64,
