@@ -289,8 +289,12 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
     lowest_code = MISSING_CODE
     highest_code = 0
     scattered = codes_rows.shape[0] > 0 and rows[a + n - 1] - rows[a] >= _SCATTERED_SPAN * n
+    # the node's slices: indices from 0, which the compiler knows are not negative
+    node_rows = rows[a:a + n]
+    node_labels = labels[a:a + n]
+    node_weight = weight[a:a + n]
     for i in range(n):
-        row = rows[a + i]
+        row = node_rows[i]
         c = codes_rows[row, f] if scattered else codes_t[f, row]
         codes[i] = c
         lowest_code = min(lowest_code, c)
@@ -309,11 +313,11 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
     for i in range(n):
         c = (codes[i] - lowest_code) >> shift
         codes[i] = c
-        label = np.int64(labels[a + i])
+        label = np.int64(node_labels[i])
         if unit_weight:
             hist[1, c] += (np.int64(1) << 32) + label
         else:
-            m = np.int64(weight[a + i])
+            m = np.int64(node_weight[i])
             hist[0, c] += 1
             hist[1, c] += (m << 32) + label * m
     # the thresholds between non-empty bins, scored from the counts; hist[2:5] gets the rows,
@@ -374,7 +378,7 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
             positions[m] = i
             m += bounds[codes[i]] <= limit
         for k in range(m):
-            row = rows[a + positions[k]]
+            row = node_rows[positions[k]]
             values[k] = X_t[f, row] if dense else X[row, f]
         sort_values(values[:m], order[:m], keys_tmp, idx_tmp, sort_counts)
         current = -1
@@ -386,10 +390,10 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
                 n_left = hist[2, c]
                 w_left = hist[3, c]
                 left_1 = hist[4, c]
-            w = 1 if unit_weight else np.int64(weight[a + i])
+            w = 1 if unit_weight else np.int64(node_weight[i])
             n_left += 1
             w_left += w
-            left_1 += np.int64(labels[a + i]) * w
+            left_1 += np.int64(node_labels[i]) * w
             if k + 1 == m or codes[positions[order[k + 1]]] != c:
                 continue  # the bin's last row: a threshold between bins, scored above
             if _same_value(values[k], values[k + 1]):
@@ -412,7 +416,7 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
         for i in range(n):
             c = codes[i]
             if c == edge or c == right:
-                v = X_t[f, rows[a + i]] if dense else X[rows[a + i], f]
+                v = X_t[f, node_rows[i]] if dense else X[node_rows[i], f]
                 if c == edge:
                     below = max(below, v)
                 else:

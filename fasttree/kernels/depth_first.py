@@ -90,12 +90,13 @@ def _gather(X, X_t, f, rows, a, values):
     increasing order) are dense enough for whole cache lines of it to be used, else from ``X``
     (one line per row, which the node's other features then find in cache)."""
     n = values.shape[0]
+    node_rows = rows[a:a + n]  # indices from 0: no negative-index fix-up
     if _dense(X_t, rows, a, n):  # two loops of loads alone: the compiler unrolls each
         for i in range(n):
-            values[i] = X_t[f, rows[a + i]]
+            values[i] = X_t[f, node_rows[i]]
     else:
         for i in range(n):
-            values[i] = X[rows[a + i], f]
+            values[i] = X[node_rows[i], f]
     return _value_range(values)
 
 
@@ -700,8 +701,9 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                     continue  # constant in the node: no candidate, not drawn
                 found += 1
                 sort_values(xs[:n], order[:n], keys_tmp, idx_tmp, sort_counts)
+                node_labels = labels[a:b]
                 for i in range(n):
-                    sorted_labels[i] = labels[a + order[i]]
+                    sorted_labels[i] = node_labels[order[i]]
                 # the scans read a row's weight at its position in the node
                 node_weight = weight if unit_weight else weight[a:b]
                 if classification:
@@ -763,8 +765,9 @@ def _best_tree(classification, unit_weight, binary, counted, positive):
                     positions[m] = i
                     m += (c >= lowest) & (c <= highest)
                 dense = _dense(X_t, rows, a, n)
+                node_rows = rows[a:b]
                 for k in range(m):  # the threshold's bins: by their values
-                    row = rows[a + positions[k]]
+                    row = node_rows[positions[k]]
                     xs[positions[k]] = X_t[best_f, row] if dense else X[row, best_f]
             else:
                 for i in range(n):  # the split feature's values back in position order
