@@ -535,15 +535,10 @@ class TreeGrower:
         nodes, self.missing_features = depth_first.grow_depth_first(
             self.X, self.y, counts, self.sample_weight, self.params, self.n_classes, rngs,
             self.timings, self.columns)
-        trees = []
-        for n in nodes:
-            size = n["left"].shape[0]
-            trees.append(self._make_tree(
-                n["left"], n["right"], n["feature"], n["threshold"], n["stats"], n["weight"],
-                n["impurity"], n["n_node_samples"], n["depth"],
-                np.full(size, SPLIT_THRESHOLD, dtype=np.int64), n["missing_branch"],
-                np.full(size, -1, dtype=np.int64), np.zeros(size, dtype=np.int64),
-                np.zeros(0, dtype=np.int32), None))
+        trees = [self._make_tree(
+            n["left"], n["right"], n["feature"], n["threshold"], n["stats"], n["weight"],
+            n["impurity"], n["n_node_samples"], n["depth"], None, n["missing_branch"], None, None,
+            None, None) for n in nodes]
         self.timings["total"] = time.perf_counter() - t_total
         return trees
 
@@ -620,7 +615,9 @@ class TreeGrower:
                    n_node_samples, depth, kind, missing_branch, category_offset,
                    category_n_codes, category_branch, bounds):
         """A :class:`~fasttree.tree.Tree` from its node arrays (a split's fields are read at
-        split nodes only; values from the statistics, clipped to ``bounds`` if given)."""
+        split nodes only; values from the statistics, clipped to ``bounds`` if given).
+        ``kind``, ``category_offset``, ``category_n_codes`` and ``category_branch`` None: every
+        split a threshold, no category maps."""
         is_split = left != TREE_LEAF
         safe = np.where(weight > 0.0, weight, 1.0)
         if self.params.criterion_code == CRITERION_ABSOLUTE_ERROR:
@@ -639,10 +636,12 @@ class TreeGrower:
             threshold=np.where(is_split, threshold, float(TREE_UNDEFINED)),
             value=value, impurity=impurity, n_node_samples=n_node_samples,
             weighted_n_node_samples=weight, depth=depth, n_features=self.n_features,
-            split_kind=np.where(is_split, kind, SPLIT_THRESHOLD),
+            split_kind=None if kind is None else np.where(is_split, kind, SPLIT_THRESHOLD),
             missing_branch=np.where(is_split, missing_branch, 0),
-            category_offset=np.where(is_split, category_offset, -1),
-            category_n_codes=np.where(is_split, category_n_codes, 0),
+            category_offset=(None if category_offset is None
+                             else np.where(is_split, category_offset, -1)),
+            category_n_codes=(None if category_n_codes is None
+                              else np.where(is_split, category_n_codes, 0)),
             category_branch=category_branch,
             fractional_missing=self.params.missing == "fractional",
             n_classes=(np.diff(self.multi_output[1]) if self.multi_output is not None

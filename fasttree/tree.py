@@ -111,15 +111,18 @@ class Tree:
         self.n_features = int(n_features)
         n = self.children_left.shape[0]
         self.split_kind = np.ascontiguousarray(
-            np.full(n, SPLIT_THRESHOLD) if split_kind is None else split_kind, dtype=np.uint8)
+            np.full(n, SPLIT_THRESHOLD, dtype=np.uint8) if split_kind is None else split_kind,
+            dtype=np.uint8)
         if missing_branch is None:  # scikit-learn's rule without missing values: larger child
             missing_branch = _larger_child_branch(
                 self.children_left, self.children_right, self.n_node_samples)
         self.missing_branch = np.ascontiguousarray(missing_branch, dtype=np.int32)
         self.category_offset = np.ascontiguousarray(
-            np.full(n, -1) if category_offset is None else category_offset, dtype=np.int64)
+            np.full(n, -1, dtype=np.int64) if category_offset is None else category_offset,
+            dtype=np.int64)
         self.category_n_codes = np.ascontiguousarray(
-            np.zeros(n) if category_n_codes is None else category_n_codes, dtype=np.int64)
+            np.zeros(n, dtype=np.int64) if category_n_codes is None else category_n_codes,
+            dtype=np.int64)
         self.category_branch = np.ascontiguousarray(
             np.zeros(0) if category_branch is None else category_branch, dtype=np.int32)
         self.fractional_missing = bool(fractional_missing)
@@ -127,8 +130,9 @@ class Tree:
         self.importances = None if importances is None else np.array(importances, np.float64)
         internal = self.children_left != TREE_LEAF
         binary = internal & (self.split_kind != SPLIT_MULTIWAY)
-        if np.any(self.children_right[binary] != self.children_left[binary] + 1) or np.any(
-                self.children_right[internal] < self.children_left[internal]):
+        # elementwise, no masked copies: a forest's trees are checked in milliseconds
+        if np.any(binary & (self.children_right != self.children_left + 1)) or np.any(
+                internal & (self.children_right < self.children_left)):
             raise ValueError("Tree: the children of a node must have consecutive ids "
                              "(children_left .. children_right).")
 

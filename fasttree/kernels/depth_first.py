@@ -863,3 +863,57 @@ def breadth_first_order(child_left):
             tail += 2
         head += 1
     return order, new_left
+
+
+@njit(parallel=True, cache=True)
+def level_order_trees(node_offsets, node_count, child_left, feature, threshold, missing_branch,
+                      depth, n_node_samples, stats, criterion, out_offsets, out_left, out_right,
+                      out_feature, out_threshold, out_missing_branch, out_depth,
+                      out_n_node_samples, out_stats, out_weight, out_impurity):
+    """Every grown tree's node arrays renumbered from depth first to level order
+    (:func:`breadth_first_order`), with each node's weight and impurity
+    (:func:`~fasttree.kernels.criteria.node_impurity`'s), one tree per thread.
+
+    Parameters
+    ----------
+    node_offsets, node_count, child_left, feature, threshold, missing_branch, depth, \
+n_node_samples, stats : ndarray (IN)
+        :func:`grow_random_trees`' node arrays as it wrote them (``node_count[t] < 0``: tree
+        ``t`` was not grown, and is skipped).
+    criterion : int
+    out_offsets : ndarray of shape (n_trees,), int64 (IN)
+        Where each grown tree's nodes go in the outputs.
+    out_left, out_right : ndarray of shape (n_nodes,), int64 (OUT)
+        Each node's children under the new numbers, local to its tree (-1 at leaves).
+    out_feature, out_threshold, out_missing_branch, out_depth, out_n_node_samples, out_stats \
+: ndarray (OUT)
+        The input arrays' rows in the new order.
+    out_weight, out_impurity : ndarray of shape (n_nodes,), float64 (OUT)
+    """
+    for t in prange(node_count.shape[0]):
+        n = node_count[t]
+        if n < 0:
+            continue
+        base = node_offsets[t]
+        out = out_offsets[t]
+        order, new_left = breadth_first_order(child_left[base:base + n])
+        for i in range(n):
+            first = new_left[i]
+            out_left[out + i] = first
+            out_right[out + i] = first + 1 if first >= 0 else -1
+        new_of = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            new_of[order[i]] = out + i
+        row = np.empty(stats.shape[1])  # a node's statistics: no view of a shared array
+        for i in range(n):  # read in order, written where they go (stores do not wait)
+            old = base + i
+            new = new_of[i]
+            out_feature[new] = feature[old]
+            out_threshold[new] = threshold[old]
+            out_missing_branch[new] = missing_branch[old]
+            out_depth[new] = depth[old]
+            out_n_node_samples[new] = n_node_samples[old]
+            for c in range(row.shape[0]):
+                row[c] = stats[old, c]
+                out_stats[new, c] = row[c]
+            out_weight[new], out_impurity[new] = row_impurity(row, criterion, 0.0)
