@@ -13,7 +13,8 @@ import numpy as np
 from ._dtypes import label_dtype
 from ._dtypes import CRITERION_SQUARED_ERROR
 from .kernels import reciprocal_table, xlog2x_table
-from .kernels.bounded_search import fine_bin_codes
+from .kernels.bounded_search import SCATTERED_SPAN, fine_bin_codes
+from .kernels import depth_first as depth_first_kernels
 from .kernels.depth_first import (drawn_layout, grow_best_trees, grow_random_trees,
                                   level_order_trees)
 from .kernels.draws import root_key
@@ -107,11 +108,16 @@ def fit_columns(X, params, n_classes, whole_weights=True):
     trees read, of small nodes or threshold bins' rows, scattered rows mostly, come from ``X``)
     and each value's bin (:func:`~fasttree.kernels.bounded_search.fine_bin_codes`, read by the
     bounded search) one row per feature and one row per sample (where a node's rows lie
-    scattered, a cache line holds a row's bins of every feature it searches); else ``X``
+    scattered, a cache line holds a row's bins of every feature it searches; empty for fewer
+    rows than a bounded node's rows can lie scattered in); else ``X``
     transposed (read where a node's rows are dense) and no bins."""
     if params.splitter == "best" and n_classes == 2 and whole_weights:
         codes_t = fine_bin_codes(X)
-        return np.empty((0, 0), dtype=np.float32), codes_t, np.ascontiguousarray(codes_t.T)
+        # no bounded node's rows can span SCATTERED_SPAN times their number in fewer rows
+        scattered = X.shape[0] >= SCATTERED_SPAN * depth_first_kernels.BOUNDED_ROWS
+        codes_rows = (np.ascontiguousarray(codes_t.T) if scattered
+                      else np.empty((0, 0), dtype=np.uint16))
+        return np.empty((0, 0), dtype=np.float32), codes_t, codes_rows
     return np.ascontiguousarray(X.T), None, None
 
 

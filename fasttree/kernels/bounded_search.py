@@ -49,7 +49,7 @@ _MARGIN = 1e-9
 ROWS_PER_BIN = 4
 #: a node whose rows span at least this many times their number reads its codes one row per
 #: sample: a cache line brings a row's codes of every feature, not of one
-_SCATTERED_SPAN = 32
+SCATTERED_SPAN = 32
 #: values of a feature sampled to place its cuts: every ``n // _SAMPLE``-th (all of fewer
 #: than twice as many); the codes are exact whatever the sample, the bins' sizes near equal
 _SAMPLE = 65536
@@ -262,7 +262,7 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
     """The best threshold of feature ``f`` for the node of positions ``[a, a + n)``.
 
     ``codes_t`` from :func:`fine_bin_codes`, ``codes_rows`` the same transposed (C-contiguous;
-    read where the node's rows span ``_SCATTERED_SPAN`` times their number) or empty; ``X``,
+    read where the node's rows span ``SCATTERED_SPAN`` times their number) or empty; ``X``,
     ``X_t`` the values (read from ``X_t`` when ``dense``); ``rows``, ``labels`` (0 or 1),
     ``weight`` (empty: every weight 1; else uint8 counts) the layout by position; ``w_total``,
     ``total_1`` the node's weight and class-1 weight (integers); ``min_rows`` the rows a child
@@ -288,7 +288,7 @@ def bounded_search(codes_t, codes_rows, X, X_t, dense, f, rows, labels, weight, 
         return False, np.inf, -1, 0.0, 0, -1
     lowest_code = MISSING_CODE
     highest_code = 0
-    scattered = codes_rows.shape[0] > 0 and rows[a + n - 1] - rows[a] >= _SCATTERED_SPAN * n
+    scattered = codes_rows.shape[0] > 0 and rows[a + n - 1] - rows[a] >= SCATTERED_SPAN * n
     # the node's slices: indices from 0, which the compiler knows are not negative
     node_rows = rows[a:a + n]
     node_labels = labels[a:a + n]
