@@ -510,7 +510,8 @@ def grow_best_trees(
     ``bounded_rows`` rows (default :data:`BOUNDED_ROWS`) by
     :func:`~fasttree.kernels.bounded_search.bounded_search` (the same splits, sorting a small
     part of the values).  ``codes_rows``: the same bins one row per sample (``codes_t``
-    transposed, C-contiguous), read where a node's rows lie scattered, or None.
+    transposed, C-contiguous), read where a node's rows lie scattered, or None or empty (shape
+    ``(0, 0)``: ``codes_t`` read everywhere).
 
     Each node searches its features (every one, or the first ``max_features`` non-constant ones
     in its draw order) as the presorted search does: its values of the feature sorted with their
@@ -546,7 +547,7 @@ def grow_best_trees(
           or not codes_t.flags.c_contiguous):
         raise ValueError(f"codes_t must be C-contiguous uint16 of shape {X.shape[::-1]} "
                          f"(fine_bin_codes of X), got {codes_t.dtype} {codes_t.shape}")
-    if codes_rows is None or codes_t is _NO_CODES:
+    if codes_rows is None or codes_t is _NO_CODES or codes_rows.shape == (0, 0):
         codes_rows = _NO_CODES
     elif (codes_rows.shape != X.shape or codes_rows.dtype != np.uint16
           or not codes_rows.flags.c_contiguous):
