@@ -12,11 +12,11 @@ import numpy as np
 
 from ._dtypes import label_dtype
 from ._dtypes import CRITERION_SQUARED_ERROR
-from .kernels import reciprocal_table, xlog2x_table
+from .kernels import node_impurity, reciprocal_table, xlog2x_table
 from .kernels.bounded_search import SCATTERED_SPAN, fine_bin_codes
 from .kernels import depth_first as depth_first_kernels
-from .kernels.depth_first import (drawn_layout, grow_best_trees, grow_random_trees,
-                                  level_order_trees)
+from .kernels.depth_first import (breadth_first_order, drawn_layout, grow_best_trees,
+                                  grow_random_trees)
 from .kernels.draws import root_key
 from .splitter import drawn_weights, small_counts
 
@@ -181,8 +181,8 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
                       slots[pending])
         timings["grow"] = timings.get("grow", 0.0) + time.perf_counter() - t0
         t0 = time.perf_counter()
-        for t, tree in zip(pending, _level_order(*grown, params.criterion_code)):
-            trees[t] = tree
+        for t, tree in zip(pending, grown):
+            trees[t] = None if tree is None else _level_order(tree, params.criterion_code)
         timings["build"] = timings.get("build", 0.0) + time.perf_counter() - t0
         pending = np.array([t for t in pending if trees[t] is None], dtype=np.int64)
         if pending.size:  # grown again from their samples (the layout was moved)
@@ -198,9 +198,8 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
 
 def _grow(X, X_t, codes_t, codes_rows, rows, labels, weight, offsets, tree_weights, keys,
           n_classes, params, slots):
-    """Grow every tree of a layout (moving its rows) with ``slots`` node slots each: the node
-    arrays the kernels wrote, nodes numbered depth first from each tree's offset (``node_count``
-    -1 for a tree that needed more slots)."""
+    """Grow every tree of a layout (moving its rows) with ``slots`` node slots each; a tree that
+    needed more is None."""
     node_offsets = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
     n_slots = int(node_offsets[-1])
     width = 3 if n_classes is None else n_classes
@@ -234,28 +233,25 @@ def _grow(X, X_t, codes_t, codes_rows, rows, labels, weight, offsets, tree_weigh
     else:
         grow_random_trees(*layout, weight.dtype == np.uint8, offsets, keys, tree_weights,
                           n_classes or 0, *rules, *nodes)
-    return nodes
+    grown = []
+    for j in range(keys.size):
+        if node_count[j] < 0:
+            grown.append(None)
+            continue
+        own_slots = slice(node_offsets[j], node_offsets[j] + node_count[j])
+        grown.append({"left": child_left[own_slots], "feature": feature[own_slots],
+                      "threshold": threshold[own_slots],
+                      "missing_branch": missing_branch[own_slots], "depth": depth[own_slots],
+                      "n_node_samples": n_node_samples[own_slots], "stats": stats[own_slots]})
+    return grown
 
 
-def _level_order(node_offsets, child_left, feature, threshold, missing_branch, depth,
-                 n_node_samples, stats, node_count, criterion_code):
-    """Each tree of :func:`_grow`'s node arrays renumbered from depth first to level order, with
-    each node's weight and impurity (:func:`~fasttree.kernels.depth_first.level_order_trees`):
-    a dict of node arrays per tree, None for a tree that needed more slots."""
-    sizes = np.maximum(node_count, 0)
-    out_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    n_nodes = int(out_offsets[-1])
-    out = {"left": np.empty(n_nodes, dtype=np.int64), "right": np.empty(n_nodes, dtype=np.int64),
-           "feature": np.empty(n_nodes, dtype=np.int64), "threshold": np.empty(n_nodes),
-           "missing_branch": np.empty(n_nodes, dtype=np.int32),
-           "depth": np.empty(n_nodes, dtype=np.int64),
-           "n_node_samples": np.empty(n_nodes, dtype=np.int64),
-           "stats": np.empty((n_nodes, stats.shape[1])), "weight": np.empty(n_nodes),
-           "impurity": np.empty(n_nodes)}
-    level_order_trees(node_offsets, node_count, child_left, feature, threshold, missing_branch,
-                      depth, n_node_samples, stats, criterion_code, out_offsets, out["left"],
-                      out["right"], out["feature"], out["threshold"], out["missing_branch"],
-                      out["depth"], out["n_node_samples"], out["stats"], out["weight"],
-                      out["impurity"])
-    return [None if count < 0 else {name: column[a:b] for name, column in out.items()}
-            for count, a, b in zip(node_count, out_offsets[:-1], out_offsets[1:])]
+def _level_order(tree, criterion_code):
+    """A tree's node arrays renumbered from depth-first to level order, with each node's
+    weight and impurity."""
+    order, left = breadth_first_order(tree["left"])
+    out = {name: tree[name][order] for name in tree if name != "left"}
+    out["left"] = left
+    out["right"] = np.where(left >= 0, left + 1, -1)
+    out["weight"], out["impurity"] = node_impurity(out["stats"], criterion_code)
+    return out

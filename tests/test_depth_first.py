@@ -15,8 +15,6 @@ from fasttree.estimators import (
     ExtraTreeRegressor,
 )
 from fasttree.grower import TreeGrower
-from fasttree._dtypes import CRITERION_ENTROPY, CRITERION_GINI, CRITERION_SQUARED_ERROR
-from fasttree.kernels import node_impurity
 from fasttree.kernels.depth_first import breadth_first_order
 
 ARRAYS = ("children_left", "children_right", "feature", "threshold", "value", "impurity",
@@ -148,45 +146,6 @@ def test_breadth_first_order_against_a_queue(seed):
     want_order, want_left = _naive_level_order(child_left)
     assert order.tolist() == want_order
     assert left.tolist() == want_left
-
-
-@pytest.mark.parametrize("criterion, width", [("gini", 3), ("entropy", 2),
-                                             ("squared_error", 3)])
-def test_level_order_trees_against_a_queue_per_tree(criterion, width):
-    """Several trees' node arrays (slots to spare after each, one tree not grown) renumbered at
-    once: each tree's rows in the queue's order, its children renumbered, and each node's weight
-    and impurity node_impurity's."""
-    rng = np.random.default_rng(7)
-    lefts = [_random_depth_first_tree(rng, most) for most in (1, 40, 200, 120)]
-    node_count = np.array([t.shape[0] for t in lefts])
-    node_count[2] = -1  # needed more slots: skipped
-    slots = np.array([t.shape[0] + 5 for t in lefts])
-    node_offsets = np.concatenate([[0], np.cumsum(slots)]).astype(np.int64)
-    n_slots = int(node_offsets[-1])
-    child_left = np.full(n_slots, -7, dtype=np.int64)
-    for t, left in enumerate(lefts):
-        child_left[node_offsets[t]:node_offsets[t] + left.shape[0]] = left
-    columns = {"feature": rng.integers(0, 9, n_slots), "threshold": rng.normal(size=n_slots),
-               "missing_branch": rng.integers(0, 2, n_slots).astype(np.int32),
-               "depth": rng.integers(0, 30, n_slots),
-               "n_node_samples": rng.integers(1, 1000, n_slots),
-               "stats": rng.integers(0, 50, (n_slots, width)).astype(np.float64)}
-    code = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY,
-            "squared_error": CRITERION_SQUARED_ERROR}[criterion]
-    trees = depth_first._level_order(node_offsets, child_left, *columns.values(), node_count,
-                                      code)
-    assert trees[2] is None
-    for t in (0, 1, 3):
-        base = node_offsets[t]
-        order, want_left = _naive_level_order(child_left[base:base + node_count[t]])
-        old = base + np.array(order)
-        assert trees[t]["left"].tolist() == want_left
-        assert trees[t]["right"].tolist() == [c + 1 if c >= 0 else -1 for c in want_left]
-        for name, column in columns.items():
-            np.testing.assert_array_equal(trees[t][name], column[old])
-        weight, impurity = node_impurity(columns["stats"][old], code)
-        np.testing.assert_array_equal(trees[t]["weight"], weight)
-        np.testing.assert_array_equal(trees[t]["impurity"], impurity)
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
