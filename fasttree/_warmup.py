@@ -9,8 +9,9 @@ random splitter, pruning): :data:`KINDS` lists one tiny fit and predict per kind
 with numpy (the ``table`` kind reads a bundled CSV).  The first ten are those issue 25 measures;
 the next four are what a fit of another common kind still compiled after them, and
 ``forest`` what a random forest (its trees grown depth first on bootstrap counts) compiles,
-``extra_trees`` what a forest of extra trees (grown depth first) compiles.
-``asv_bench/compile_times.py`` times each in a fresh process with an empty cache;
+``extra_trees`` what a forest of extra trees (grown depth first) compiles, and ``small`` what a
+single tree of few rows (grown depth first, :data:`fasttree.depth_first.SMALL_TREE_WORK`)
+compiles.  ``asv_bench/compile_times.py`` times each in a fresh process with an empty cache;
 :func:`fill_cache` runs them all, in several processes at once when asked, so that later
 processes only load the cache.
 """
@@ -29,7 +30,9 @@ import numpy as np
 Kind = namedtuple("Kind", "name description data fit")
 
 
-def _numeric(n_rows=600, n_features=6, seed=0):
+def _numeric(n_rows=3000, n_features=6, seed=0):
+    """Rows x features beyond :data:`fasttree.depth_first.SMALL_TREE_WORK` (a single tree of
+    fewer grows depth first, another kernel: the ``small`` kind)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n_rows, n_features))
     signal = X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=n_rows)
@@ -38,6 +41,11 @@ def _numeric(n_rows=600, n_features=6, seed=0):
 
 def _numeric_classification():
     X, signal = _numeric()
+    return X, (signal > 0).astype(np.int64)
+
+
+def _small_classification():
+    X, signal = _numeric(n_rows=600)
     return X, (signal > 0).astype(np.int64)
 
 
@@ -173,6 +181,8 @@ KINDS = (
                    "out-of-bag score, two classes", _numeric_classification, _forest),
     Kind("extra_trees", "ExtraTreesClassifier: three trees grown depth first, two classes",
          _numeric_classification, _extra_trees),
+    Kind("small", "a numeric array of 600 x 6, two classes: one tree grown depth first",
+         _small_classification, _classifier()),
 )
 KIND_NAMES = tuple(kind.name for kind in KINDS)
 _BY_NAME = {kind.name: kind for kind in KINDS}
@@ -311,7 +321,7 @@ def _presort_by_buckets():
 _COST = {"classifier": 19.0, "regressor": 6.5, "table": 18.4, "sparse": 12.4, "hist": 13.9,
          "c45": 9.3, "monotonic": 2.6, "absolute_error": 6.8, "several_outputs": 9.9,
          "class_weight": 2.1, "multiclass": 2.1, "poisson": 3.4, "extra_tree": 3.1,
-         "ccp_alpha": 0.6, "forest": 26.8, "extra_trees": 16.3}
+         "ccp_alpha": 0.6, "forest": 26.8, "extra_trees": 16.3, "small": 3.0}
 
 
 def default_jobs():

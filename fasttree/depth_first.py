@@ -25,19 +25,30 @@ from .splitter import drawn_weights, small_counts
 #: (800,000 x 20, ``make_classification``); a tree needing more is grown again with as many as
 #: a tree of its rows (or of ``max_depth``) can have
 FIRST_SLOTS_PER_ROW = {"random": 0.5, "best": 0.25}
+#: the fewest rows whose fit makes the bounded search's bins: with 300 x 6, making them took
+#: longer than the few bounded nodes saved (a tree 795 against 613 us; a forest of 100 even),
+#: with 1,000 x 6 a forest of 100 took 61 against 66 ms with them
+BINNED_ROWS = 2 * depth_first_kernels.BOUNDED_ROWS
+#: a single tree of fewer rows x features than this grows depth first too (one kernel call,
+#: one thread): its levels' fixed costs (Python, kernel calls) exceed their work.  Level-wise
+#: time of a full-depth tree, measured (2 to 3 classes, squared error): 0.2-0.5x at 300-1,000
+#: x 6, 0.4-0.9x at 3,000 x 6; at 6,000 x 6 squared error took 1.09x, 12,000 x 6 up to 1.3x
+SMALL_TREE_WORK = 1 << 14
 
 
-def serves(params, any_categorical, several_outputs, monotonic, classification, forest):
+def serves(params, any_categorical, several_outputs, monotonic, classification, forest,
+           n_values=np.inf):
     """Whether :func:`grow_depth_first` grows trees of these parameters: a forest's trees (one
-    tree per thread), numeric features, one output, level-wise rules (no ``max_leaf_nodes``),
-    no constraints, missing values learned; random thresholds (gini, entropy, squared error or
-    Poisson) or the best ones (not gain ratio's branch fraction).  A single tree keeps the
-    presorted layout, whose levels use every thread: a full-depth ``ExtraTreeRegressor`` on
+    tree per thread) or a single tree of fewer than :data:`SMALL_TREE_WORK` ``n_values`` (rows
+    x features), numeric features, one output, level-wise rules (no ``max_leaf_nodes``), no
+    constraints, missing values learned; random thresholds (gini, entropy, squared error or
+    Poisson) or the best ones (not gain ratio's branch fraction).  A larger single tree keeps
+    the presorted layout, whose levels use every thread: a full-depth ``ExtraTreeRegressor`` on
     300,000 x 20 took 0.73 s level-wise against 1.02 s depth first on two threads (1.17 against
     0.99 s on one; the choice may not depend on the thread count, which would change the tree
     where a near-tie rounds differently)."""
-    if (not forest or any_categorical or several_outputs or monotonic
-            or params.max_leaf_nodes is not None or params.missing != "learn"):
+    if (not (forest or n_values < SMALL_TREE_WORK) or any_categorical or several_outputs
+            or monotonic or params.max_leaf_nodes is not None or params.missing != "learn"):
         return False
     if params.splitter == "random":
         return params.criterion in ("gini", "entropy", "log_loss", "squared_error", "poisson")
@@ -104,14 +115,16 @@ def whole_weights(weight):
 
 def fit_columns(X, params, n_classes, whole_weights=True):
     """What every batch of a fit reads besides ``X``, as ``(X_t, codes_t, codes_rows)``: for
-    best thresholds of two classes with whole weights, an empty ``X_t`` (the few values those
+    best thresholds of two classes with whole weights (of at least :data:`BINNED_ROWS` rows),
+    an empty ``X_t`` (the few values those
     trees read, of small nodes or threshold bins' rows, scattered rows mostly, come from ``X``)
     and each value's bin (:func:`~fasttree.kernels.bounded_search.fine_bin_codes`, read by the
     bounded search) one row per feature and one row per sample (where a node's rows lie
     scattered, a cache line holds a row's bins of every feature it searches; empty for fewer
     rows than a bounded node's rows can lie scattered in); else ``X``
     transposed (read where a node's rows are dense) and no bins."""
-    if params.splitter == "best" and n_classes == 2 and whole_weights:
+    if (params.splitter == "best" and n_classes == 2 and whole_weights
+            and X.shape[0] >= BINNED_ROWS):
         codes_t = fine_bin_codes(X)
         # no bounded node's rows can span SCATTERED_SPAN times their number in fewer rows
         scattered = X.shape[0] >= SCATTERED_SPAN * depth_first_kernels.BOUNDED_ROWS

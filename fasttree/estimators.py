@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from . import _compile_ahead as compile_ahead
+from . import depth_first
 from ._base import BaseEstimator, numba_threads
 from ._dtypes import CLASS_DTYPE, MAX_CLASSES
 from ._encoding import encode, fit_categories, resolve_categorical
@@ -178,12 +179,14 @@ class _TableInput:
     (categorical features learned from it) and prediction's validation against it.  Reads the
     ``categorical_features`` parameter; sets ``is_categorical_``, ``categories_``."""
 
-    def _compile_ahead(self, X, n_outputs=1, n_classes=2, weighted=False):
+    def _compile_ahead(self, X, n_outputs=1, n_classes=2, weighted=False, n_values=None):
         """At this process's first fit of its kind, start compiling the kind's kernels in a
         helper process if numba's cache lacks them (:mod:`fasttree._compile_ahead`).  A table
         with categorical columns takes the ``table`` kind's kernels, sparse input the
         ``sparse`` kind's; a plain tree's kind follows its targets (several outputs, weighted
-        rows, more than two classes) when the caller knows them."""
+        rows, more than two classes) when the caller knows them, and a plain two-class tree of
+        fewer ``n_values`` (rows x features) than a tree grown depth first has takes the
+        ``small`` kind's."""
         kind = self._first_fit_kind
         if is_sparse(X):
             kind = "sparse"
@@ -196,6 +199,9 @@ class _TableInput:
                 kind = "class_weight"
             elif kind == "classifier" and n_classes > 2:
                 kind = "multiclass"
+            elif (kind == "classifier" and n_values is not None
+                  and n_values < depth_first.SMALL_TREE_WORK):
+                kind = "small"
         compile_ahead.start(kind)
 
     def _has_categories(self, X):
@@ -881,8 +887,10 @@ default="from_dtype"
         Only when ``X`` was a DataFrame with string column names.
     max_features_ : int
     fit_timings_ : dict
-        Seconds per phase of the last fit (``presort``, ``search``, ``partition``, ...); not
-        pickled, so that identical fits serialize to identical bytes.
+        Seconds per phase of the last fit (``presort``, ``search``, ``partition``, ...; a
+        tree of fewer rows x features than :data:`fasttree.depth_first.SMALL_TREE_WORK`, grown
+        depth first: ``layout``, ``grow``, ``build``) and ``total``; not pickled, so that
+        identical fits serialize to identical bytes.
     is_categorical_ : ndarray of shape ``(n_features_in_,)``, bool
     categories_ : list of ndarray or None
         The categories of each categorical feature (code ``i`` is ``categories_[f][i]``).
@@ -977,7 +985,8 @@ default="from_dtype"
         # after the targets' encoding (no kernel): their outputs, classes and weights name the
         # kernels a first fit will compile
         self._compile_ahead(X, len(codes), n_classes,
-                            weights is not None or sample_weight is not None)
+                            weights is not None or sample_weight is not None,
+                            X_checked.shape[0] * X_checked.shape[1])
         self._set_feature_names(X)
         return self._fit(X_checked, targets, sample_weight, n_classes=n_classes,
                          class_weights=weights, offsets=offsets)

@@ -465,10 +465,12 @@ class TreeGrower:
         """Grow every tree of the splitter's layout at once; a list of
         :class:`~fasttree.tree.Tree`, in the order of its ``tree_offsets``."""
         dense = self.splitter is None and not is_sparse(self.X)
+        # a forest's trees and a small tree grow depth first, each in one kernel call
         if dense and depth_first.serves(self.params, self.any_categorical,
                                         self.multi_output is not None,
                                         self.monotonic_cst is not None,
-                                        self.n_classes is not None, self.counts is not None):
+                                        self.n_classes is not None, self.counts is not None,
+                                        self.X.shape[0] * self.n_features):
             return self._grow_depth_first()
         t_total = time.perf_counter()
         self._n_threads = numba.get_num_threads()  # the fit's (numba_threads), restored after

@@ -8,6 +8,19 @@ import pytest
 os.environ["FASTTREE_COMPILE_AHEAD"] = "0"
 
 
+@pytest.fixture(autouse=True)
+def _small_trees_level_wise(request, monkeypatch):
+    """A single tree of fewer rows x features than ``fasttree.depth_first.SMALL_TREE_WORK``
+    grows depth first.  Most tests' data are that small, and they test the level-wise growth
+    that larger fits take: they get it.  A module that sets ``SMALL_TREES_DEPTH_FIRST = True``
+    (tests/test_small_trees.py, scikit-learn's tree suite run a second time) gets the routing
+    users get."""
+    if not getattr(request.module, "SMALL_TREES_DEPTH_FIRST", False):
+        from fasttree import depth_first
+
+        monkeypatch.setattr(depth_first, "SMALL_TREE_WORK", 0)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)

@@ -251,6 +251,9 @@ def test_bins_are_made_only_for_fits_that_read_them(monkeypatch, options, made):
     real = depth_first.fine_bin_codes
     monkeypatch.setattr(depth_first, "fine_bin_codes",
                         lambda X: calls.append(X.shape) or real(X))
-    X, y, _ = _data(2, n=400, m=4, n_classes=2, missing=False)
+    X, y, _ = _data(2, n=depth_first.BINNED_ROWS, m=4, n_classes=2, missing=False)
     RandomForestClassifier(n_estimators=2, random_state=0, **options).fit(X, y)
     assert bool(calls) == made
+    calls.clear()  # fewer rows: bins would cost more than the few bounded nodes save
+    RandomForestClassifier(n_estimators=2, random_state=0, **options).fit(X[1:], y[1:])
+    assert not calls
