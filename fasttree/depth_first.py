@@ -113,7 +113,7 @@ def whole_weights(weight):
     return weight is None or small_counts(weight) is not None
 
 
-def fit_columns(X, params, n_classes, whole_weights=True):
+def fit_columns(X, params, n_classes, whole_weights=True, bins=True):
     """What every batch of a fit reads besides ``X``, as ``(X_t, codes_t, codes_rows)``: for
     best thresholds of two classes with whole weights (of at least :data:`BINNED_ROWS` rows),
     an empty ``X_t`` (the few values those
@@ -122,8 +122,9 @@ def fit_columns(X, params, n_classes, whole_weights=True):
     bounded search) one row per feature and one row per sample (where a node's rows lie
     scattered, a cache line holds a row's bins of every feature it searches; empty for fewer
     rows than a bounded node's rows can lie scattered in); else ``X``
-    transposed (read where a node's rows are dense) and no bins."""
-    if (params.splitter == "best" and n_classes == 2 and whole_weights
+    transposed (read where a node's rows are dense) and no bins.  ``bins=False``: never bins
+    (a small single tree, whose kernel then compiles without the bounded search)."""
+    if (bins and params.splitter == "best" and n_classes == 2 and whole_weights
             and X.shape[0] >= BINNED_ROWS):
         codes_t = fine_bin_codes(X)
         # no bounded node's rows can span SCATTERED_SPAN times their number in fewer rows

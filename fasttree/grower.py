@@ -534,9 +534,12 @@ class TreeGrower:
                 raise ValueError(f"rng needs one generator per tree ({n_trees})")
             rngs = self._rngs
         self.timings = {}
+        columns = self.columns
+        if columns is None and self.counts is None:  # a small single tree: no bins
+            columns = depth_first.fit_columns(self.X, self.params, self.n_classes, bins=False)
         nodes, self.missing_features = depth_first.grow_depth_first(
             self.X, self.y, counts, self.sample_weight, self.params, self.n_classes, rngs,
-            self.timings, self.columns)
+            self.timings, columns)
         trees = [self._make_tree(
             n["left"], n["right"], n["feature"], n["threshold"], n["stats"], n["weight"],
             n["impurity"], n["n_node_samples"], n["depth"], None, n["missing_branch"], None, None,
