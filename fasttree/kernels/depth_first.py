@@ -565,11 +565,12 @@ def grow_best_trees(
             missing_branch, depth, n_node_samples, stats, codes_t, np.iinfo(np.int64).max,
             codes_rows)
         return
-    specialized(_best_trees, *kind)(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
-           max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-           min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
-           missing_branch, depth, n_node_samples, stats, node_count, codes_t,
-           max(1, int(bounded_rows)), codes_rows)
+    specialized(_best_trees, *kind)(
+        X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
+        max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+        min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
+        missing_branch, depth, n_node_samples, stats, node_count, codes_t,
+        max(1, int(bounded_rows)), codes_rows)
 
 
 def _best_trees(classification, unit_weight, binary, counted, positive):
