@@ -15,7 +15,8 @@ from fasttree.cli import main as cli_main
 REQUIRED_KINDS = {"classifier", "regressor", "table", "sparse", "hist", "c45", "monotonic",
                   "absolute_error", "several_outputs", "class_weight"}
 #: kinds that still compiled kernels of their own after those (measured with a filled cache)
-MORE_KINDS = {"multiclass", "poisson", "extra_tree", "ccp_alpha", "forest", "extra_trees"}
+MORE_KINDS = {"multiclass", "poisson", "extra_tree", "ccp_alpha", "forest", "extra_trees",
+              "small"}
 
 
 def run_main(capsys, *args):
