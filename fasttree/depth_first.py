@@ -30,9 +30,9 @@ FIRST_SLOTS_PER_ROW = {"random": 0.5, "best": 0.25}
 #: with 1,000 x 6 a forest of 100 took 61 against 66 ms with them
 BINNED_ROWS = 2 * depth_first_kernels.BOUNDED_ROWS
 #: a single tree of fewer rows x features than this grows depth first too (one kernel call,
-#: one thread): its levels' fixed costs (Python, kernel calls) exceed their work.  Level-wise
-#: time of a full-depth tree, measured (2 to 3 classes, squared error): 0.2-0.5x at 300-1,000
-#: x 6, 0.4-0.9x at 3,000 x 6; at 6,000 x 6 squared error took 1.09x, 12,000 x 6 up to 1.3x
+#: one thread): its levels' fixed costs (Python, kernel calls) exceed their work.  A full-depth
+#: tree's time depth first / level-wise (2 or 3 classes, squared error): 0.2-0.54 at 300-1,000
+#: x 6, 0.43-0.99 just under this limit, 1.1-1.2 for one deep three-class tree (2,700 x 6)
 SMALL_TREE_WORK = 1 << 14
 
 
@@ -116,14 +116,14 @@ def whole_weights(weight):
 def fit_columns(X, params, n_classes, whole_weights=True, bins=True):
     """What every batch of a fit reads besides ``X``, as ``(X_t, codes_t, codes_rows)``: for
     best thresholds of two classes with whole weights (of at least :data:`BINNED_ROWS` rows),
-    an empty ``X_t`` (the few values those
-    trees read, of small nodes or threshold bins' rows, scattered rows mostly, come from ``X``)
-    and each value's bin (:func:`~fasttree.kernels.bounded_search.fine_bin_codes`, read by the
-    bounded search) one row per feature and one row per sample (where a node's rows lie
-    scattered, a cache line holds a row's bins of every feature it searches; empty for fewer
-    rows than a bounded node's rows can lie scattered in); else ``X``
-    transposed (read where a node's rows are dense) and no bins.  ``bins=False``: never bins
-    (a small single tree, whose kernel then compiles without the bounded search)."""
+    an empty ``X_t`` (the few values those trees read, of small nodes or threshold bins' rows,
+    scattered rows mostly, come from ``X``) and each value's bin
+    (:func:`~fasttree.kernels.bounded_search.fine_bin_codes`, read by the bounded search) one
+    row per feature and one row per sample (where a node's rows lie scattered, a cache line
+    holds a row's bins of every feature it searches; empty for fewer rows than a bounded node's
+    rows can lie scattered in); else ``X`` transposed (read where a node's rows are dense) and
+    no bins.  ``bins=False``: never bins (a small single tree, whose kernel then compiles
+    without the bounded search)."""
     if (bins and params.splitter == "best" and n_classes == 2 and whole_weights
             and X.shape[0] >= BINNED_ROWS):
         codes_t = fine_bin_codes(X)
