@@ -200,7 +200,7 @@ class _TableInput:
             elif kind == "classifier" and n_classes > 2:
                 kind = "multiclass"
             elif (kind == "classifier" and n_values is not None
-                  and n_values < depth_first.SMALL_TREE_WORK):
+                  and depth_first.small_tree(n_values)):
                 kind = "small"
         compile_ahead.start(kind)
 

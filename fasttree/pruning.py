@@ -742,7 +742,8 @@ class _SubtreeRaiser:
         missing_branch = t.missing_branch[old].copy()
         if t.fractional_missing:  # apply() sends a missing value down the heaviest branch
             for position in np.flatnonzero(changed & ~is_leaf):
-                missing_branch[position] = int(np.argmax(weight[left[position]:right[position] + 1]))
+                children = weight[left[position]:right[position] + 1]
+                missing_branch[position] = int(np.argmax(children))
         weighted = np.where(changed, weight, t.weighted_n_node_samples[old])
         return Tree(
             children_left=left,

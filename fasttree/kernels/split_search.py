@@ -765,8 +765,8 @@ def _classes_kind(unit_weight, binary, may_miss, fractional, constrained, counte
             seg_min_rows = min_rows_leaf
             if min_branch_fraction > 0.0:
                 seg_min_weight, seg_min_rows = _c45_min_branch(
-                    xs_node, idx_node, sample_weight, n_miss, w_node, n_classes, min_branch_fraction,
-                    min_weight_leaf, min_rows_leaf)
+                    xs_node, idx_node, sample_weight, n_miss, w_node, n_classes,
+                    min_branch_fraction, min_weight_leaf, min_rows_leaf)
             min_rows = seg_min_rows if unit_weight else min_samples_leaf
             # each test starts with a constant flag: numba drops the branches it rules out
             if constrained and cst != 0:
