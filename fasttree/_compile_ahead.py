@@ -2,24 +2,29 @@
 helper process that compiles the same kernels in the opposite order, so the two meet halfway.
 
 A first fit compiles its kernels one after another on one core (numba compiles a function on the
-thread that first calls it, under a process-wide lock).  The kernels a kind of fit calls from
-Python, and the argument types of each call, are known in advance: :func:`record_plan` lists them in
-the order a tiny fit of that kind (:data:`fasttree._warmup.KINDS`) first calls them, and the package
-ships every kind's list (``data/compile_plans.pkl``, written by ``python -c "from
-fasttree._compile_ahead import write_plans; write_plans()"``; ``tests/test_compile_ahead.py`` checks
-it against the code).  At the first fit of a kind in a process, :func:`start` looks up its list in
-numba's cache; when at least two of them are missing and the process may run on a second CPU, it
-starts a helper process (:func:`compile_backwards`), which compiles the list's costliest kernel,
-then the rest from its end (:func:`helper_order`), while the fit compiles it from its start.
-Each compiled kernel is saved to the cache, where the other process's next call finds it (numba
-reads a function's cache index again at each new signature;
-:class:`fasttree._jit._KeyedCacheFile` keeps two processes' saves apart); a kernel the other has
-already saved is skipped.  Where they meet, neither compiles a kernel the other is compiling:
-each takes an entry by creating its claim file in a folder of the fit's (the fit at its call of
-the kernel, :func:`_meet`), and the fit, finding an entry taken, waits for the helper's "done"
-file and loads the kernel from the cache.  Without claims, a fit that reached the helper's
-kernel compiled it too: after three seconds of the classifier's compiles were saved elsewhere,
-its first fit caught up with the helper on its costliest kernel and took 10.9 s instead of 8.
+thread that first calls it, under a process-wide lock).  The kernels a kind of fit compiles, and
+the argument types of each, are known in advance: :func:`record_plan` lists them in the order a
+tiny fit of that kind (:data:`fasttree._warmup.KINDS`) starts compiling them, the kernels it
+calls from Python and the callees compiled on the way that a module names (a large kernel's
+scans, sorts and called helpers), each with its caller; the package ships every kind's list
+(``data/compile_plans.pkl``, written by ``python -c "from fasttree._compile_ahead import
+write_plans; write_plans()"``; ``tests/test_compile_ahead.py`` checks it against the code).  At
+the first fit of a kind in a process, :func:`start` looks up its list in numba's cache; when at
+least two of them are missing and the process may run on a second CPU, it starts a helper
+process (:func:`compile_backwards`), which compiles the list's costliest kernel (or, when that
+one has listed callees, those callees from the last), then the rest from its end
+(:func:`helper_order`), while the fit compiles it from its start.  Each compiled kernel is
+saved to the cache, where the other process finds it (numba reads a function's cache index
+again at each new signature, a callee's included; :class:`fasttree._jit._KeyedCacheFile` keeps
+two processes' saves apart); a kernel the other has already saved is skipped.  Where they
+meet, neither compiles a kernel the other is compiling: each takes an entry by creating its
+claim file in a folder of the fit's when numba asks for it (:class:`_Claims`), and a process
+finding an entry taken waits for the other's "done" file and loads the kernel from the cache.
+Without claims, a fit that reached the helper's kernel compiled it too: after three seconds of
+the classifier's compiles were saved elsewhere, its first fit caught up with the helper on its
+costliest kernel and took 10.9 s instead of 8.  With callees listed, the two share a large
+kernel: the small kind's tree kernel (13.8 s of compile with its callees, all of it the
+helper's while the fit waited) is now compiled a callee each.
 
 Nothing the fit computes depends on it: the cache holds the same machine code whoever compiled it.
 ``FASTTREE_COMPILE_AHEAD=0`` turns it off.  A list that no longer matches the code (another numba,
@@ -103,42 +108,109 @@ def start(kind):
 
 
 def _meet(plan, folder, helper):
-    """Make the fit take each entry of ``plan`` the cache lacks, when it first calls it, by
-    creating the entry's claim file in ``folder`` before compiling it.  An entry the helper has
-    taken it waits for (its "done" file, while the helper runs, at most :data:`MAX_WAIT`
-    seconds), compiling meanwhile the next entries nobody has taken (the ones the helper would
-    have come to), then loads it from the cache.  Each kernel's dispatcher gets its own
-    ``_compile_for_args``, which numba calls for arguments of types it has not compiled."""
-    entries = {}
-    for i, (reference, args) in enumerate(plan):
-        dispatcher = dispatcher_of(reference)
-        if not is_cached(dispatcher, args):
-            entries.setdefault(dispatcher, {})[tuple(args)] = i
-    for dispatcher, indices in entries.items():
-        dispatcher._compile_for_args = functools.partial(
-            _claim_then_compile, dispatcher, dispatcher._compile_for_args, indices, plan,
-            folder, helper)
+    """Make the fit take each entry of ``plan`` the cache lacks when numba first asks for it (a
+    call from Python, or a callee met while compiling another kernel), by creating the entry's
+    claim file in ``folder`` before compiling it.  An entry the helper has taken it waits for
+    (its "done" file, while the helper runs, at most :data:`MAX_WAIT` seconds), compiling
+    meanwhile, when the wait is not inside another compile, the next entries nobody has taken
+    (the ones the helper would have come to last), then loads it from the cache."""
+    missing = [i for i, (reference, args) in enumerate(plan)
+               if not is_cached(dispatcher_of(reference), args)]
+    claims = _Claims(plan, folder, lambda: helper.poll() is None, missing)
+    claims.install(missing)
+    return claims
 
 
-def _claim_then_compile(dispatcher, compile_for_args, indices, plan, folder, helper, *args,
-                        **kws):
-    """A dispatcher's ``_compile_for_args`` once :func:`_meet` has seen it."""
-    i = indices.get(tuple(dispatcher.typeof_pyval(a) for a in args))
-    if i is not None and not _take(folder, i):
+class _Claims:
+    """One process's side of a claims folder that processes compiling one list share: which
+    entries it took, and how it compiles a listed kernel numba asks for.
+
+    Each listed dispatcher's ``compile`` (what numba calls for a call from Python and for a
+    callee met while typing another kernel) is wrapped: an entry nobody has taken is claimed,
+    compiled and marked done; one another process has taken is waited for, then loaded from the
+    cache.  No two processes wait on each other: what a process waits for is a callee of every
+    kernel it is compiling, and what the other is compiling, a callee of what it waits for (the
+    kernels call each other without cycles).
+
+    Parameters
+    ----------
+    plan : list of (reference, args)
+        The shared list; an entry is known by its index.
+    folder : str
+        The claims folder.
+    other_alive : callable
+        Whether the process whose claims may be waited for still runs.
+    order : list of int
+        The entries this process compiles when it has nothing else to do, in its order.
+    """
+
+    def __init__(self, plan, folder, other_alive, order):
+        self.plan = plan
+        self.folder = folder
+        self.other_alive = other_alive
+        self.order = list(order)
+        self.mine = set()
+        self.depth = 0  # compiles of this process in progress (a wait inside one compiles nothing)
+        self._index = {}  # id(dispatcher) -> {args: entry}
+
+    def install(self, entries):
+        """Wrap the ``compile`` of the dispatchers of ``entries`` (those that name a kernel the
+        code still has)."""
+        for i in entries:
+            reference, args = self.plan[i]
+            try:
+                dispatcher = dispatcher_of(reference)
+            except Exception:  # a list older than the code: the fit compiles what it needs
+                continue
+            known = self._index.get(id(dispatcher))
+            if known is None:
+                known = self._index[id(dispatcher)] = {}
+                dispatcher.compile = functools.partial(self._compile, dispatcher.compile, known)
+            known.setdefault(tuple(args), i)
+
+    def _compile(self, compile, known, sig):
+        i = known.get(tuple(sig))
+        if i is not None and i not in self.mine:
+            if _take(self.folder, i):
+                return self._own(i, compile, sig)
+            self._wait(i)
+        return self._run(compile, sig)
+
+    def _own(self, i, compile, sig):
+        self.mine.add(i)
+        try:
+            return self._run(compile, sig)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(os.open(os.path.join(self.folder, f"done-{i}"), os.O_CREAT))
+
+    def _run(self, compile, sig):
+        self.depth += 1
+        try:
+            return compile(sig)
+        finally:
+            self.depth -= 1
+
+    def _wait(self, i):
         deadline = time.monotonic() + MAX_WAIT
-        done = os.path.join(folder, f"done-{i}")
-        ahead = i + 1
-        while (not os.path.exists(done) and helper.poll() is None
+        done = os.path.join(self.folder, f"done-{i}")
+        while (not os.path.exists(done) and self.other_alive()
                and time.monotonic() < deadline):
-            while ahead < len(plan) and not _take(folder, ahead):
-                ahead += 1
-            if ahead < len(plan):  # one the helper would have come to, compiled here
-                reference, types = plan[ahead]
-                with contextlib.suppress(Exception):
-                    dispatcher_of(reference).compile(tuple(types))
-            else:
+            if self.depth > 0 or not self.compile_next():
                 time.sleep(0.005)
-    return compile_for_args(*args, **kws)
+
+    def compile_next(self):
+        """Compile the first entry of this process's order that nobody has taken and the cache
+        lacks; False when none is left."""
+        while self.order:
+            i = self.order.pop(0)
+            reference, args = self.plan[i]
+            with contextlib.suppress(Exception):
+                dispatcher = dispatcher_of(reference)
+                if not is_cached(dispatcher, args) and _take(self.folder, i):
+                    self._own(i, dispatcher.compile, tuple(args))
+                    return True
+        return False
 
 
 def _take(folder, i):
@@ -203,27 +275,48 @@ def plan_seconds():
     return _shipped().get("seconds", {})
 
 
-def helper_order(n_entries, seconds=None):
+def plan_callers(kind):
+    """Each entry's caller in ``kind``'s list (the entry whose compile it was part of), -1 for
+    a kernel called from Python; None when unknown."""
+    return _shipped().get("callers", {}).get(kind)
+
+
+def helper_order(n_entries, seconds=None, callers=None):
     """The order in which a helper takes a list's entries: the costliest after the first (the
-    fit takes the first at once), then the others from the end.
+    fit takes the first at once), or that one's listed callees from the last when it has any,
+    then the others from the end.
 
     The fit needs its kernels in list order, so the helper's share is the kernels it needs
     last; starting with the costliest keeps that one from being where the two meet, with the
     fit waiting for all of it (the classifier's search kernel, 3.6 of its 13 s of compile:
-    8.5 -> 7.3 s cold start).  ``seconds``: the entries' compile times, or None (the list
-    from its end)."""
+    8.5 -> 7.3 s cold start).  A kernel compiles its own part after its callees (it types its
+    calls by compiling them), so where its listed callees take longer than its own part (the
+    small kind's tree kernel: 9.6 against 4.0 s) the helper takes those callees, from the one
+    the fit will reach last, and the two share them; where they do not (the several-outputs
+    search: 0.8 against 28 s), the whole kernel.  ``seconds``: the entries' compile times (each
+    without its listed callees), or None (the list from its end); ``callers``: see
+    :func:`plan_callers`."""
     order = list(reversed(range(n_entries)))
-    if seconds is not None and len(seconds) == n_entries and n_entries > 2:
-        costliest = max(range(1, n_entries), key=lambda i: seconds[i])
-        order.remove(costliest)
-        order.insert(0, costliest)
-    return order
+    if seconds is None or len(seconds) != n_entries or n_entries <= 2:
+        return order
+    costliest = max(range(1, n_entries), key=lambda i: seconds[i])
+    first = [costliest]
+    if callers is not None and len(callers) == n_entries:
+        below = {costliest}
+        for i in range(costliest + 1, n_entries):  # a callee's compile starts after its caller's
+            if callers[i] in below:
+                below.add(i)
+        callees = below - {costliest}
+        if sum(seconds[i] for i in callees) > seconds[costliest]:
+            first = sorted(callees, reverse=True)
+    return first + [i for i in order if i not in first]
 
 
 def dispatcher_of(reference):
-    """The kernel a plan entry names: ``("function", module, qualname)``, or ``("specialized",
+    """The kernel a plan entry names: ``("function", module, qualname)``, ``("specialized",
     module, factory qualname, key)`` for a kernel a factory makes (:func:`fasttree._jit.
-    specialized`)."""
+    specialized`), or ``("called", module, qualname)`` for an inlined helper's copy compiled on
+    its own (:func:`fasttree._jit.called_copy`)."""
     module = importlib.import_module(reference[1])
     target = module
     for part in reference[2].split("."):
@@ -232,7 +325,30 @@ def dispatcher_of(reference):
         from ._jit import specialized
 
         return specialized(target, *reference[3])
+    if reference[0] == "called":
+        from ._jit import called_copy
+
+        return called_copy(target)
     return target
+
+
+def reference_of(dispatcher):
+    """The plan reference that names ``dispatcher`` (see :func:`dispatcher_of`), or None for a
+    function no module names (numba's own overloads, closures)."""
+    from . import _jit
+
+    made = {id(kernel): (factory, key) for (factory, key), kernel in _jit._SPECIALIZED.items()}
+    if id(dispatcher) in made:
+        factory, key = made[id(dispatcher)]
+        reference = ("specialized", factory.__module__, factory.__qualname__, key)
+    else:
+        original = _jit.original_of_copy(dispatcher)
+        func = (original or dispatcher).py_func
+        reference = ("called" if original else "function", func.__module__, func.__qualname__)
+    try:
+        return reference if dispatcher_of(reference) is dispatcher else None
+    except Exception:
+        return None
 
 
 def is_cached(dispatcher, args):
@@ -261,17 +377,16 @@ def n_missing(plan):
 def compile_backwards(kind, folder=None):
     """The helper's work: compile ``kind``'s kernels in :func:`helper_order` (the costliest,
     then from the last to the first), skipping those already in the cache (the fit's, once the
-    two have met) and, given the fit's claims ``folder``, those it has taken; each one compiled
-    is marked done there."""
+    two have met) and, given the fit's claims ``folder``, those it has taken; a callee the fit
+    has taken is waited for while the fit runs; each one compiled is marked done there."""
     plan = plans().get(kind, ())
-    for i in helper_order(len(plan), plan_seconds().get(kind)):
-        reference, args = plan[i]
-        if folder is not None and not _take(folder, i):
-            continue
-        _compile_entry(reference, args)
-        if folder is not None:
-            with contextlib.suppress(OSError):
-                os.close(os.open(os.path.join(folder, f"done-{i}"), os.O_CREAT))
+    order = helper_order(len(plan), plan_seconds().get(kind), plan_callers(kind))
+    if folder is None:
+        for i in order:
+            _compile_entry(*plan[i])
+        return
+    parent = os.getppid()
+    _share(plan, folder, lambda: os.getppid() == parent, order)
 
 
 def compile_claimed(kinds, folder):
@@ -283,9 +398,15 @@ def compile_claimed(kinds, folder):
         for entry in plans().get(kind, ()):
             if entry not in entries:
                 entries.append(entry)
-    for i, (reference, args) in enumerate(entries):
-        if _take(folder, i):  # else another process took it
-            _compile_entry(reference, args)
+    _share(entries, folder, lambda: True, range(len(entries)))
+
+
+def _share(plan, folder, other_alive, order):
+    """Compile every entry of ``plan`` nobody else takes, in ``order``, through claims."""
+    claims = _Claims(plan, folder, other_alive, order)
+    claims.install(range(len(plan)))
+    while claims.compile_next():
+        pass
 
 
 def _compile_entry(reference, args):
@@ -300,47 +421,52 @@ def _compile_entry(reference, args):
 
 
 def record_plan(kind):
-    """The kernels a tiny fit of ``kind`` calls from Python, with their argument types, in the
-    order of their first call, when numba's cache is empty (run it with a new
-    ``NUMBA_CACHE_DIR``); and the CPU seconds each took to compile, with what it compiled on
-    the way."""
+    """The kernels a tiny fit of ``kind`` compiles, with their argument types, in the order
+    their compiles start, when numba's cache is empty (run it with a new ``NUMBA_CACHE_DIR``):
+    those it calls from Python and the callees compiled on the way that a module names (so
+    that two processes can share a large kernel's callees); and the CPU seconds each took to
+    compile, without its listed callees."""
     from numba.core import event
 
-    from . import _jit, _warmup
+    from . import _warmup
 
     fit = _warmup.get_kind(kind)
     data = fit.data()
-    calls, seconds, depth = [], [], [0]
+    calls, parents, seconds, open_calls = [], [], [], []
 
-    class TopLevel(event.Listener):
+    class Compiles(event.Listener):
         def on_start(self, ev):
-            if depth[0] == 0:
-                calls.append((ev.data["dispatcher"], tuple(ev.data["args"])))
-                seconds.append(time.process_time())
-            depth[0] += 1
+            parents.append(open_calls[-1][0] if open_calls else -1)
+            calls.append((ev.data["dispatcher"], tuple(ev.data["args"])))
+            seconds.append(0.0)
+            open_calls.append([len(calls) - 1, time.process_time(), 0.0])
 
         def on_end(self, ev):
-            depth[0] -= 1
-            if depth[0] == 0:
-                seconds[-1] = time.process_time() - seconds[-1]
+            i, start, inner = open_calls.pop()
+            spent = time.process_time() - start
+            seconds[i] = spent - inner
+            if open_calls:
+                open_calls[-1][2] += spent
 
-    listener = TopLevel()
+    listener = Compiles()
     event.register("numba:compile", listener)
     try:
         fit.fit(*data)
     finally:
         event.unregister("numba:compile", listener)
-    made = {id(kernel): (factory, key) for (factory, key), kernel in _jit._SPECIALIZED.items()}
-    plan = []
-    for dispatcher, args in calls:
-        if id(dispatcher) in made:
-            factory, key = made[id(dispatcher)]
-            reference = ("specialized", factory.__module__, factory.__qualname__, key)
-        else:
-            func = dispatcher.py_func
-            reference = ("function", func.__module__, func.__qualname__)
-        plan.append((reference, args))
-    return plan, seconds
+    references = [reference_of(dispatcher) for dispatcher, _ in calls]
+    for i in reversed(range(len(calls))):  # an unnamed callee's seconds go to its caller's
+        if references[i] is None and parents[i] >= 0:
+            seconds[parents[i]] += seconds[i]
+    kept = [i for i in range(len(calls)) if references[i] is not None]
+    position = {i: k for k, i in enumerate(kept)}
+    callers = []
+    for i in kept:  # the nearest listed caller
+        caller = parents[i]
+        while caller >= 0 and caller not in position:
+            caller = parents[caller]
+        callers.append(position.get(caller, -1))
+    return ([(references[i], calls[i][1]) for i in kept], [seconds[i] for i in kept], callers)
 
 
 def write_plans(kinds=None, path=PLANS_FILE):
@@ -348,10 +474,10 @@ def write_plans(kinds=None, path=PLANS_FILE):
     cache, into ``path`` (the other kinds' plans already there are kept)."""
     from ._warmup import KIND_NAMES
 
-    shipped = {"plans": {}, "seconds": {}}
+    shipped = {"plans": {}, "seconds": {}, "callers": {}}
     if kinds is not None and os.path.exists(path):
         with open(path, "rb") as handle:
-            shipped = pickle.load(handle)
+            shipped = {**shipped, **pickle.load(handle)}
     for kind in kinds or KIND_NAMES:
         with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
             result = os.path.join(out, "plan.pkl")
@@ -360,7 +486,8 @@ def write_plans(kinds=None, path=PLANS_FILE):
             subprocess.run([sys.executable, "-c", code], check=True,
                            env={**os.environ, "NUMBA_CACHE_DIR": cache, ENV: "0"})
             with open(result, "rb") as handle:
-                shipped["plans"][kind], shipped["seconds"][kind] = pickle.load(handle)
+                (shipped["plans"][kind], shipped["seconds"][kind],
+                 shipped["callers"][kind]) = pickle.load(handle)
         print(f"{kind}: {len(shipped['plans'][kind])} kernels, "
               f"{sum(shipped['seconds'][kind]):.1f} s", flush=True)
     with open(path, "wb") as handle:

@@ -53,6 +53,8 @@ _PRANGE_ONLY = {"comprehension": False, "reduction": False, "inplace_binop": Fal
                 "prange": True}
 #: kernels made by a factory, one per (factory, key) (see :func:`specialized`)
 _SPECIALIZED = {}
+#: inlined helpers compiled on their own, by helper (see :func:`called_copy`)
+_CALLED = {}
 
 
 def njit(*, cache=False, **options):
@@ -212,6 +214,31 @@ def with_globals(func, **names):
         func.__qualname__, sorted((name, cache_identity(value)) for name, value in names.items()))
     made.__doc__ = func.__doc__
     return made
+
+
+def called_copy(dispatcher):
+    """An ``inline="always"`` helper compiled as a function of its own (named
+    ``<qualname>_called``, so with its own cache files), made once per process: for a kernel
+    whose compile time matters more than its calls' cost, and which two processes can then
+    compile a part each of (:mod:`fasttree._compile_ahead` lists the copy)."""
+    copy = _CALLED.get(dispatcher)
+    if copy is None:
+        func = dispatcher.py_func
+        made = types.FunctionType(func.__code__, func.__globals__, func.__name__,
+                                  func.__defaults__, func.__closure__)
+        made.__qualname__ = f"{func.__qualname__}_called"
+        made.__module__ = func.__module__
+        made.__doc__ = func.__doc__
+        copy = _CALLED[dispatcher] = njit(cache=True)(made)
+    return copy
+
+
+def original_of_copy(dispatcher):
+    """The helper ``dispatcher`` is the :func:`called_copy` of, or None."""
+    for original, copy in _CALLED.items():
+        if copy is dispatcher:
+            return original
+    return None
 
 
 def cache_identity(value):

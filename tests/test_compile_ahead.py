@@ -49,9 +49,26 @@ def test_the_classifier_plan_is_what_its_first_fit_compiles(tmp_path):
     import pickle
 
     with open(out, "rb") as handle:
-        recorded, seconds = pickle.load(handle)
+        recorded, seconds, callers = pickle.load(handle)
     assert recorded == compile_ahead.plans()["classifier"]
     assert len(seconds) == len(recorded) and min(seconds) > 0
+    assert callers == compile_ahead.plan_callers("classifier")
+
+
+def test_a_plan_lists_the_callees_two_processes_can_share():
+    """The small kind's list holds its tree kernel's callees (the helpers it calls rather than
+    inlines, the scans, the sorts), each after its caller; a kernel called from Python has no
+    caller."""
+    plan = compile_ahead.plans()["small"]
+    callers = compile_ahead.plan_callers("small")
+    assert len(callers) == len(plan)
+    assert all(-1 <= caller < i for i, caller in enumerate(callers))
+    tree = next(i for i, (reference, _) in enumerate(plan) if reference[2] == "_best_tree")
+    assert callers[tree] == -1
+    below = {i for i, caller in enumerate(callers) if caller == tree}
+    names = {plan[i][0][2] for i in below}
+    assert {"_split_node", "_gather", "_make_class_scan"} <= names
+    assert {plan[i][0][0] for i in below if plan[i][0][2] == "_split_node"} == {"called"}
 
 
 def test_a_helper_leaves_nothing_for_the_fit_to_compile(tmp_path):
@@ -255,6 +272,14 @@ def test_the_helper_starts_with_the_costliest_kernel_after_the_first():
     assert compile_ahead.helper_order(5, [9.0, 1.0, 5.0, 2.0, 3.0]) == [2, 4, 3, 1, 0]
     assert compile_ahead.helper_order(3, [1.0, 2.0]) == [2, 1, 0]  # seconds of another list
     assert sorted(compile_ahead.helper_order(19, list(range(19)))) == list(range(19))
+    # the costliest (2) calls 3 and 4, and 5 through 4: those, from the last, then the rest
+    # from the end, where they take longer than its own part; else the costliest first
+    seconds = [9.0, 1.0, 5.0, 2.0, 2.0, 2.0, 3.0]
+    callers = [-1, -1, -1, 2, 2, 4, -1]
+    assert compile_ahead.helper_order(7, seconds, callers) == [5, 4, 3, 6, 2, 1, 0]
+    assert compile_ahead.helper_order(7, seconds, [-1] * 7) == [2, 6, 5, 4, 3, 1, 0]
+    seconds[2] = 6.0
+    assert compile_ahead.helper_order(7, seconds, callers) == [2, 6, 5, 4, 3, 1, 0]
 
 
 def test_the_helper_compiles_in_its_order(monkeypatch, tmp_path):
@@ -265,55 +290,71 @@ def test_the_helper_compiles_in_its_order(monkeypatch, tmp_path):
     assert compiled == ["b", "d", "c"]
 
 
-def test_a_fit_waits_for_the_helper_s_kernel_and_compiles_the_untaken(monkeypatch, tmp_path):
-    """At a kernel the helper has taken the fit compiles the entries nobody has taken after it,
-    then waits for the helper's "done" file; a kernel nobody has taken it claims and compiles."""
+class _Kernel:
+    """A dispatcher as the claims see it: its compiles recorded in ``events``."""
+
+    def __init__(self, name, events, on_compile=None):
+        self.name = name
+        self.events = events
+        self.on_compile = on_compile
+
+    def compile(self, args):
+        self.events.append(("compile", self.name))
+        if self.on_compile is not None:
+            self.on_compile()
+
+
+def _claims(monkeypatch, tmp_path, names, helper, order=()):
+    """A fit's claims over a list of ``names`` (kernels never cached), returning the kernels."""
     events = []
-    folder = str(tmp_path)
-
-    class Kernel:
-        def __init__(self, name):
-            self.name = name
-            self._compile_for_args = lambda *args: events.append(("call", self.name))
-
-        def typeof_pyval(self, value):
-            return value
-
-        def compile(self, args):
-            events.append(("ahead", self.name))
-            if self.name == "c":  # meanwhile the helper finishes b
-                (tmp_path / "done-1").touch()
-
-    kernels = {name: Kernel(name) for name in "abcd"}
-    plan = [(("function", "m", name), (i,)) for i, name in enumerate("abcd")]
+    kernels = {name: _Kernel(name, events) for name in names}
+    plan = [(("function", "m", name), (i,)) for i, name in enumerate(names)]
     monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: kernels[reference[2]])
     monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    claims = compile_ahead._Claims(plan, str(tmp_path), lambda: helper.poll() is None, order)
+    claims.install(range(len(names)))
+    return kernels, events
+
+
+def test_a_fit_waits_for_the_helper_s_kernel_and_compiles_the_untaken(monkeypatch, tmp_path):
+    """At a kernel the helper has taken the fit compiles the entries nobody has taken, then
+    waits for the helper's "done" file and loads it; a kernel nobody has taken it claims,
+    compiles and marks done."""
+    kernels, events = _claims(monkeypatch, tmp_path, "abcd", _Helper(), order=[0, 1, 2, 3])
+    kernels["c"].on_compile = lambda: (tmp_path / "done-1").touch()  # meanwhile, b is done
     (tmp_path / "claim-1").touch()  # the helper's, being compiled
     (tmp_path / "claim-3").touch()  # the helper's, done
     (tmp_path / "done-3").touch()
-    compile_ahead._meet(plan, folder, _Helper())
-    kernels["a"]._compile_for_args(0)
-    kernels["b"]._compile_for_args(1)
-    assert events == [("call", "a"), ("ahead", "c"), ("call", "b")]
-    assert (tmp_path / "claim-0").exists() and (tmp_path / "claim-2").exists()
+    kernels["a"].compile((0,))
+    kernels["b"].compile((1,))
+    assert events == [("compile", "a"), ("compile", "c"), ("compile", "b")]
+    assert {p.name for p in tmp_path.glob("done-*")} == {"done-0", "done-1", "done-2", "done-3"}
+    kernels["d"].compile((3,))  # done by the helper: loaded at once
+    assert events[-1] == ("compile", "d")
+
+
+def test_a_wait_inside_a_compile_compiles_nothing_else(monkeypatch, tmp_path):
+    """A callee the other process has taken, met while compiling a kernel, is waited for without
+    compiling other entries meanwhile (the kernel being compiled may be one of their callers)."""
+    kernels, events = _claims(monkeypatch, tmp_path, "abc", _Helper(), order=[2])
+    time_out = []
+
+    def callee_done():
+        time_out.append(True)
+        (tmp_path / "done-1").touch()
+
+    monkeypatch.setattr(compile_ahead.time, "sleep", lambda seconds: callee_done())
+    kernels["a"].on_compile = lambda: kernels["b"].compile((1,))  # a calls b
+    (tmp_path / "claim-1").touch()  # b: the helper's
+    kernels["a"].compile((0,))
+    assert events == [("compile", "a"), ("compile", "b")]  # c untouched
+    assert time_out and not (tmp_path / "claim-2").exists()
 
 
 def test_a_fit_stops_waiting_when_the_helper_is_gone(monkeypatch, tmp_path):
-    calls = []
-
-    class Kernel:
-        def _compile_for_args(self, *args):
-            calls.append(args)
-
-        def typeof_pyval(self, value):
-            return value
-
-    kernel = Kernel()
-    monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: kernel)
-    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
-    (tmp_path / "claim-0").touch()  # taken by a helper that then died
     helper = _Helper()
+    kernels, events = _claims(monkeypatch, tmp_path, "a", helper)
+    (tmp_path / "claim-0").touch()  # taken by a helper that then died
     helper.finished = True
-    compile_ahead._meet([(("function", "m", "a"), (7,))], str(tmp_path), helper)
-    kernel._compile_for_args(7)
-    assert calls == [(7,)]
+    kernels["a"].compile((7,))
+    assert events == [("compile", "a")]

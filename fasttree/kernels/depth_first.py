@@ -33,7 +33,7 @@ the last bits.
 import numpy as np
 from numba import prange
 
-from .._jit import njit, specialized, with_globals
+from .._jit import called_copy, njit, specialized, with_globals
 
 from .._dtypes import (
     CRITERION_ENTROPY,
@@ -555,22 +555,17 @@ def grow_best_trees(
                          f"transposed), got {codes_rows.dtype} {codes_rows.shape}")
     kind = (classification, unit_weight, integer and stats.shape[1] == 2, counted,
             criterion == CRITERION_POISSON)
+    args = (X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
+            max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
+            min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
+            missing_branch, depth, n_node_samples, stats)
+    bins = (codes_t, max(1, int(bounded_rows)), codes_rows)
     if codes_t is _NO_CODES and tree_offsets.shape[0] == 2:
         # one tree without bins (a small single tree): its own function, without the parallel
         # loop and the bounded search, compiles in a fraction of their time
-        node_count[0] = specialized(_best_tree, *kind, False)(
-            0, X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
-            max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-            min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
-            missing_branch, depth, n_node_samples, stats, codes_t, np.iinfo(np.int64).max,
-            codes_rows)
+        node_count[0] = specialized(_best_tree, *kind, False)(0, *args, *bins)
         return
-    specialized(_best_trees, *kind)(
-        X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
-        max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-        min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
-        missing_branch, depth, n_node_samples, stats, node_count, codes_t,
-        max(1, int(bounded_rows)), codes_rows)
+    specialized(_best_trees, *kind)(*args, node_count, *bins)
 
 
 def _best_trees(classification, unit_weight, binary, counted, positive):
@@ -671,6 +666,9 @@ def _best_tree(classification, unit_weight, binary, counted, positive, bounded=T
                 continue
             slot = base + node
             n = b - a
+            node_labels = labels[a:b]
+            # the scans read a row's weight at its position in the node
+            node_weight = weight if unit_weight else weight[a:b]
             for k in range(n_classes):
                 total[k] = count(stats[slot, k])
             w_total = 0.0
@@ -714,11 +712,8 @@ def _best_tree(classification, unit_weight, binary, counted, positive, bounded=T
                     continue  # constant in the node: no candidate, not drawn
                 found += 1
                 sort_values(xs[:n], order[:n], keys_tmp, idx_tmp, sort_counts)
-                node_labels = labels[a:b]
                 for i in range(n):
                     sorted_labels[i] = node_labels[order[i]]
-                # the scans read a row's weight at its position in the node
-                node_weight = weight if unit_weight else weight[a:b]
                 if classification:
                     left[:] = 0
                     if n_miss > 0:
@@ -810,7 +805,15 @@ def _best_tree(classification, unit_weight, binary, counted, positive, bounded=T
                      sums_two_sided=_sum_scan(unit_weight, False, True, False, positive, False))
         if by_reciprocal:
             scans["scan_by_reciprocal"] = _sum_scan(True, True, False, False, False, False)
+    if not bounded:
+        # a small single tree's kernel calls its helpers: it compiles in less time, and a first
+        # fit's two processes can compile a part of it each (fasttree._compile_ahead)
+        scans.update({name: called_copy(globals()[name]) for name in _CALLED_HELPERS})
     return njit(cache=True)(with_globals(grow_tree, **scans))
+
+
+#: the helpers a small tree's kernel calls rather than inlines (:func:`_best_tree`)
+_CALLED_HELPERS = ("_root", "_next_node", "_gather", "_add_row", "_split_node")
 
 
 @njit(cache=True)
