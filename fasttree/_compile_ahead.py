@@ -114,11 +114,18 @@ def _meet(plan, folder, helper):
     (its "done" file, while the helper runs, at most :data:`MAX_WAIT` seconds), compiling
     meanwhile, when the wait is not inside another compile, the next entries nobody has taken
     (the ones the helper would have come to last), then loads it from the cache."""
-    missing = [i for i, (reference, args) in enumerate(plan)
-               if not is_cached(dispatcher_of(reference), args)]
+    missing = [i for i, (reference, args) in enumerate(plan) if _lacks(reference, args)]
     claims = _Claims(plan, folder, lambda: helper.poll() is None, missing)
     claims.install(missing)
     return claims
+
+
+def _lacks(reference, args):
+    """Whether the cache lacks a plan entry of a kernel the code still has."""
+    try:
+        return not is_cached(dispatcher_of(reference), args)
+    except Exception:  # a list older than the code: the fit compiles what it needs
+        return False
 
 
 class _Claims:
@@ -169,7 +176,8 @@ class _Claims:
             known.setdefault(tuple(args), i)
 
     def _compile(self, compile, known, sig):
-        i = known.get(tuple(sig))
+        # numba asks with a tuple of argument types; anything else is compiled as asked
+        i = known.get(sig) if isinstance(sig, tuple) else None
         if i is not None and i not in self.mine:
             if _take(self.folder, i):
                 return self._own(i, compile, sig)

@@ -358,3 +358,23 @@ def test_a_fit_stops_waiting_when_the_helper_is_gone(monkeypatch, tmp_path):
     helper.finished = True
     kernels["a"].compile((7,))
     assert events == [("compile", "a")]
+
+
+def test_a_list_older_than_the_code_only_loses_its_stale_entries(monkeypatch, tmp_path):
+    """An entry naming a kernel the code no longer has is left out; the others are claimed."""
+    events = []
+    kernel = _Kernel("a", events)
+
+    def dispatcher_of(reference):
+        if reference[2] == "gone":
+            raise AttributeError(reference[2])
+        return kernel
+
+    monkeypatch.setattr(compile_ahead, "dispatcher_of", dispatcher_of)
+    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    plan = [(("function", "m", "gone"), (0,)), (("function", "m", "a"), (1,))]
+    claims = compile_ahead._meet(plan, str(tmp_path), _Helper())
+    assert claims.order == [1]
+    kernel.compile((1,))
+    assert events == [("compile", "a")]
+    assert (tmp_path / "claim-1").exists() and (tmp_path / "done-1").exists()
