@@ -223,7 +223,7 @@ def called_copy(dispatcher):
     compile a part each of (:mod:`fasttree._compile_ahead` lists the copy)."""
     copy = _CALLED.get(dispatcher)
     if copy is None:
-        func = dispatcher.py_func
+        func = getattr(dispatcher, "py_func", dispatcher)  # a function under NUMBA_DISABLE_JIT
         made = types.FunctionType(func.__code__, func.__globals__, func.__name__,
                                   func.__defaults__, func.__closure__)
         made.__qualname__ = f"{func.__qualname__}_called"
