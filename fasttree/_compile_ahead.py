@@ -89,8 +89,9 @@ def start(kind):
     if not enabled():
         return None
     try:
-        plan = plans().get(kind)
-        if not plan or n_missing(plan) < MIN_MISSING:
+        plan = plans().get(kind) or []
+        missing = lacking(plan)
+        if len(missing) < MIN_MISSING:
             return None
         folder = tempfile.mkdtemp(prefix="fasttree-claims-")
         if not _folders:  # the claims go with the process (a helper still running then
@@ -101,31 +102,23 @@ def start(kind):
              f"compile_backwards({kind!r}, {folder!r})"], stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, ENV: "0"})
         _helpers.append(helper)
-        _meet(plan, folder, helper)
+        _meet(plan, folder, helper, missing)
     except Exception:  # an optimisation only: whatever fails, the fit compiles as before
         return None
     return helper
 
 
-def _meet(plan, folder, helper):
-    """Make the fit take each entry of ``plan`` the cache lacks when numba first asks for it (a
-    call from Python, or a callee met while compiling another kernel), by creating the entry's
-    claim file in ``folder`` before compiling it.  An entry the helper has taken it waits for
-    (its "done" file, while the helper runs, at most :data:`MAX_WAIT` seconds), compiling
-    meanwhile, when the wait is not inside another compile, the next entries nobody has taken
-    (the ones the helper would have come to last), then loads it from the cache."""
-    missing = [i for i, (reference, args) in enumerate(plan) if _lacks(reference, args)]
-    claims = _Claims(plan, folder, lambda: helper.poll() is None, missing)
+def _meet(plan, folder, helper, missing):
+    """Make the fit take each entry of ``plan`` the cache lacks (``missing``, see
+    :func:`lacking`) when numba first asks for it (a call from Python, or a callee met while
+    compiling another kernel), by creating the entry's claim file in ``folder`` before compiling
+    it.  An entry the helper has taken it waits for (its "done" file, while the helper runs, at
+    most :data:`MAX_WAIT` seconds), compiling meanwhile, when the wait is not inside another
+    compile, the next entries nobody has taken (the ones the helper would have come to last),
+    then loads it from the cache."""
+    claims = _Claims(plan, folder, lambda folder, i: helper.poll() is None, missing)
     claims.install(missing)
     return claims
-
-
-def _lacks(reference, args):
-    """Whether the cache lacks a plan entry of a kernel the code still has."""
-    try:
-        return not is_cached(dispatcher_of(reference), args)
-    except Exception:  # a list older than the code: the fit compiles what it needs
-        return False
 
 
 class _Claims:
@@ -146,7 +139,8 @@ class _Claims:
     folder : str
         The claims folder.
     other_alive : callable
-        Whether the process whose claims may be waited for still runs.
+        Whether the process whose claims may be waited for still runs, given the folder and an
+        entry it has taken.
     order : list of int
         The entries this process compiles when it has nothing else to do, in its order.
     """
@@ -158,22 +152,19 @@ class _Claims:
         self.order = list(order)
         self.mine = set()
         self.depth = 0  # compiles of this process in progress (a wait inside one compiles nothing)
+        self.dispatchers = {}  # entry -> its dispatcher, for the entries installed
         self._index = {}  # id(dispatcher) -> {args: entry}
 
     def install(self, entries):
-        """Wrap the ``compile`` of the dispatchers of ``entries`` (those that name a kernel the
-        code still has)."""
-        for i in entries:
-            reference, args = self.plan[i]
-            try:
-                dispatcher = dispatcher_of(reference)
-            except Exception:  # a list older than the code: the fit compiles what it needs
-                continue
+        """Wrap the ``compile`` of the dispatchers of ``entries`` (a mapping of entry to its
+        dispatcher, see :func:`resolve`)."""
+        self.dispatchers.update(entries)
+        for i, dispatcher in entries.items():
             known = self._index.get(id(dispatcher))
             if known is None:
                 known = self._index[id(dispatcher)] = {}
                 dispatcher.compile = functools.partial(self._compile, dispatcher.compile, known)
-            known.setdefault(tuple(args), i)
+            known.setdefault(tuple(self.plan[i][1]), i)
 
     def _compile(self, compile, known, sig):
         # numba asks with a tuple of argument types; anything else is compiled as asked
@@ -202,7 +193,7 @@ class _Claims:
     def _wait(self, i):
         deadline = time.monotonic() + MAX_WAIT
         done = os.path.join(self.folder, f"done-{i}")
-        while (not os.path.exists(done) and self.other_alive()
+        while (not os.path.exists(done) and self.other_alive(self.folder, i)
                and time.monotonic() < deadline):
             if self.depth > 0 or not self.compile_next():
                 time.sleep(0.005)
@@ -212,24 +203,52 @@ class _Claims:
         lacks; False when none is left."""
         while self.order:
             i = self.order.pop(0)
-            reference, args = self.plan[i]
-            with contextlib.suppress(Exception):
-                dispatcher = dispatcher_of(reference)
-                if not is_cached(dispatcher, args) and _take(self.folder, i):
-                    self._own(i, dispatcher.compile, tuple(args))
-                    return True
+            dispatcher, args = self.dispatchers.get(i), tuple(self.plan[i][1])
+            if dispatcher is None or is_cached(dispatcher, args) or not _take(self.folder, i):
+                continue
+            with contextlib.suppress(Exception):  # the fit compiles it again if it needs it
+                self._own(i, dispatcher.compile, args)
+            return True
         return False
 
 
 def _take(folder, i):
-    """Create entry ``i``'s claim file in ``folder``; False when another process has."""
+    """Create entry ``i``'s claim file in ``folder``, holding this process's id; False when
+    another process has."""
     try:
-        os.close(os.open(os.path.join(folder, f"claim-{i}"), os.O_CREAT | os.O_EXCL))
+        handle = os.open(os.path.join(folder, f"claim-{i}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return False
     except OSError:  # the folder is gone (the helpers waited for): nobody else compiles
-        pass
+        return True
+    try:
+        os.write(handle, str(os.getpid()).encode())
+    finally:
+        os.close(handle)
     return True
+
+
+def claimer_running(folder, i):
+    """Whether the process that took entry ``i`` in ``folder`` still runs (True when it cannot
+    tell: a claim still being written, or no way to ask the system without harm)."""
+    try:
+        with open(os.path.join(folder, f"claim-{i}")) as handle:
+            pid = int(handle.read())
+    except (OSError, ValueError):
+        return True
+    if os.name != "posix":  # os.kill(pid, 0) ends the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    try:  # a zombie (ended, not yet waited for by its parent) runs no more
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def wait():
@@ -340,12 +359,14 @@ def dispatcher_of(reference):
     return target
 
 
-def reference_of(dispatcher):
+def reference_of(dispatcher, made=None):
     """The plan reference that names ``dispatcher`` (see :func:`dispatcher_of`), or None for a
-    function no module names (numba's own overloads, closures)."""
+    function no module names (numba's own overloads, closures).  ``made``: :func:`_factories`'
+    map, when already built."""
     from . import _jit
 
-    made = {id(kernel): (factory, key) for (factory, key), kernel in _jit._SPECIALIZED.items()}
+    if made is None:
+        made = _factories()
     if id(dispatcher) in made:
         factory, key = made[id(dispatcher)]
         reference = ("specialized", factory.__module__, factory.__qualname__, key)
@@ -359,6 +380,13 @@ def reference_of(dispatcher):
         return None
 
 
+def _factories():
+    """The factory and key of every kernel a factory has made, by the kernel's id."""
+    from ._jit import _SPECIALIZED
+
+    return {id(kernel): (factory, key) for (factory, key), kernel in _SPECIALIZED.items()}
+
+
 def is_cached(dispatcher, args):
     """Whether numba's on-disk cache holds ``dispatcher`` compiled for ``args`` (numba's private
     cache API: False whenever it cannot tell)."""
@@ -370,16 +398,24 @@ def is_cached(dispatcher, args):
         return False
 
 
-def n_missing(plan):
-    """How many of a plan's entries the cache lacks; 0 when the kernels are not cached on disk
-    (no writable cache location, or ``NUMBA_DISABLE_JIT``): a helper could not share its work."""
-    missing = 0
-    for reference, args in plan:
-        dispatcher = dispatcher_of(reference)
-        if not hasattr(getattr(dispatcher, "_cache", None), "_cache_file"):
-            return 0
-        missing += not is_cached(dispatcher, args)
-    return missing
+def resolve(plan):
+    """Each entry of ``plan`` that names a kernel the code still has, with its dispatcher (an
+    entry older than the code is left out: the fits compile what they need)."""
+    entries = {}
+    for i, (reference, _) in enumerate(plan):
+        with contextlib.suppress(Exception):
+            entries[i] = dispatcher_of(reference)
+    return entries
+
+
+def lacking(plan):
+    """The entries of ``plan`` that numba's cache lacks, with their dispatchers (see
+    :func:`resolve`); none when the kernels are not cached on disk (no writable cache location,
+    or ``NUMBA_DISABLE_JIT``): a helper could not share its work."""
+    entries = resolve(plan)
+    if not all(hasattr(getattr(d, "_cache", None), "_cache_file") for d in entries.values()):
+        return {}
+    return {i: d for i, d in entries.items() if not is_cached(d, plan[i][1])}
 
 
 def compile_backwards(kind, folder=None):
@@ -394,7 +430,7 @@ def compile_backwards(kind, folder=None):
             _compile_entry(*plan[i])
         return
     parent = os.getppid()
-    _share(plan, folder, lambda: os.getppid() == parent, order)
+    _share(plan, folder, lambda folder, i: os.getppid() == parent, order)
 
 
 def compile_claimed(kinds, folder):
@@ -406,13 +442,13 @@ def compile_claimed(kinds, folder):
         for entry in plans().get(kind, ()):
             if entry not in entries:
                 entries.append(entry)
-    _share(entries, folder, lambda: True, range(len(entries)))
+    _share(entries, folder, claimer_running, range(len(entries)))
 
 
 def _share(plan, folder, other_alive, order):
     """Compile every entry of ``plan`` nobody else takes, in ``order``, through claims."""
     claims = _Claims(plan, folder, other_alive, order)
-    claims.install(range(len(plan)))
+    claims.install(resolve(plan))
     while claims.compile_next():
         pass
 
@@ -462,7 +498,8 @@ def record_plan(kind):
         fit.fit(*data)
     finally:
         event.unregister("numba:compile", listener)
-    references = [reference_of(dispatcher) for dispatcher, _ in calls]
+    made = _factories()
+    references = [reference_of(dispatcher, made) for dispatcher, _ in calls]
     for i in reversed(range(len(calls))):  # an unnamed callee's seconds go to its caller's
         if references[i] is None and parents[i] >= 0:
             seconds[parents[i]] += seconds[i]

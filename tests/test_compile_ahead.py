@@ -8,6 +8,7 @@ The test session turns compiling ahead off (conftest.py); these tests turn it on
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -94,6 +95,10 @@ class _FakePopen:
         self.started.append((command, kwargs["env"]))
 
 
+def _all_lacking(plan):
+    return dict.fromkeys(range(len(plan)))
+
+
 @pytest.fixture
 def helpers(monkeypatch, tmp_path):
     """Helpers that would start, recorded instead: (command, environment) of each."""
@@ -101,7 +106,7 @@ def helpers(monkeypatch, tmp_path):
     monkeypatch.setattr(compile_ahead, "_asked", set())
     monkeypatch.setattr(compile_ahead, "enabled", lambda: os.environ[compile_ahead.ENV] != "0")
     monkeypatch.setattr(compile_ahead.subprocess, "Popen", _FakePopen)
-    monkeypatch.setattr(compile_ahead, "_meet", lambda plan, folder, helper: None)
+    monkeypatch.setattr(compile_ahead, "_meet", lambda plan, folder, helper, missing: None)
     monkeypatch.setattr(compile_ahead, "_helpers", [])
     monkeypatch.setattr(compile_ahead, "_folders", [])
     monkeypatch.setattr(compile_ahead.tempfile, "mkdtemp", lambda prefix: str(tmp_path))
@@ -110,7 +115,7 @@ def helpers(monkeypatch, tmp_path):
 
 
 def test_a_cold_kind_starts_one_helper_per_process(helpers, monkeypatch):
-    monkeypatch.setattr(compile_ahead, "n_missing", len)
+    monkeypatch.setattr(compile_ahead, "lacking", _all_lacking)
     assert compile_ahead.start("classifier") is not None
     assert compile_ahead.start("classifier") is None  # its first fit only
     (command, env), = helpers
@@ -121,12 +126,12 @@ def test_a_cold_kind_starts_one_helper_per_process(helpers, monkeypatch):
 @pytest.mark.parametrize("missing, started", [(0, False), (1, False), (2, True)])
 def test_a_helper_starts_only_when_two_kernels_are_missing(helpers, monkeypatch, missing,
                                                            started):
-    monkeypatch.setattr(compile_ahead, "n_missing", lambda plan: missing)
+    monkeypatch.setattr(compile_ahead, "lacking", lambda plan: dict.fromkeys(range(missing)))
     assert (compile_ahead.start("regressor") is not None) == started
 
 
 def test_the_environment_variable_turns_it_off(helpers, monkeypatch):
-    monkeypatch.setattr(compile_ahead, "n_missing", len)
+    monkeypatch.setattr(compile_ahead, "lacking", _all_lacking)
     monkeypatch.setenv(compile_ahead.ENV, "0")
     assert compile_ahead.start("classifier") is None
     assert compile_ahead.start(None) is None
@@ -139,7 +144,7 @@ def test_the_cache_tells_which_kernels_are_missing(tmp_path):
     the classifier's and only the table's own of the table's."""
     check = ("from fasttree import _compile_ahead as c\n"
              "plans = c.plans()\n"
-             "print(c.n_missing(plans['classifier']), c.n_missing(plans['table']))")
+             "print(len(c.lacking(plans['classifier'])), len(c.lacking(plans['table'])))")
     cache = tmp_path / "cache"
     plans = compile_ahead.plans()
     assert _run(check, cache).split() == [str(len(plans["classifier"])), str(len(plans["table"]))]
@@ -202,7 +207,7 @@ def test_no_helper_without_an_on_disk_cache(tmp_path):
     """Kernels compiled without a disk cache (here: NUMBA_DISABLE_JIT) leave a helper nothing to
     share."""
     printed = _run("from fasttree import _compile_ahead as c\n"
-                   "print(c.n_missing(c.plans()['classifier']))", tmp_path / "cache",
+                   "print(len(c.lacking(c.plans()['classifier'])))", tmp_path / "cache",
                    NUMBA_DISABLE_JIT="1")
     assert int(printed) == 0
 
@@ -311,8 +316,9 @@ def _claims(monkeypatch, tmp_path, names, helper, order=()):
     plan = [(("function", "m", name), (i,)) for i, name in enumerate(names)]
     monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: kernels[reference[2]])
     monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
-    claims = compile_ahead._Claims(plan, str(tmp_path), lambda: helper.poll() is None, order)
-    claims.install(range(len(names)))
+    claims = compile_ahead._Claims(plan, str(tmp_path), lambda folder, i: helper.poll() is None,
+                                   order)
+    claims.install(compile_ahead.resolve(plan))
     return kernels, events
 
 
@@ -373,8 +379,55 @@ def test_a_list_older_than_the_code_only_loses_its_stale_entries(monkeypatch, tm
     monkeypatch.setattr(compile_ahead, "dispatcher_of", dispatcher_of)
     monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
     plan = [(("function", "m", "gone"), (0,)), (("function", "m", "a"), (1,))]
-    claims = compile_ahead._meet(plan, str(tmp_path), _Helper())
+    claims = compile_ahead._meet(plan, str(tmp_path), _Helper(), compile_ahead.resolve(plan))
     assert claims.order == [1]
     kernel.compile((1,))
     assert events == [("compile", "a")]
     assert (tmp_path / "claim-1").exists() and (tmp_path / "done-1").exists()
+
+
+def test_a_claim_tells_whether_its_process_still_runs(tmp_path):
+    """compile_claimed (fasttree compile --jobs N) waits for a sibling's claim only while the
+    sibling runs: the claim holds its process id."""
+    assert compile_ahead._take(str(tmp_path), 0)
+    assert (tmp_path / "claim-0").read_text() == str(os.getpid())
+    assert compile_ahead.claimer_running(str(tmp_path), 0)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    (tmp_path / "claim-1").write_text(str(ended.pid))
+    assert not compile_ahead.claimer_running(str(tmp_path), 1)
+    if os.path.exists("/proc/self/stat"):
+        zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+        while _state(zombie.pid) != "Z":  # ended, not yet waited for
+            time.sleep(0.01)
+        (tmp_path / "claim-2").write_text(str(zombie.pid))
+        assert not compile_ahead.claimer_running(str(tmp_path), 2)
+        zombie.wait()
+    (tmp_path / "claim-3").touch()  # being written
+    assert compile_ahead.claimer_running(str(tmp_path), 3)
+
+
+def _state(pid):
+    with open(f"/proc/{pid}/stat") as handle:
+        return handle.read().rpartition(")")[2].split()[0]
+
+
+def test_processes_sharing_a_folder_do_not_wait_for_one_that_ended(monkeypatch, tmp_path):
+    """A callee another process of compile_claimed took before it ended is compiled at once."""
+    events = []
+    kernels = {name: _Kernel(name, events) for name in "ab"}
+    monkeypatch.setattr(compile_ahead, "plans", lambda: {
+        "k": [(("function", "m", name), (i,)) for i, name in enumerate("ab")]})
+    monkeypatch.setattr(compile_ahead, "dispatcher_of", lambda reference: kernels[reference[2]])
+    monkeypatch.setattr(compile_ahead, "is_cached", lambda dispatcher, args: False)
+    monkeypatch.setattr(compile_ahead.time, "sleep", _no_wait)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    (tmp_path / "claim-1").write_text(str(ended.pid))  # b: taken by a process now gone
+    kernels["a"].on_compile = lambda: kernels["b"].compile((1,))  # a calls b
+    compile_ahead.compile_claimed(["k"], str(tmp_path))
+    assert events == [("compile", "a"), ("compile", "b")]
+
+
+def _no_wait(seconds):
+    raise AssertionError("waited for a process that ended")
