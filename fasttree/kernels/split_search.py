@@ -796,10 +796,10 @@ def _classes_kind(unit_weight, binary, may_miss, fractional, constrained, counte
                     chunk_record if chunked else record)
 
     # the kind's scans as the hook's globals (see with_globals), named by the calls above
-    return prepare, new_scratch, njit(cache=True, inline="always")(with_globals(
+    return prepare, new_scratch, with_globals(
         scan_item, scan_constrained=_class_scan(unit_weight, binary, may_miss, True, counted),
         scan_two_sided=_class_scan(unit_weight, binary, True, False, counted),
-        scan_one_sided=_class_scan(unit_weight, binary, False, False, counted)))
+        scan_one_sided=_class_scan(unit_weight, binary, False, False, counted))
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -1303,9 +1303,9 @@ def _sums_kind(unit_weight, criterion, may_miss, fractional, constrained):
                     n_miss, missing_left, n_cand, np.empty(0), chunk_record if chunked else record)
 
     # the kind's scans as the hook's globals (see with_globals), named by the calls above
-    return prepare, new_scratch, njit(cache=True, inline="always")(with_globals(
+    return prepare, new_scratch, with_globals(
         scan_item, scan_by_reciprocal=_sum_scan(True, True, False, False, False, False),
-        scan_general=_sum_scan(unit_weight, False, may_miss, constrained, positive, gradient)))
+        scan_general=_sum_scan(unit_weight, False, may_miss, constrained, positive, gradient))
 
 
 #: each statistics kind's hooks for :func:`_make_item_search`: ``prepare(args)`` (the level's
@@ -1313,16 +1313,37 @@ def _sums_kind(unit_weight, criterion, may_miss, fractional, constrained):
 #: scratch, layout, items, i, chunk_stats, chunk_score, chunk_record, record)`` (item ``i``'s
 #: pairs, :func:`_item_pairs` and :func:`_item_pair`: their rows' candidates, into their slots;
 #: the item's loop is the hook's, so that it unpacks its arguments once an item, not once a
-#: pair: 30 ns a pair, a tenth of B3's deepest levels, measured)
+#: pair: 30 ns a pair, a tenth of B3's deepest levels, measured); the first two compiled, the
+#: third a Python function, inlined in the search or called (:data:`CALLED_ITEM_SCANS`)
 _ITEM_KINDS = {"classes": _classes_kind, "sums": _sums_kind}
+
+#: the kinds whose ``scan_item`` the search calls once an item (:func:`_item_scan`) instead of
+#: inlining it (numba's ``inline="always"``).  The classifier's search then compiled in 2.4 s and
+#: its item scan in 1.0 s, against 4.5-5.0 s inlined, and compiling ahead lists the item scan
+#: (:mod:`fasttree._compile_ahead`), so that a first fit's two processes compile one each; the
+#: fits took as long (300,000 x 20, gini, full depth: 29,619 and 106,209 nodes).  The sums' item
+#: scan stays inlined: called, a full-depth regression tree (300,000 x 20, 599,999 nodes) took
+#: 1-8 % longer in four alternated rounds.
+CALLED_ITEM_SCANS = ("classes",)
+
+
+def _item_scan(name, *flags):
+    """A kind's ``scan_item`` hook compiled as a function of its own, which the search calls
+    (see :data:`CALLED_ITEM_SCANS`); made once per process, so that compiling ahead can name
+    it."""
+    return njit(cache=True, no_cpython_wrapper=True)(_ITEM_KINDS[name](*flags)[2])
 
 
 def _make_item_search(name, *flags):
     """The parallel search of one statistics kind over a level's work items
     (:mod:`fasttree.kernels.work_items`): each task runs its items in turn, each item (its
-    pairs, or its one chunk) through the kind's hooks (:data:`_ITEM_KINDS`), inlined here."""
-    # the hooks reach the kernel as globals, never as variables it closes over (with_globals)
+    pairs, or its one chunk) through the kind's hooks (:data:`_ITEM_KINDS`), the item's scan
+    inlined here or called (:data:`CALLED_ITEM_SCANS`)."""
+    # the hooks reach the kernel as globals, never as variables it closes over (with_globals):
+    # no local variable here may be named like one
     hooks = dict(zip(("prepare", "new_scratch", "scan_item"), _ITEM_KINDS[name](*flags)))
+    hooks["scan_item"] = (specialized(_item_scan, name, *flags) if name in CALLED_ITEM_SCANS
+                          else njit(cache=True, inline="always")(hooks["scan_item"]))
 
     def search(layout, items, args, chunk_stats, chunk_score, chunk_record, record):
         task_item = items[0]
