@@ -425,9 +425,9 @@ def compile_backwards(kind, folder=None):
     has taken is waited for while the fit runs; each one compiled is marked done there."""
     plan = plans().get(kind, ())
     order = helper_order(len(plan), plan_seconds().get(kind), plan_callers(kind))
-    if folder is None:
-        for i in order:
-            _compile_entry(*plan[i])
+    if folder is None:  # alone: claims nobody else reads
+        with tempfile.TemporaryDirectory() as alone:
+            _share(plan, alone, lambda folder, i: False, order)
         return
     parent = os.getppid()
     _share(plan, folder, lambda folder, i: os.getppid() == parent, order)
@@ -450,17 +450,6 @@ def _share(plan, folder, other_alive, order):
     claims = _Claims(plan, folder, other_alive, order)
     claims.install(resolve(plan))
     while claims.compile_next():
-        pass
-
-
-def _compile_entry(reference, args):
-    """Compile one plan entry unless the cache holds it; an entry that no longer matches the
-    code is skipped (the fits compile what they need)."""
-    try:
-        dispatcher = dispatcher_of(reference)
-        if not is_cached(dispatcher, args):
-            dispatcher.compile(tuple(args))
-    except Exception:
         pass
 
 
