@@ -24,7 +24,7 @@ MIN_ROWS_PER_BLOCK = 4096
 def rows_per_block(n_samples):
     """Rows of a block of :func:`~fasttree.kernels.forest_predict.forest_values`: at most
     :data:`MAX_ROWS_PER_BLOCK`, in a number of equal blocks that every thread gets as many of
-    (numba hands each thread an equal run of the blocks: 300,000 rows in blocks of 65,536 gave
+    (each thread takes the next block when done: 300,000 rows in blocks of 65,536 would give
     one thread of two three blocks and the other two).  The result is the same for any block
     size."""
     n_threads = numba.get_num_threads()

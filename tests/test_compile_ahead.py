@@ -40,6 +40,32 @@ def test_every_kind_has_a_plan_of_kernels_that_exist():
             assert isinstance(args, tuple)
 
 
+def test_no_kind_compiles_a_kernel_twice_for_one_call():
+    """No kind's list holds a kernel twice for argument types that differ only where numba met
+    a constant (``Literal[int](0)`` against ``int64``: typing resolves a call as soon as a
+    variable's first value is known, before a loop widens it) or a parallel loop's unsigned
+    index (``uint64`` against ``int64``): each is a whole compile more of that kernel.  Pass
+    ``np.int64(...)`` at the call, or give the variable a typed first value
+    (``docs/design.rst``)."""
+    from numba.core import types
+
+    def widened(t):
+        t = types.unliteral(t)
+        return types.int64 if t == types.uint64 else t
+
+    twice = []
+    for kind, plan in compile_ahead.plans().items():
+        seen = {}
+        for reference, args in plan:
+            call = (reference, tuple(widened(t) for t in args))
+            if call in seen:
+                where = [(i, str(a), str(b)) for i, (a, b) in enumerate(zip(seen[call], args))
+                         if a != b]
+                twice.append((kind, reference[2], where))
+            seen[call] = args
+    assert not twice, "\n".join(map(str, twice))
+
+
 def test_the_classifier_plan_is_what_its_first_fit_compiles(tmp_path):
     """Recorded again from the code in an empty cache, the classifier kind's list is the shipped
     one (after a kernel's signature changes: ``python -m fasttree._compile_ahead

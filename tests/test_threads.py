@@ -52,3 +52,49 @@ def test_small_levels_and_small_predictions_run_on_one_thread(monkeypatch):
     est.predict_proba(X[:SMALL_PREDICTION_ROWS - 1])
     est.predict_proba(X[:SMALL_PREDICTION_ROWS])
     assert walked == [(SMALL_PREDICTION_ROWS - 1, 1), (SMALL_PREDICTION_ROWS, 2)]
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("n_tasks", [0, 1, 2, 7])
+def test_each_in_threads_calls_every_task_once_on_at_most_numbas_thread_count(n_threads,
+                                                                              n_tasks):
+    """Every task once, on at most the caller's numba thread count of threads (one per task
+    at most), and on the calling thread alone when that is one."""
+    import threading
+
+    from fasttree._threads import each_in_threads
+
+    if n_threads > numba.config.NUMBA_NUM_THREADS:
+        pytest.skip("needs more of numba's threads")
+    calls = []
+    lock = threading.Lock()
+    both_running = threading.Barrier(min(n_threads, n_tasks)) if n_tasks else None
+
+    def task(i):
+        if i < min(n_threads, n_tasks):  # the first tasks run at once, one a thread
+            both_running.wait(timeout=30)
+        with lock:
+            calls.append((i, threading.get_ident()))
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(n_threads)
+    try:
+        each_in_threads(task, n_tasks)
+    finally:
+        numba.set_num_threads(before)
+    assert sorted(i for i, _ in calls) == list(range(n_tasks))
+    threads = {ident for _, ident in calls}
+    assert len(threads) <= max(1, min(n_threads, n_tasks))
+    if n_threads == 1:
+        assert threads <= {threading.get_ident()}
+
+
+def test_each_in_threads_raises_a_tasks_exception():
+    from fasttree._threads import each_in_threads
+
+    def task(i):
+        if i == 3:
+            raise ValueError("task 3")
+
+    with pytest.raises(ValueError, match="task 3"):
+        each_in_threads(task, 6)

@@ -272,15 +272,17 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
         for j in range(n_miss):
             wy_missing += miss_w[j] * out_vals[miss_ranks[j]]
         add = k > 0
-        _pass(ranks, order_w, out_vals, 0, n_known, 1, f_tw, f_twy, fwd, fwd_med, top_bit, 0.0,
-              0.0, no_rows, no_w, add)
-        _pass(ranks, order_w, out_vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd, bwd_med,
-              top_bit, 0.0, 0.0, no_rows, no_w, add)
+        # int64, not constants: one compiled _pass for the four calls
+        lowest, highest, up, down = np.int64(0), np.int64(n_known - 1), np.int64(1), np.int64(-1)
+        _pass(ranks, order_w, out_vals, lowest, n_known, up, f_tw, f_twy, fwd, fwd_med, top_bit,
+              0.0, 0.0, no_rows, no_w, add)
+        _pass(ranks, order_w, out_vals, highest, n_known, down, f_tw, f_twy, bwd, bwd_med, top_bit,
+              0.0, 0.0, no_rows, no_w, add)
         if n_miss > 0:
-            _pass(ranks, order_w, out_vals, 0, n_known, 1, f_tw, f_twy, fwd_m, fwd_m_med,
+            _pass(ranks, order_w, out_vals, lowest, n_known, up, f_tw, f_twy, fwd_m, fwd_m_med,
                   top_bit, w_missing, wy_missing, miss_ranks, miss_w, add)
-            _pass(ranks, order_w, out_vals, n_known - 1, n_known, -1, f_tw, f_twy, bwd_m,
-                  bwd_m_med, top_bit, w_missing, wy_missing, miss_ranks, miss_w, add)
+            _pass(ranks, order_w, out_vals, highest, n_known, down, f_tw, f_twy, bwd_m, bwd_m_med,
+                  top_bit, w_missing, wy_missing, miss_ranks, miss_w, add)
             missing_median, error = _median_abs_error_of(miss_ranks, miss_w, out_vals, f_tw,
                                                          f_twy, top_bit)
             missing_error += error

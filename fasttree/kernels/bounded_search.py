@@ -27,10 +27,9 @@ data, ``docs/performance.md``).
 """
 
 import numpy as np
-import numba
-from numba import prange
 
 from .._jit import njit
+from .._threads import each_in_threads
 from .._dtypes import CRITERION_GINI
 from .presort import sort_values
 from .split_record import leaf_minimums_met
@@ -59,6 +58,8 @@ _BUCKETS = 16384
 _BUCKET_CUTS = 3
 #: rows coded together, feature after feature (20 KB of 20 float32 features: in L1)
 _CODE_BLOCK = 256
+#: rows a thread codes in one call (:func:`fasttree._threads.each_in_threads`)
+_CODE_RUN = 64 * _CODE_BLOCK
 
 
 def fine_bin_codes(X):
@@ -92,59 +93,66 @@ def fine_bin_codes(X):
     if (not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype != np.float32
             or not X.flags.c_contiguous):
         raise ValueError("X must be a C-contiguous 2-D float32 array")
-    n_samples, n_features = X.shape
-    codes_t = np.empty((n_features, n_samples), dtype=np.uint16)
-    _fine_bin_codes(X, codes_t, max(1, min(n_features, numba.get_num_threads())))
-    return codes_t
-
-
-@njit(parallel=True, cache=True)
-def _fine_bin_codes(X, codes_t, n_runs):
-    """:func:`fine_bin_codes` into ``codes_t``: each feature's cuts placed on a sorted sample of
-    its values (:func:`_place_cuts`; the features in ``n_runs`` runs, one a thread, each with its
-    scratch allocated once), then blocks of rows coded feature after feature
-    (:func:`_code_block`: the block's rows stay in cache while each feature's cuts are read),
-    then the codes renumbered where cuts were removed."""
     n, n_features = X.shape
-    stride = max(1, n // _SAMPLE)
-    n_sample = (n + stride - 1) // stride
+    codes_t = np.empty((n_features, n), dtype=np.uint16)
     cuts = np.full((n_features, N_CODES), np.inf, dtype=np.float32)  # the last sentinels
     n_cuts = np.empty(n_features, dtype=np.int64)
     first = np.empty((n_features, _BUCKETS + 1), dtype=np.int16)
     lowest = np.empty(n_features)
     scale = np.empty(n_features)
-    for run in prange(n_runs):
-        sample = np.empty(n_sample, dtype=np.float32)
-        order = np.empty(n_sample, dtype=np.int32)
-        keys_tmp = np.empty(n_sample, dtype=np.uint32)
-        idx_tmp = np.empty(n_sample, dtype=np.int32)
-        counts = np.empty((4, 2048), dtype=np.int64)
-        for f in range(run * n_features // n_runs, (run + 1) * n_features // n_runs):
-            for i in range(n_sample):  # every stride-th value: sorted, it places the cuts
-                sample[i] = X[i * stride, f]
-            sort_values(sample, order, keys_tmp, idx_tmp, counts)
-            n_cuts[f] = _place_cuts(sample, cuts[f])
-            lowest[f], scale[f] = _buckets(cuts[f], n_cuts[f], first[f])
+    each_in_threads(lambda f: _feature_cuts(X, f, cuts, n_cuts, first, lowest, scale),
+                    n_features)
     # removed[f, c]: the cut below code c goes (a value lies within FEATURE_THRESHOLD above
     # it); every thread that finds one writes the same 1
     removed = np.zeros((n_features, N_CODES), dtype=np.uint16)
-    n_blocks = (n + _CODE_BLOCK - 1) // _CODE_BLOCK
-    for block in prange(n_blocks):
-        lo = block * _CODE_BLOCK
-        hi = min(n, lo + _CODE_BLOCK)
-        for f in range(n_features):  # 2-D arrays, not rows: a row's view would count
-            _code_block(X, f, lo, hi, cuts, first, lowest[f], scale[f], codes_t, removed)
-    renumbered = np.zeros(n_features, dtype=np.uint8)
-    for f in range(n_features):  # a code less the cuts removed at or below it
-        for c in range(1, N_CODES - 1):
-            renumbered[f] |= removed[f, c] > 0
-            removed[f, c] += removed[f, c - 1]
-    for block in prange(n_blocks):
-        for f in range(n_features):
-            if renumbered[f]:
-                for i in range(block * _CODE_BLOCK, min(n, (block + 1) * _CODE_BLOCK)):
-                    if codes_t[f, i] != MISSING_CODE:
-                        codes_t[f, i] -= removed[f, codes_t[f, i]]
+    n_runs = -(-n // _CODE_RUN)
+    each_in_threads(lambda run: _code_rows(
+        X, run * _CODE_RUN, min(n, (run + 1) * _CODE_RUN), cuts, first, lowest, scale, codes_t,
+        removed), n_runs)
+    renumbered = np.flatnonzero(removed[:, 1:MISSING_CODE].any(axis=1))
+    if renumbered.shape[0] > 0:  # a code less the cuts removed at or below it
+        np.cumsum(removed[:, :MISSING_CODE], axis=1, out=removed[:, :MISSING_CODE])
+        each_in_threads(lambda run: _renumber_rows(
+            run * _CODE_RUN, min(n, (run + 1) * _CODE_RUN), renumbered, removed, codes_t),
+            n_runs)
+    return codes_t
+
+
+@njit(cache=True, nogil=True)
+def _feature_cuts(X, f, cuts, n_cuts, first, lowest, scale):
+    """Feature ``f``'s cuts placed on a sorted sample of its values (:func:`_place_cuts`) and its
+    buckets (:func:`_buckets`), into row ``f`` of the other arguments."""
+    n = X.shape[0]
+    stride = max(1, n // _SAMPLE)
+    n_sample = (n + stride - 1) // stride
+    sample = np.empty(n_sample, dtype=np.float32)
+    for i in range(n_sample):  # every stride-th value: sorted, it places the cuts
+        sample[i] = X[i * stride, f]
+    sort_values(sample, np.empty(n_sample, dtype=np.int32), np.empty(n_sample, dtype=np.uint32),
+                np.empty(n_sample, dtype=np.int32), np.empty((4, 2048), dtype=np.int64))
+    n_cuts[f] = _place_cuts(sample, cuts[f])
+    lowest[f], scale[f] = _buckets(cuts[f], n_cuts[f], first[f])
+
+
+@njit(cache=True, nogil=True)
+def _code_rows(X, lo, hi, cuts, first, lowest, scale, codes_t, removed):
+    """Rows ``[lo, hi)``'s codes, in blocks of rows coded feature after feature
+    (:func:`_code_block`: the block's rows stay in cache while each feature's cuts are read)."""
+    for block_lo in range(lo, hi, _CODE_BLOCK):
+        block_hi = min(hi, block_lo + _CODE_BLOCK)
+        for f in range(X.shape[1]):  # 2-D arrays, not rows: a row's view would count
+            _code_block(X, f, block_lo, block_hi, cuts, first, lowest[f], scale[f], codes_t,
+                        removed)
+
+
+@njit(cache=True, nogil=True)
+def _renumber_rows(lo, hi, renumbered, removed, codes_t):
+    """Rows ``[lo, hi)``'s codes of the ``renumbered`` features, less the cuts removed at or
+    below them (``removed`` summed along each feature)."""
+    for f in renumbered:
+        for i in range(lo, hi):
+            if codes_t[f, i] != MISSING_CODE:
+                codes_t[f, i] -= removed[f, codes_t[f, i]]
 
 
 @njit(cache=True, inline="always")

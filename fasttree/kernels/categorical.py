@@ -379,7 +379,8 @@ def best_categorical_split(f, s, codes, stats, rows, missing, n_present, total, 
         gain_value = (known_impurity - best) / w_node
         write_split(record, f, s, node_impurity - w_node * gain_value, gain_value,
                     split_information(branch_w, w_node), 0.0,
-                    rows[0] + (n_miss if best_m == 0 else 0), best_m, n_miss, np.int64(1))
+                    np.int64(rows[0] + (n_miss if best_m == 0 else 0)), np.int64(best_m), n_miss,
+                    np.int64(1))
         record.n_branches[f, s] = n_present
         return
     if n_present < 2 and (n_miss == 0 or fractional):
@@ -403,8 +404,8 @@ def best_categorical_split(f, s, codes, stats, rows, missing, n_present, total, 
     else:
         missing_branch = missing_side(n_miss, missing_left, rows_left, n_total)
     write_split(record, f, s, node_impurity - w_node * gain_value, gain_value,
-                split_information(np.array((w_l, w_r, w_m)), w_node), np.float64(cut), rows_left,
-                missing_branch, n_miss, n_cand)
+                split_information(np.array((w_l, w_r, w_m)), w_node), np.float64(cut),
+                np.int64(rows_left), np.int64(missing_branch), n_miss, np.int64(n_cand))
     record.subset_class[f, s] = -1 if regression else k_order
 
 

@@ -31,9 +31,9 @@ the last bits.
 """
 
 import numpy as np
-from numba import prange
 
 from .._jit import called_copy, njit, specialized, with_globals
+from .._threads import each_in_threads
 
 from .._dtypes import (
     CRITERION_ENTROPY,
@@ -109,7 +109,7 @@ def _value_range(values):
     inf = np.float32(np.inf)
     lo0, lo1, lo2, lo3 = inf, inf, inf, inf
     hi0, hi1, hi2, hi3 = -inf, -inf, -inf, -inf
-    n_miss = 0
+    n_miss = np.int64(0)  # not the constant 0: a callee is typed for the first type seen
     whole = n - n % 4
     for i in range(0, whole, 4):
         v0, v1, v2, v3 = values[i], values[i + 1], values[i + 2], values[i + 3]
@@ -281,7 +281,6 @@ def _root(t, labels, weight, tree_offsets, root_key, n_classes, criterion, node_
     return _push(np.empty((64, 4), dtype=np.uint64), 0, 0, a0, b0, root_key[t])
 
 
-@njit(parallel=True, cache=True)
 def grow_random_trees(
     X, X_t, rows, labels, weight, counts_weight, tree_offsets, root_key, tree_weight,
     n_classes, criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
@@ -334,19 +333,30 @@ def grow_random_trees(
 
     Notes
     -----
-    Parallel over trees; each tree is grown by one thread, so the result does not depend on the
-    number of threads.
+    A Python function: each tree is grown by one call of a compiled tree function, the trees
+    shared out to threads (:func:`fasttree._threads.each_in_threads`), so the result does not
+    depend on the number of threads.
     """
-    n_trees = tree_offsets.shape[0] - 1
-    for t in prange(n_trees):  # the tree in a function of its own: a small parallel loop
-        node_count[t] = _grow_tree(
-            t, X, X_t, rows, labels, weight, counts_weight, tree_offsets, root_key, tree_weight,
-            n_classes, criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
-            min_weight_leaf, min_impurity_decrease, node_offsets, child_left, feature,
-            threshold, missing_branch, depth, n_node_samples, stats)
+    _each_tree(_grow_tree, node_count, (
+        X, X_t, rows, labels, weight, counts_weight, tree_offsets, root_key, tree_weight,
+        n_classes, criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
+        min_weight_leaf, min_impurity_decrease, node_offsets, child_left, feature, threshold,
+        missing_branch, depth, n_node_samples, stats))
 
 
-@njit(cache=True)
+def _each_tree(grow_tree, node_count, args):
+    """``node_count[t] = grow_tree(t, *args)`` for every tree ``t``, the trees shared out to
+    threads (:func:`fasttree._threads.each_in_threads`; the tree functions are ``nogil`` and
+    write only their own tree's slots), not a parallel loop calling the tree function: that
+    loop compiled the function's code twice more (6.8 s for best thresholds)."""
+
+    def grow(t):
+        node_count[t] = grow_tree(t, *args)
+
+    each_in_threads(grow, node_count.shape[0])
+
+
+@njit(cache=True, nogil=True)
 def _grow_tree(
     t, X, X_t, rows, labels, weight, counts_weight, tree_offsets, root_key, tree_weight,
     n_classes, criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
@@ -560,33 +570,10 @@ def grow_best_trees(
             min_impurity_decrease, table, node_offsets, child_left, feature, threshold,
             missing_branch, depth, n_node_samples, stats)
     bins = (codes_t, max(1, int(bounded_rows)), codes_rows)
-    if codes_t is _NO_CODES and tree_offsets.shape[0] == 2:
-        # one tree without bins (a small single tree): its own function, without the parallel
-        # loop and the bounded search, compiles in a fraction of their time
-        node_count[0] = specialized(_best_tree, *kind, False)(0, *args, *bins)
-        return
-    specialized(_best_trees, *kind)(*args, node_count, *bins)
-
-
-def _best_trees(classification, unit_weight, binary, counted, positive):
-    """The parallel loop of :func:`grow_best_trees` over the trees, for one kind of tree."""
-
-    def grow(X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, criterion,
-             max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
-             min_impurity_decrease, xlog2x, node_offsets, child_left, feature, threshold,
-             missing_branch, depth, n_node_samples, stats, node_count, codes_t, bounded_rows,
-             codes_rows):
-        for t in prange(tree_offsets.shape[0] - 1):
-            node_count[t] = grow_tree(
-                t, X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight,
-                criterion, max_features, max_depth, min_samples_split, min_samples_leaf,
-                min_weight_leaf, min_impurity_decrease, xlog2x, node_offsets, child_left,
-                feature, threshold, missing_branch, depth, n_node_samples, stats, codes_t,
-                bounded_rows, codes_rows)
-
-    return njit(parallel=True, cache=True)(with_globals(
-        grow, grow_tree=specialized(_best_tree, classification, unit_weight, binary, counted,
-                                    positive)))
+    # one tree without bins (a small single tree): a function without the bounded search,
+    # which compiles in a fraction of its time
+    bounded = codes_t is not _NO_CODES or tree_offsets.shape[0] > 2
+    _each_tree(specialized(_best_tree, *kind, bounded), node_count, args + bins)
 
 
 def _best_tree(classification, unit_weight, binary, counted, positive, bounded=True):
@@ -657,7 +644,8 @@ def _best_tree(classification, unit_weight, binary, counted, positive, bounded=T
                 p = a0 + order[i]
                 _add_row(stats[base], labels[p], 1.0 if unit_weight else weight[p],
                          classification, criterion)
-        count_nodes = 1
+        # typed first values, not constants: a callee is compiled for each type a call sees
+        count_nodes = np.int64(1)
         while top > 0:
             top, node, a, b, key, w_node, impurity, opens = _next_node(
                 stack, top, base, stats, depth, criterion, max_depth, min_samples_split,
@@ -676,10 +664,10 @@ def _best_tree(classification, unit_weight, binary, counted, positive, bounded=T
             if not classification:
                 w_total = stats[slot, 0]
                 sum_total = stats[slot, 1]
-            best_f = -1
+            best_f = np.int64(-1)
             best_value = np.inf
             best_t = 0.0
-            best_missing = 0
+            best_missing = np.int64(0)
             best_last_left = 0  # the best split's sorted rows: [0, last) left, and the
             best_n_known = 0  # missing ones [n_known, n) too when they go left
             found = 0
@@ -809,7 +797,7 @@ def _best_tree(classification, unit_weight, binary, counted, positive, bounded=T
         # a small single tree's kernel calls its helpers: it compiles in less time, and a first
         # fit's two processes can compile a part of it each (fasttree._compile_ahead)
         scans.update({name: called_copy(globals()[name]) for name in _CALLED_HELPERS})
-    return njit(cache=True)(with_globals(grow_tree, **scans))
+    return njit(cache=True, nogil=True)(with_globals(grow_tree, **scans))
 
 
 #: the helpers a small tree's kernel calls rather than inlines (:func:`_best_tree`)

@@ -26,9 +26,9 @@ do not depend on the number of threads.
 """
 
 import numpy as np
-from numba import prange
 
 from .._jit import njit
+from .._threads import each_in_threads
 
 #: bit 30 of a node's feature: a missing value goes right
 MISSING_RIGHT_BIT = 30
@@ -111,7 +111,6 @@ def _walk_block(X_flat, n_features, first, size, nodes_flat, thresholds_flat, no
                                 leaf_start, leaf)
 
 
-@njit(parallel=True, cache=True)
 def forest_values(X, tree_node_start, tree_leaf_start, nodes, leaf_value, rows_per_block):
     """Sum over the trees of the value of the leaf each row reaches.
 
@@ -132,33 +131,43 @@ def forest_values(X, tree_node_start, tree_leaf_start, nodes, leaf_value, rows_p
     total : ndarray of shape (n_samples, width), float64
         Row ``i``: the leaf values of row ``i``'s leaf in tree 0, plus those in tree 1, and so
         on, added in that order (divide by the number of trees for the forest's mean).
+
+    Notes
+    -----
+    A Python function: each block is one call of a compiled function, the blocks shared out to
+    threads (:func:`fasttree._threads.each_in_threads`).
     """
-    n_samples, n_features = X.shape
-    n_trees = tree_node_start.shape[0] - 1
-    width = leaf_value.shape[1]
-    X_flat = np.ascontiguousarray(X).reshape(-1)  # C-contiguous: no copy
-    nodes_flat = nodes.reshape(-1)
-    thresholds_flat = nodes_flat.view(np.float32)
-    total = np.zeros((n_samples, width))
-    no_leaf = np.empty(0, dtype=np.int64)
+    n_samples = X.shape[0]
+    total = np.zeros((n_samples, leaf_value.shape[1]))
     rows_per_block = max(1, rows_per_block)
-    n_blocks = (n_samples + rows_per_block - 1) // rows_per_block
-    for block in prange(n_blocks):
-        first = block * rows_per_block
-        size = min(rows_per_block, n_samples - first)
-        for t in range(n_trees):
-            if tree_node_start[t + 1] > tree_node_start[t]:
-                _walk_block(X_flat, n_features, first, size, nodes_flat, thresholds_flat,
-                            tree_node_start[t], True, total, leaf_value, tree_leaf_start[t],
-                            no_leaf)
-            else:  # a tree that is one leaf
-                for r in range(size):
-                    for k in range(width):
-                        total[first + r, k] += leaf_value[tree_leaf_start[t], k]
+    each_in_threads(lambda block: _block_values(
+        X, tree_node_start, tree_leaf_start, nodes, leaf_value, block * rows_per_block,
+        rows_per_block, total), -(-n_samples // rows_per_block))
     return total
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True, nogil=True)
+def _block_values(X, tree_node_start, tree_leaf_start, nodes, leaf_value, first, size, total):
+    """:func:`forest_values` of ``size`` rows (fewer at the end) from row ``first``, added to
+    their rows of ``total``."""
+    n_samples, n_features = X.shape
+    width = leaf_value.shape[1]
+    size = min(size, n_samples - first)
+    X_flat = np.ascontiguousarray(X).reshape(-1)  # C-contiguous: no copy
+    nodes_flat = nodes.reshape(-1)
+    thresholds_flat = nodes_flat.view(np.float32)
+    no_leaf = np.empty(0, dtype=np.int64)
+    for t in range(tree_node_start.shape[0] - 1):
+        if tree_node_start[t + 1] > tree_node_start[t]:
+            _walk_block(X_flat, n_features, first, size, nodes_flat, thresholds_flat,
+                        tree_node_start[t], True, total, leaf_value, tree_leaf_start[t],
+                        no_leaf)
+        else:  # a tree that is one leaf
+            for r in range(size):
+                for k in range(width):
+                    total[first + r, k] += leaf_value[tree_leaf_start[t], k]
+
+
 def forest_leaves(X, tree_node_start, nodes, rows_per_block):
     """The leaf (each tree's own leaf number) every row reaches in every tree.
 
@@ -170,27 +179,37 @@ def forest_leaves(X, tree_node_start, nodes, rows_per_block):
     Returns
     -------
     leaf : ndarray of shape (n_samples, n_trees), int32
+
+    Notes
+    -----
+    A Python function, as :func:`forest_values`.
     """
+    n_samples = X.shape[0]
+    out = np.empty((n_samples, tree_node_start.shape[0] - 1), dtype=np.int32)
+    rows_per_block = max(1, rows_per_block)
+    each_in_threads(lambda block: _block_leaves(
+        X, tree_node_start, nodes, block * rows_per_block, rows_per_block, out),
+        -(-n_samples // rows_per_block))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _block_leaves(X, tree_node_start, nodes, first, size, out):
+    """:func:`forest_leaves` of ``size`` rows (fewer at the end) from row ``first``, into
+    their rows of ``out``."""
     n_samples, n_features = X.shape
-    n_trees = tree_node_start.shape[0] - 1
+    size = min(size, n_samples - first)
     X_flat = np.ascontiguousarray(X).reshape(-1)  # C-contiguous: no copy
     nodes_flat = nodes.reshape(-1)
     thresholds_flat = nodes_flat.view(np.float32)
-    out = np.empty((n_samples, n_trees), dtype=np.int32)
     no_total = np.empty((0, 0))
     no_value = np.empty((0, 0))
-    rows_per_block = max(1, rows_per_block)
-    n_blocks = (n_samples + rows_per_block - 1) // rows_per_block
-    for block in prange(n_blocks):
-        first = block * rows_per_block
-        size = min(rows_per_block, n_samples - first)
-        leaf = np.zeros(size, dtype=np.int64)
-        for t in range(n_trees):
-            if tree_node_start[t + 1] > tree_node_start[t]:
-                _walk_block(X_flat, n_features, first, size, nodes_flat, thresholds_flat,
-                            tree_node_start[t], False, no_total, no_value, 0, leaf)
-            else:
-                leaf[:] = 0
-            for r in range(size):
-                out[first + r, t] = leaf[r]
-    return out
+    leaf = np.zeros(size, dtype=np.int64)
+    for t in range(tree_node_start.shape[0] - 1):
+        if tree_node_start[t + 1] > tree_node_start[t]:
+            _walk_block(X_flat, n_features, first, size, nodes_flat, thresholds_flat,
+                        tree_node_start[t], False, no_total, no_value, 0, leaf)
+        else:
+            leaf[:] = 0
+        for r in range(size):
+            out[first + r, t] = leaf[r]

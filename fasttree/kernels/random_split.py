@@ -93,8 +93,9 @@ def _store_random_split(f, s, value, node_weighted_impurity, w_node, t, rows_lef
                         n_miss, missing_left, record):
     """Write one random threshold's split (one candidate; no split information: gain ratio is
     not offered with random thresholds)."""
-    write_split(record, f, s, value, (node_weighted_impurity - value) / w_node, 0.0, t,
-                rows_left, missing_side(n_miss, missing_left, rows_left, n_node), n_miss, 1)
+    write_split(record, np.int64(f), s, value, (node_weighted_impurity - value) / w_node, 0.0,
+                t, rows_left, missing_side(n_miss, missing_left, rows_left, n_node), n_miss,
+                np.int64(1))
 
 
 @njit(cache=True, inline="always")

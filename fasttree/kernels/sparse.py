@@ -642,7 +642,8 @@ def _store_sparse_split(f, s, value, node_weighted_impurity, w_node, split_info,
     threshold = _midpoint(_virtual_value(xs, n_neg, n_zero, best_p),
                           _virtual_value(xs, n_neg, n_zero, best_p + 1))
     write_split(record, f, s, value, (node_weighted_impurity - value) / w_node, split_info,
-                threshold, best_p + 1, missing_side(0, False, best_p + 1, n_node), 0, n_cand)
+                threshold, best_p + 1, missing_side(0, False, best_p + 1, n_node), np.int64(0),
+                np.int64(n_cand))
 
 
 def find_best_splits_sparse_classification(
@@ -1118,7 +1119,7 @@ def partition_sparse_segments(entry_x, entry_row, entry_y, row_pos, seg_start, s
         not depend on it.
     """
     n_segments = entry_start.shape[1]
-    first = _pair_tasks(entry_start, entry_end, seg_start, seg_end, False, n_chunks)
+    first = _pair_tasks(entry_start, entry_end, seg_start, seg_end, np.bool_(False), n_chunks)
     for t in prange(n_chunks):
         buf_x = np.empty(max_segment, dtype=np.float32)
         buf_row = np.empty(max_segment, dtype=np.int32)

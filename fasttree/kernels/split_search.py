@@ -703,7 +703,7 @@ def _item_pair(layout, items, i, q):
     start = seg_start[s]
     end = seg_end[s]
     chunked = item_hi[i] > 0
-    p0 = item_lo[i] if chunked else 0
+    p0 = item_lo[i] if chunked else np.int64(0)  # one type: one compiled scan
     p1 = item_hi[i] if chunked else end - start
     return f, s, sorted_x[f, start:end], sorted_idx[f, start:end], sorted_y[f, start:end], p0, p1
 
@@ -822,7 +822,8 @@ def _fractional_split(f, s, xs, idx, labels, sample_weight, counts, n_miss, w_no
     left[:] = 0.0
     best, best_p, _, w_left, n_cand = _scan_weighted_classes(
         xs[:n_known], idx[:n_known], labels[:n_known], sample_weight, known, left, 0, scratch,
-        criterion, min_samples_leaf, min_weight, np.empty(0), 0, -np.inf, np.inf, 0, n_known)
+        criterion, min_samples_leaf, min_weight, np.empty(0), 0, -np.inf, np.inf,
+        np.int64(0), n_known)  # p0 int64, as the item scan's: one compiled scan for both
     if best_p >= 0:
         _store_fractional_split(
             f, s, best, weighted_class_impurity(known, criterion), node_weighted_impurity, w_node,
@@ -857,8 +858,8 @@ def _store_fractional_split(f, s, best, known_weighted_impurity, node_weighted_i
     w_right = w_known - w_left
     write_split(record, f, s, node_weighted_impurity - w_node * gain_value, gain_value,
                 _binary_split_info(w_left, w_right, w_node - w_known, np.empty(0)),
-                _midpoint(xs[best_p], xs[best_p + 1]), best_p + 1, 0 if w_left >= w_right else 1,
-                n_miss, n_cand)
+                _midpoint(xs[best_p], xs[best_p + 1]), best_p + 1,
+                np.int64(0 if w_left >= w_right else 1), n_miss, np.int64(n_cand))
 
 
 @njit(cache=True, inline="always")
@@ -870,9 +871,10 @@ def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, 
     else:
         threshold = _midpoint(xs[best_p], xs[best_p + 1])
     rows_left = best_p + 1 + (n_miss if missing_left else 0)
-    write_split(record, f, s, best, (node_weighted_impurity - best) / w_node,
+    write_split(record, np.int64(f), s, best, (node_weighted_impurity - best) / w_node,
                 _binary_split_info(w_left, w_node - w_left, 0.0, table), threshold, rows_left,
-                missing_side(n_miss, missing_left, rows_left, xs.shape[0]), n_miss, n_cand)
+                missing_side(n_miss, missing_left, rows_left, xs.shape[0]), n_miss,
+                np.int64(n_cand))
 
 
 def gather_targets(sorted_idx, y):

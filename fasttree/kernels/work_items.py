@@ -46,7 +46,7 @@ SUM_BLOCK_ROWS = 1 << 12
 @njit(cache=True, inline="always")
 def largest_node(seg_start, seg_end):
     """Rows of a level's largest node (at least 1): what a task's per-node scratch holds."""
-    largest = 1
+    largest = np.int64(1)  # not the constant 1: a callee is typed for the first type seen
     for s in range(seg_start.shape[0]):
         largest = max(largest, seg_end[s] - seg_start[s])
     return largest
