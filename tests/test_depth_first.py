@@ -241,6 +241,46 @@ def test_grow_best_trees_refuses_what_it_cannot_grow():
         grow(np.ones(4, dtype=np.uint8), table=np.zeros(3))
 
 
+def test_the_forest_kernels_refuse_arrays_that_share_memory():
+    """The forests' tree functions are compiled ``noalias`` (fasttree._jit.check_apart): an
+    array they write may not overlap another argument."""
+    from fasttree._dtypes import CRITERION_GINI
+    from fasttree.kernels.depth_first import grow_best_trees, grow_random_trees
+
+    X = np.zeros((4, 2), dtype=np.float32)
+    rows = np.arange(4, dtype=np.int32)
+
+    def nodes(depth=None):
+        shared = np.zeros(7, np.int64)
+        return [np.zeros(3, np.int64), np.zeros(7, np.int64), np.zeros(7, np.int64),
+                np.zeros(7), np.zeros(7, np.int32), shared,
+                shared if depth is None else depth, np.zeros((7, 2)), np.zeros(2, np.int64)]
+
+    layout = (np.array([0, 2, 4]), np.zeros(2, np.uint64), np.array([2.0, 2.0]))
+    with pytest.raises(ValueError, match="depth and n_node_samples must not share memory"):
+        grow_best_trees(X, np.ascontiguousarray(X.T), rows, np.zeros(4, np.uint8), np.empty(0),
+                        *layout, CRITERION_GINI, 2, 5, 2, 1, 0.0, 0.0, np.zeros(9), *nodes())
+    with pytest.raises(ValueError, match="rows and X must not share memory"):
+        grow_random_trees(X, np.empty((0, 0), np.float32), X.reshape(-1).view(np.int32)[:4],
+                          np.zeros(4, np.uint8), np.empty(0), False, *layout, 2,
+                          CRITERION_GINI, 2, 5, 2, 1, 0.0, 0.0, *nodes(np.zeros(7, np.int64)))
+
+
+def test_check_apart_compares_byte_ranges():
+    from fasttree._jit import check_apart
+
+    a = np.zeros(100)
+    check_apart({"left": a[:50]}, {"right": a[50:], "empty": a[:0]})
+    check_apart({"a": a}, {"empty": a[10:10]})
+    with pytest.raises(ValueError, match="a and view must not share memory"):
+        check_apart({"a": a}, {"view": a[10:20]})
+    with pytest.raises(ValueError, match=r"the kernel writes b\)"):
+        check_apart({"b": a[50:]}, {"a": a[:60]})
+    with pytest.raises(ValueError, match="must not share memory"):  # strided: by bounds
+        check_apart({"even": a[::2]}, {"odd": a[1::2]})
+    check_apart({}, {"x": a, "y": a})  # read twice: allowed
+
+
 def test_what_it_serves():
     est = ExtraTreeClassifier()
     params = est._resolve_params(100, 3, 100.0, False)

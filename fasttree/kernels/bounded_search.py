@@ -27,6 +27,7 @@ data, ``docs/performance.md``).
 """
 
 import numpy as np
+from numba import prange
 
 from .._jit import njit
 from .._threads import each_in_threads
@@ -58,7 +59,7 @@ _BUCKETS = 16384
 _BUCKET_CUTS = 3
 #: rows coded together, feature after feature (20 KB of 20 float32 features: in L1)
 _CODE_BLOCK = 256
-#: rows a thread codes in one call (:func:`fasttree._threads.each_in_threads`)
+#: rows a thread renumbers in one call (:func:`fasttree._threads.each_in_threads`)
 _CODE_RUN = 64 * _CODE_BLOCK
 
 
@@ -105,20 +106,18 @@ def fine_bin_codes(X):
     # removed[f, c]: the cut below code c goes (a value lies within FEATURE_THRESHOLD above
     # it); every thread that finds one writes the same 1
     removed = np.zeros((n_features, N_CODES), dtype=np.uint16)
-    n_runs = -(-n // _CODE_RUN)
-    each_in_threads(lambda run: _code_rows(
-        X, run * _CODE_RUN, min(n, (run + 1) * _CODE_RUN), cuts, first, lowest, scale, codes_t,
-        removed), n_runs)
+    _code_rows(X, cuts, first, lowest, scale, codes_t, removed)
     renumbered = np.flatnonzero(removed[:, 1:MISSING_CODE].any(axis=1))
     if renumbered.shape[0] > 0:  # a code less the cuts removed at or below it
         np.cumsum(removed[:, :MISSING_CODE], axis=1, out=removed[:, :MISSING_CODE])
+        n_runs = -(-n // _CODE_RUN)
         each_in_threads(lambda run: _renumber_rows(
             run * _CODE_RUN, min(n, (run + 1) * _CODE_RUN), renumbered, removed, codes_t),
             n_runs)
     return codes_t
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, noalias=True)
 def _feature_cuts(X, f, cuts, n_cuts, first, lowest, scale):
     """Feature ``f``'s cuts placed on a sorted sample of its values (:func:`_place_cuts`) and its
     buckets (:func:`_buckets`), into row ``f`` of the other arguments."""
@@ -134,18 +133,22 @@ def _feature_cuts(X, f, cuts, n_cuts, first, lowest, scale):
     lowest[f], scale[f] = _buckets(cuts[f], n_cuts[f], first[f])
 
 
-@njit(cache=True, nogil=True)
-def _code_rows(X, lo, hi, cuts, first, lowest, scale, codes_t, removed):
-    """Rows ``[lo, hi)``'s codes, in blocks of rows coded feature after feature
-    (:func:`_code_block`: the block's rows stay in cache while each feature's cuts are read)."""
-    for block_lo in range(lo, hi, _CODE_BLOCK):
-        block_hi = min(hi, block_lo + _CODE_BLOCK)
+@njit(parallel=True, cache=True)
+def _code_rows(X, cuts, first, lowest, scale, codes_t, removed):
+    """Every row's codes, in blocks of rows coded feature after feature (:func:`_code_block`:
+    the block's rows stay in cache while each feature's cuts are read).  A parallel loop, not
+    calls from threads: as a plain function (``nogil``, ``noalias``, called from threads) the
+    same loop took 1.7 times as long (800,000 x 20, one thread: 0.23 against 0.14 s)."""
+    n = X.shape[0]
+    n_blocks = (n + _CODE_BLOCK - 1) // _CODE_BLOCK
+    for block in prange(n_blocks):
+        lo = block * _CODE_BLOCK
+        hi = min(n, lo + _CODE_BLOCK)
         for f in range(X.shape[1]):  # 2-D arrays, not rows: a row's view would count
-            _code_block(X, f, block_lo, block_hi, cuts, first, lowest[f], scale[f], codes_t,
-                        removed)
+            _code_block(X, f, lo, hi, cuts, first, lowest[f], scale[f], codes_t, removed)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, noalias=True)
 def _renumber_rows(lo, hi, renumbered, removed, codes_t):
     """Rows ``[lo, hi)``'s codes of the ``renumbered`` features, less the cuts removed at or
     below them (``removed`` summed along each feature)."""

@@ -146,7 +146,7 @@ def forest_values(X, tree_node_start, tree_leaf_start, nodes, leaf_value, rows_p
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, noalias=True)
 def _block_values(X, tree_node_start, tree_leaf_start, nodes, leaf_value, first, size, total):
     """:func:`forest_values` of ``size`` rows (fewer at the end) from row ``first``, added to
     their rows of ``total``."""
@@ -193,7 +193,7 @@ def forest_leaves(X, tree_node_start, nodes, rows_per_block):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, noalias=True)
 def _block_leaves(X, tree_node_start, nodes, first, size, out):
     """:func:`forest_leaves` of ``size`` rows (fewer at the end) from row ``first``, into
     their rows of ``out``."""
