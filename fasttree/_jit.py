@@ -24,7 +24,8 @@ such a child (``multiprocessing``'s default ``fork`` start method after a fit or
 fasttree swaps every parallel kernel, in every fasttree module, for a single-thread twin
 compiled from the same source (and cached like it); :func:`forked_from_openmp` tells the
 estimators to say so.  The ``tbb`` and ``workqueue`` layers survive a fork and need nothing.
-numba's own configuration is never changed.
+numba's own configuration is never changed; one option is added to its CPU target, ``noalias``
+(:func:`_noalias_option`), which only the kernels passing it use.
 """
 
 import hashlib
