@@ -273,8 +273,9 @@ class TreeGrower:
             mask[banned.T] = 0
         k = self.params.max_features
         random_thresholds = getattr(self._splitter, "random_thresholds", False)
-        keys, uniform, coin = node_draws(node_key, n_features, k < n_features,
-                                         random_thresholds)
+        if k < n_features or random_thresholds:  # else nothing is drawn (nor compiled)
+            keys, uniform, coin = node_draws(node_key, n_features, k < n_features,
+                                             random_thresholds)
         if k < n_features:
             # Like scikit-learn: draw features in random order until k non-constant ones are
             # found.

@@ -4,6 +4,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from .._threads import each_range_in_threads
 
 from .._dtypes import SPLIT_THRESHOLD
 from .routing import branch_of, check_tree
@@ -50,59 +51,58 @@ category_offset, category_n_codes, category_branch : the tree's node arrays (IN)
     """
     check_tree(X.shape[1], children_left, children_right, feature, threshold, split_kind,
                missing_branch, category_offset, category_n_codes, category_branch)
-    # two kernels, so that a tree of thresholds compiles only its own walk
+    leaf = np.empty(X.shape[0], dtype=np.int32)
+    # two walks, so that a tree of thresholds compiles only its own
     if np.all((children_left == -1) | (split_kind == SPLIT_THRESHOLD)):
-        return _apply_thresholds(X, children_left, children_right, feature, threshold,
+        steps = _threshold_steps(children_left, children_right, feature, threshold,
                                  missing_branch)
-    return _apply_general(X, children_left, feature, threshold, split_kind, missing_branch,
-                          category_offset, category_n_codes, category_branch)
+        each_range_in_threads(lambda first, last: _walk_thresholds(X, *steps, first, last, leaf),
+                              -(-X.shape[0] // _BLOCK))
+    else:
+        each_range_in_threads(lambda first, last: _walk_general(
+            X, children_left, feature, threshold, split_kind, missing_branch, category_offset,
+            category_n_codes, category_branch, first, last, leaf), X.shape[0])
+    return leaf
 
 
-@njit(parallel=True, cache=True)
-def _apply_general(X, children_left, feature, threshold, split_kind, missing_branch,
-                   category_offset, category_n_codes, category_branch):
-    """:func:`apply_tree` for any tree: each row walks with the general routing rule."""
-    n_samples = X.shape[0]
-    leaf = np.empty(n_samples, dtype=np.int32)
-    for i in prange(n_samples):
+@njit(cache=True, nogil=True, noalias=True)
+def _walk_general(X, children_left, feature, threshold, split_kind, missing_branch,
+                  category_offset, category_n_codes, category_branch, first, last, leaf):
+    """:func:`apply_tree` for any tree, rows ``first .. last - 1``: each row walks with the
+    general routing rule.  (``noalias``: ``leaf`` is the caller's new array.)"""
+    for i in range(first, last):
         node = 0
         while children_left[node] != -1:
             node = _next_node(X[i, feature[node]], node, children_left, threshold, split_kind,
                               missing_branch, category_offset, category_n_codes, category_branch)
         leaf[i] = node
-    return leaf
 
 
-@njit(parallel=True, cache=True)
-def _apply_thresholds(X, children_left, children_right, feature, threshold, missing_branch):
-    """:func:`apply_tree` for a tree of numeric thresholds: blocks of rows, one branch-free step
-    per level."""
+def _threshold_steps(children_left, children_right, feature, threshold, missing_branch):
+    """A tree of numeric thresholds as :func:`_walk_thresholds` steps: each node's left and right
+    child, its feature with the missing branch in bit 30 (one load per step, not two), and its
+    threshold; a leaf leads to itself and sends every row "left", i.e. nowhere."""
+    leaf = children_left == -1
+    node = np.arange(children_left.shape[0])
+    packed = np.asarray(feature, dtype=np.int64) | (np.asarray(missing_branch) != 0) << 30
+    return (np.where(leaf, node, children_left).astype(np.int32),
+            np.where(leaf, node, children_right).astype(np.int32),
+            np.where(leaf, 0, packed).astype(np.int32),
+            np.where(leaf, np.inf, threshold).astype(np.float64))
+
+
+@njit(cache=True, nogil=True, noalias=True)
+def _walk_thresholds(X, step_left, step_right, step_feature, step_threshold, first_block,
+                     last_block, leaf):
+    """:func:`apply_tree` for a tree of numeric thresholds (:func:`_threshold_steps`), blocks
+    ``first_block .. last_block - 1`` of ``_BLOCK`` rows: one branch-free step per level.
+    (``noalias``: ``leaf`` is the caller's new array.)"""
     n_samples = X.shape[0]
-    node_count = children_left.shape[0]
-    leaf = np.empty(n_samples, dtype=np.int32)
-    # leaves point to themselves and send every row "left", i.e. nowhere
-    step_left = np.empty(node_count, dtype=np.int32)
-    step_right = np.empty(node_count, dtype=np.int32)
-    step_feature = np.empty(node_count, dtype=np.int32)
-    step_threshold = np.empty(node_count, dtype=np.float64)
-    for node in range(node_count):
-        if children_left[node] == -1:
-            step_left[node] = node
-            step_right[node] = node
-            step_feature[node] = 0
-            step_threshold[node] = np.inf
-        else:
-            step_left[node] = children_left[node]
-            step_right[node] = children_right[node]
-            # the missing branch rides in the feature's top bit: one load per step, not two
-            step_feature[node] = feature[node] | (np.int32(missing_branch[node] != 0) << 30)
-            step_threshold[node] = threshold[node]
-
-    n_blocks = (n_samples + _BLOCK - 1) // _BLOCK
-    for block in prange(n_blocks):
+    nodes = np.empty(_BLOCK, dtype=np.int32)
+    for block in range(first_block, last_block):
         first = block * _BLOCK
         size = min(_BLOCK, n_samples - first)
-        nodes = np.zeros(_BLOCK, dtype=np.int32)
+        nodes[:] = 0
         while True:
             n_inner = 0
             for r in range(size):
@@ -113,12 +113,11 @@ def _apply_thresholds(X, children_left, children_right, feature, threshold, miss
                 go_right = np.int32(x > step_threshold[node]) | (np.int32(x != x) & (packed >> 30))
                 left = step_left[node]
                 nodes[r] = left + go_right * (step_right[node] - left)
-                n_inner += children_left[node] != -1
+                n_inner += left != node
             if n_inner == 0:
                 break
         for r in range(size):
             leaf[first + r] = nodes[r]
-    return leaf
 
 
 

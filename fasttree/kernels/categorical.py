@@ -18,9 +18,9 @@ tries them on both sides; a multiway split tries them in each branch and keeps t
 """
 
 import numpy as np
-from numba import prange
 
 from .._jit import njit
+from .._threads import each_range_in_threads
 
 from .._dtypes import CRITERION_SQUARED_ERROR, SPLIT_MULTIWAY
 from .split_record import (check_split_record, leaf_minimums_met, missing_side,
@@ -257,26 +257,27 @@ def find_best_splits_categorical(
     """
     check_split_record(record, *feature_mask.shape)
     no_maps = np.empty(0, dtype=np.int64)
-    _categorical_units(False, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-                       seg_stats, feature_mask, n_categories, criterion, split_kind,
-                       min_samples_leaf, min_weight_leaf, missing_fractional, record, no_maps,
-                       no_maps, no_maps, np.empty(0), no_maps, no_maps, no_maps,
-                       np.empty(0, dtype=np.int32))
+    each_range_in_threads(lambda first, last: _categorical_units(
+        first, last, False, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+        seg_stats, feature_mask, n_categories, criterion, split_kind, min_samples_leaf,
+        min_weight_leaf, missing_fractional, record, no_maps, no_maps, no_maps, np.empty(0),
+        no_maps, no_maps, no_maps, np.empty(0, dtype=np.int32)), sorted_x.shape[0])
 
 
-@njit(parallel=True, cache=True)
-def _categorical_units(maps, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-                       seg_stats, feature_mask, n_categories, criterion, split_kind,
-                       min_samples_leaf, min_weight_leaf, missing_fractional, record,
+@njit(cache=True, nogil=True)
+def _categorical_units(first, last, maps, sorted_x, sorted_idx, sorted_y, sample_weight,
+                       seg_start, seg_end, seg_stats, feature_mask, n_categories, criterion,
+                       split_kind, min_samples_leaf, min_weight_leaf, missing_fractional, record,
                        split_feature, n_codes, split_kinds, split_cut, split_missing_branch,
                        split_subset_class, map_offset, category_branch):
-    """The one parallel kernel of :func:`find_best_splits_categorical` (``maps`` False: a unit
-    per feature, its every node searched) and :func:`categorical_split_maps` (``maps`` True: a
-    unit per split node, its map filled); the arguments of the other are empty.  One kernel
-    for both: numba types, lowers and optimizes a parallel loop twice (as a function and as its
-    gufunc), about a second of a first fit's compile each."""
-    n_units = seg_start.shape[0] if maps else sorted_x.shape[0]
-    for u in prange(n_units):
+    """Units ``first .. last - 1`` of :func:`find_best_splits_categorical` (``maps`` False: a
+    unit per feature, its every node searched) and of :func:`categorical_split_maps` (``maps``
+    True: a unit per split node, its map filled); the arguments of the other are empty.  One
+    function for both, called on ranges of units from threads
+    (:func:`fasttree._threads.each_range_in_threads`): as a parallel loop it took 4.6 s of the
+    table's first fit to compile (numba types, lowers and optimizes a parallel loop twice, as a
+    function and as its body), as a plain function 1.5 s."""
+    for u in range(first, last):
         if maps:
             _split_map(np.int64(u), sorted_x, sorted_idx, sorted_y, sample_weight, seg_start,
                        seg_end, seg_stats.shape[1], split_feature, n_codes, split_kinds,
@@ -439,12 +440,14 @@ def categorical_split_maps(sorted_x, sorted_idx, sorted_y, sample_weight, seg_st
     offset = np.zeros(n_codes.shape[0] + 1, dtype=np.int64)
     np.cumsum(n_codes, out=offset[1:])
     out = np.zeros(offset[-1], dtype=np.int32)
-    _categorical_units(True, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-                       np.ascontiguousarray(seg_stats, dtype=np.float64),
-                       np.empty((0, 0), dtype=np.uint8), np.empty(0, dtype=np.int64),
-                       criterion, 0, 0, 0.0, False, new_split_record(0, 0), split_feature,
-                       n_codes, split_kind, np.ascontiguousarray(split_cut, dtype=np.float64),
-                       split_missing_branch, split_subset_class, offset, out)
+    seg_stats = np.ascontiguousarray(seg_stats, dtype=np.float64)
+    split_cut = np.ascontiguousarray(split_cut, dtype=np.float64)
+    no_record = new_split_record(0, 0)
+    each_range_in_threads(lambda first, last: _categorical_units(
+        first, last, True, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+        seg_stats, np.empty((0, 0), dtype=np.uint8), np.empty(0, dtype=np.int64), criterion, 0,
+        0, 0.0, False, no_record, split_feature, n_codes, split_kind, split_cut,
+        split_missing_branch, split_subset_class, offset, out), seg_start.shape[0])
     return out
 
 
@@ -452,9 +455,10 @@ def categorical_split_maps(sorted_x, sorted_idx, sorted_y, sample_weight, seg_st
 def _split_map(s, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, n_stats,
                split_feature, n_codes, split_kind, split_cut, split_missing_branch,
                split_subset_class, criterion, node_map):
-    """Node ``s``'s map for :func:`categorical_split_maps` (inlined into the parallel loop, as
-    :func:`_categorical_feature`: a call would put its callees' code in one more module that
-    LLVM optimizes, about 0.4 s of a first fit's compile for the two)."""
+    """Node ``s``'s map for :func:`categorical_split_maps` (inlined into
+    :func:`_categorical_units`, as :func:`_categorical_feature`: a call would put its callees'
+    code in one more module that LLVM optimizes, about 0.4 s of a first fit's compile for the
+    two)."""
     f = split_feature[s]
     codes, stats, rows, missing = category_arrays(n_codes[s], n_stats)
     start = seg_start[s]

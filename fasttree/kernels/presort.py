@@ -5,6 +5,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, specialized, with_globals
+from .._threads import each_in_threads, each_range_in_threads
 from .work_items import chunks_by_rows, even_chunks
 
 _SIGN_BIT = np.uint32(0x80000000)
@@ -90,7 +91,10 @@ def presort_features(X):
         n_blocks = max(1, min(n_threads, n_features))
         keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
         idx_tmp = np.empty((n_blocks, n_samples), dtype=np.int32)
-        _presort_features(n_samples <= _SMALL_RADIX)(X, sorted_x, sorted_idx, keys_tmp, idx_tmp)
+        transpose(X, sorted_x)  # then each feature is sorted in place
+        sort_block = specialized(_make_sort_block, n_samples <= _SMALL_RADIX)
+        each_in_threads(lambda block: sort_block(block, sorted_x, sorted_idx, keys_tmp, idx_tmp),
+                        n_blocks)
     return sorted_x, sorted_idx
 
 
@@ -108,16 +112,36 @@ def bucket_tasks(n_threads):
     return TASKS_PER_THREAD * n_threads
 
 
-@njit(cache=True, inline="always")
-def _transpose(X, sorted_x):
-    """``sorted_x[f, i] = X[i, f]`` in blocks of rows: reading a column of a C-ordered X directly
-    would pull every cache line of X once per feature (inlined: its loop is the caller's)."""
-    n_samples, n_features = X.shape
-    n_row_blocks = (n_samples + _TRANSPOSE_BLOCK - 1) // _TRANSPOSE_BLOCK
-    for b in prange(n_row_blocks):
-        for i in range(b * _TRANSPOSE_BLOCK, min(n_samples, (b + 1) * _TRANSPOSE_BLOCK)):
-            for f in range(n_features):
-                sorted_x[f, i] = X[i, f]
+def transpose(X, sorted_x, origin=None):
+    """``sorted_x[f, i] = X[origin[i], f]`` (``X[i, f]`` without ``origin``), ranges of row
+    blocks on threads (:func:`fasttree._threads.each_range_in_threads`).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32, C-contiguous (IN)
+    sorted_x : ndarray of shape (n_features, n_ids), float32, C-contiguous (OUT)
+        A new array (the function is compiled ``noalias``).
+    origin : ndarray of shape (n_ids,), int64, optional (IN)
+        The row of ``X`` of each column of ``sorted_x``; None: ``n_ids == n_samples``, in order.
+    """
+    origin = np.empty(0, dtype=np.int64) if origin is None else origin
+    n_row_blocks = -(-sorted_x.shape[1] // _TRANSPOSE_BLOCK)
+    each_range_in_threads(lambda first, last: _transpose_blocks(X, origin, sorted_x, first,
+                                                                last), n_row_blocks)
+
+
+@njit(cache=True, nogil=True, noalias=True)
+def _transpose_blocks(X, origin, sorted_x, first_block, last_block):
+    """:func:`transpose` of blocks ``first_block .. last_block - 1`` of ``_TRANSPOSE_BLOCK``
+    columns of ``sorted_x``: reading a column of a C-ordered X directly would pull every cache
+    line of X once per feature."""
+    n_ids = sorted_x.shape[1]
+    gather = origin.shape[0] > 0
+    for b in range(first_block, last_block):
+        for i in range(b * _TRANSPOSE_BLOCK, min(n_ids, (b + 1) * _TRANSPOSE_BLOCK)):
+            row = origin[i] if gather else i
+            for f in range(X.shape[1]):
+                sorted_x[f, i] = X[row, f]
 
 
 @njit(cache=True, inline="always")
@@ -147,7 +171,8 @@ def sort_by_buckets(X, sorted_x, sorted_idx, n_tasks, chunk_rows):
     n_samples, n_features = X.shape
     keys_tmp = np.empty((n_features, n_samples), dtype=np.uint32)
     idx_tmp = np.empty((n_features, n_samples), dtype=np.int32)
-    bucket_start, shift = _scatter_by_leading_digit(X, sorted_x, keys_tmp, idx_tmp, chunk_rows)
+    transpose(X, sorted_x)
+    bucket_start, shift = _scatter_by_leading_digit(sorted_x, keys_tmp, idx_tmp, chunk_rows)
     feature, lo, hi = _nonempty_buckets(bucket_start)
     low_bits = shift[feature].astype(np.int64)
     # larger than a task's share, and of keys that differ (equal keys cannot be cut)
@@ -196,16 +221,15 @@ def _cut_into(feature, lo, hi, low_bits, large, sub_start, sub_bits):
 
 
 @njit(parallel=True, cache=True)
-def _scatter_by_leading_digit(X, sorted_x, keys_tmp, idx_tmp, chunk_rows):
-    """The first passes of :func:`sort_by_buckets`: ``X`` transposed into ``sorted_x`` and made
-    keys there, in chunks of ``chunk_rows`` rows (an argument, not a global: numba compiles a
+def _scatter_by_leading_digit(sorted_x, keys_tmp, idx_tmp, chunk_rows):
+    """The first passes of :func:`sort_by_buckets`: ``X`` transposed in ``sorted_x`` made keys
+    there, in chunks of ``chunk_rows`` rows (an argument, not a global: numba compiles a
     global in as a constant, and its cache would keep it) every feature's key range found, the
     chunks' leading digits counted and their rows scattered into the buckets (digits in order,
     chunks in order within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Returns each
     feature's bucket starts (then its row count) and the shift of its leading digit (the bits
     below it)."""
-    n_samples, n_features = X.shape
-    _transpose(X, sorted_x)
+    n_features, n_samples = sorted_x.shape
     keys = sorted_x.view(np.uint32)
     n_chunks = (n_samples + chunk_rows - 1) // chunk_rows
     n_items = n_features * n_chunks
@@ -373,45 +397,30 @@ def _sort_bucket(keys, idx, out_keys, out_idx, counts, low_bits):
             out_idx[p] = idx[p]
 
 
-def _make_presort(small):
-    """The parallel kernel of :func:`presort_features` for feature rows of at most
-    ``_SMALL_RADIX`` values (``small``) or of more: each compiles only the sort it uses
-    (:func:`sort_values` holds both, each about half a second of a first fit's compile, and
-    again in every module it is linked into)."""
+def _make_sort_block(small):
+    """The function that sorts a block of :func:`presort_features`' feature rows in place, for
+    rows of at most ``_SMALL_RADIX`` values (``small``) or of more: each compiles only the sort
+    it uses (:func:`sort_values` holds both, each about half a second of a first fit's compile,
+    and again in every module it is linked into).  Called from threads
+    (:func:`fasttree._threads.each_in_threads`): as a parallel kernel with the transpose, it
+    took 1.6 s of a first fit's compile."""
 
-    def presort(X, sorted_x, sorted_idx, keys_tmp, idx_tmp):
-        """:func:`presort_features` into arrays allocated by numpy, the features sorted in one
-        block per thread (``keys_tmp.shape[0]`` blocks), each block with its row of scratch.
+    def sort_block(block, sorted_x, sorted_idx, keys_tmp, idx_tmp):
+        """Block ``block`` of ``keys_tmp.shape[0]`` (a share of the features, with that row of
+        the scratch) sorted in place; the arrays are :func:`presort_features`' own (numpy's:
+        every large allocation maps fresh pages, each first touched through a page fault, and
+        numpy asks the kernel for huge pages for large arrays, one fault per 2 MiB, numba's
+        allocator does not; a scratch per feature would fault on ``8 * n_samples`` bytes per
+        feature)."""
+        n_features = sorted_x.shape[0]
+        n_blocks = keys_tmp.shape[0]
+        counts = np.empty((4, _N_BUCKETS), np.int64)
+        for f in range(block * n_features // n_blocks, (block + 1) * n_features // n_blocks):
+            sort_row(sorted_x[f], sorted_idx[f], keys_tmp[block], idx_tmp[block], counts)
 
-        Every large allocation maps fresh pages, each first touched through a page fault: a
-        scratch per feature would fault on ``8 * n_samples`` bytes per feature (past glibc's 32
-        MiB mmap threshold, or under Dask, whose nanny makes glibc return memory at once), and
-        numpy asks the kernel for huge pages for large arrays (one fault per 2 MiB), numba's
-        allocator does not."""
-        n_features = X.shape[1]
-        n_threads = keys_tmp.shape[0]
-        _transpose(X, sorted_x)  # then each feature is sorted in place
-        for c in prange(n_threads):
-            counts = np.empty((4, _N_BUCKETS), np.int64)
-            for f in range(c * n_features // n_threads, (c + 1) * n_features // n_threads):
-                sort_row(sorted_x[f], sorted_idx[f], keys_tmp[c], idx_tmp[c], counts)
-
-    # the row sort as the kernel's global, not a cell it closes over (see with_globals)
-    return njit(parallel=True, cache=True)(with_globals(
-        presort, sort_row=_sort_small if small else _sort_large))
-
-
-def _presort_features(small):
-    """The kernel :func:`_make_presort` makes, once per process (:func:`specialized`)."""
-    return specialized(_make_presort, small)
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def _sort_row(values, row_ids, keys_tmp, idx_tmp):
-    """Radix-sort one feature row in place: ``values`` (float32, in row order) become sorted and
-    ``row_ids`` receives their rows (the loop body of :func:`presort_samples`, a function of
-    its own so that numba's parallel passes see a small loop: compile time)."""
-    sort_values(values, row_ids, keys_tmp, idx_tmp, np.empty((4, _N_BUCKETS), np.int64))
+    # the row sort as the function's global, not a cell it closes over (see with_globals)
+    return njit(cache=True, nogil=True, noalias=True)(with_globals(
+        sort_block, sort_row=_sort_small if small else _sort_large))
 
 
 @njit(cache=True)
@@ -611,28 +620,25 @@ def presort_samples(X, in_sample):
     keys_tmp = np.empty((n_blocks, int(tree_rows.max())), dtype=np.uint32)
     idx_tmp = np.empty((n_blocks, int(tree_rows.max())), dtype=np.int32)
     if n_features:
-        _presort_samples(X, origin, tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp)
+        transpose(X, sorted_x, origin)
+        each_in_threads(lambda block: _sort_sample_block(block, tree_offsets, sorted_x,
+                                                         sorted_idx, keys_tmp, idx_tmp), n_blocks)
     return sorted_x, sorted_idx, origin, tree_offsets
 
 
-@njit(parallel=True, cache=True)
-def _presort_samples(X, origin, tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp):
-    n_features = X.shape[1]
-    n_ids = origin.shape[0]
-    n_row_blocks = (n_ids + _TRANSPOSE_BLOCK - 1) // _TRANSPOSE_BLOCK
-    for b in prange(n_row_blocks):  # the samples' rows into the feature rows, blocks of rows
-        for i in range(b * _TRANSPOSE_BLOCK, min(n_ids, (b + 1) * _TRANSPOSE_BLOCK)):
-            row = origin[i]
-            for f in range(n_features):
-                sorted_x[f, i] = X[row, f]
+@njit(cache=True, nogil=True, noalias=True)
+def _sort_sample_block(c, tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp):
+    """Block ``c`` of ``keys_tmp.shape[0]`` of :func:`presort_samples`' (tree, feature) sorts (an
+    equal run of them), with that row of the scratch; the arrays are the caller's own."""
+    n_features = sorted_x.shape[0]
     n_items = (tree_offsets.shape[0] - 1) * n_features
     n_blocks = keys_tmp.shape[0]
-    for c in prange(n_blocks):
-        for item in range(c * n_items // n_blocks, (c + 1) * n_items // n_blocks):
-            start = tree_offsets[item // n_features]
-            end = tree_offsets[item // n_features + 1]
-            f = item % n_features
-            _sort_row(sorted_x[f, start:end], sorted_idx[f, start:end], keys_tmp[c],
-                      idx_tmp[c])
-            for p in range(start, end):  # the block's ids after the trees before it
-                sorted_idx[f, p] += start
+    counts = np.empty((4, _N_BUCKETS), np.int64)
+    for item in range(c * n_items // n_blocks, (c + 1) * n_items // n_blocks):
+        start = tree_offsets[item // n_features]
+        end = tree_offsets[item // n_features + 1]
+        f = item % n_features
+        sort_values(sorted_x[f, start:end], sorted_idx[f, start:end], keys_tmp[c], idx_tmp[c],
+                    counts)
+        for p in range(start, end):  # the block's ids after the trees before it
+            sorted_idx[f, p] += start
