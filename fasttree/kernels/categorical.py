@@ -23,8 +23,7 @@ from .._jit import njit
 from .._threads import each_range_in_threads
 
 from .._dtypes import CRITERION_SQUARED_ERROR, SPLIT_MULTIWAY
-from .split_record import (check_split_record, leaf_minimums_met, missing_side,
-                           new_split_record, write_split)
+from .split_record import check_split_record, leaf_minimums_met, missing_side, write_split
 from .criteria import (
     regression_target_term,
     split_information,
@@ -256,63 +255,39 @@ def find_best_splits_categorical(
         the chosen splits into category maps.
     """
     check_split_record(record, *feature_mask.shape)
-    no_maps = np.empty(0, dtype=np.int64)
-    each_range_in_threads(lambda first, last: _categorical_units(
-        first, last, False, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+    each_range_in_threads(lambda first, last: _search_features(
+        first, last, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
         seg_stats, feature_mask, n_categories, criterion, split_kind, min_samples_leaf,
-        min_weight_leaf, missing_fractional, record, no_maps, no_maps, no_maps, np.empty(0),
-        no_maps, no_maps, no_maps, np.empty(0, dtype=np.int32)), sorted_x.shape[0])
+        min_weight_leaf, missing_fractional, record), sorted_x.shape[0])
 
 
 @njit(cache=True, nogil=True)
-def _categorical_units(first, last, maps, sorted_x, sorted_idx, sorted_y, sample_weight,
-                       seg_start, seg_end, seg_stats, feature_mask, n_categories, criterion,
-                       split_kind, min_samples_leaf, min_weight_leaf, missing_fractional, record,
-                       split_feature, n_codes, split_kinds, split_cut, split_missing_branch,
-                       split_subset_class, map_offset, category_branch):
-    """Units ``first .. last - 1`` of :func:`find_best_splits_categorical` (``maps`` False: a
-    unit per feature, its every node searched) and of :func:`categorical_split_maps` (``maps``
-    True: a unit per split node, its map filled); the arguments of the other are empty.  One
-    function for both, called on ranges of units from threads
-    (:func:`fasttree._threads.each_range_in_threads`): as a parallel loop it took 4.6 s of the
-    table's first fit to compile (numba types, lowers and optimizes a parallel loop twice, as a
-    function and as its body), as a plain function 1.5 s."""
-    for u in range(first, last):
-        if maps:
-            _split_map(np.int64(u), sorted_x, sorted_idx, sorted_y, sample_weight, seg_start,
-                       seg_end, seg_stats.shape[1], split_feature, n_codes, split_kinds,
-                       split_cut, split_missing_branch, split_subset_class, criterion,
-                       category_branch[map_offset[u]:map_offset[u + 1]])
-        else:
-            _categorical_feature(np.int64(u), sorted_x, sorted_idx, sorted_y, sample_weight,
-                                 seg_start, seg_end, seg_stats, feature_mask, n_categories,
-                                 criterion, split_kind, min_samples_leaf, min_weight_leaf,
-                                 missing_fractional, record)
-
-
-@njit(cache=True, inline="always")
-def _categorical_feature(f, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-                         seg_stats, feature_mask, n_categories, criterion, split_kind,
-                         min_samples_leaf, min_weight_leaf, missing_fractional, record):
-    """Every node of one categorical feature for :func:`find_best_splits_categorical`."""
-    if n_categories[f] == 0:
-        return
+def _search_features(first, last, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start,
+                     seg_end, seg_stats, feature_mask, n_categories, criterion, split_kind,
+                     min_samples_leaf, min_weight_leaf, missing_fractional, record):
+    """Every node of features ``first .. last - 1`` for :func:`find_best_splits_categorical`,
+    called on ranges of features from threads (:func:`fasttree._threads.each_range_in_threads`):
+    as one parallel loop with :func:`_fill_maps` it took 4.6 s of the table's first fit to
+    compile (numba types, lowers and optimizes a parallel loop twice, as a function and as its
+    body), as two plain functions 1.5 s, which two processes compiling ahead can share."""
     n_stats = seg_stats.shape[1]
-    codes, stats, rows, missing = category_arrays(n_categories[f], n_stats)
     scratch = np.empty((3, n_stats))
-    for s in range(seg_start.shape[0]):
-        if feature_mask[f, s] == 0:
+    for f in range(first, last):
+        if n_categories[f] == 0:
             continue
-        start = seg_start[s]
-        end = seg_end[s]
-        if end - start < 2 * min_samples_leaf:
-            continue
-        n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
-                                   sorted_idx[f, start:end], sample_weight, criterion,
-                                   codes, stats, rows, missing)
-        best_categorical_split(f, s, codes, stats, rows, missing, n_present, seg_stats[s],
-                               end - start, criterion, split_kind, min_samples_leaf,
-                               min_weight_leaf, missing_fractional, scratch, record)
+        codes, stats, rows, missing = category_arrays(n_categories[f], n_stats)
+        for s in range(seg_start.shape[0]):
+            start = seg_start[s]
+            end = seg_end[s]
+            if feature_mask[f, s] == 0 or end - start < 2 * min_samples_leaf:
+                continue
+            n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
+                                       sorted_idx[f, start:end], sample_weight, criterion,
+                                       codes, stats, rows, missing)
+            best_categorical_split(np.int64(f), s, codes, stats, rows, missing, n_present,
+                                   seg_stats[s], end - start, criterion, split_kind,
+                                   min_samples_leaf, min_weight_leaf, missing_fractional,
+                                   scratch, record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -433,41 +408,39 @@ def categorical_split_maps(sorted_x, sorted_idx, sorted_y, sample_weight, seg_st
         category.  Categories absent from the node (and unseen ones) take the branch ``b`` with
         the most training weight (the lowest such branch on a tie), stored as ``-1 - b``.
     """
-    # the types of the search's call, so that both compile one kernel
+    # one type for each argument, whatever the caller passes: one function compiled
     split_feature, n_codes, split_kind, split_missing_branch, split_subset_class = (
         np.ascontiguousarray(a, dtype=np.int64) for a in (
             split_feature, n_codes, split_kind, split_missing_branch, split_subset_class))
     offset = np.zeros(n_codes.shape[0] + 1, dtype=np.int64)
     np.cumsum(n_codes, out=offset[1:])
     out = np.zeros(offset[-1], dtype=np.int32)
-    seg_stats = np.ascontiguousarray(seg_stats, dtype=np.float64)
+    n_stats = np.int64(seg_stats.shape[1])
     split_cut = np.ascontiguousarray(split_cut, dtype=np.float64)
-    no_record = new_split_record(0, 0)
-    each_range_in_threads(lambda first, last: _categorical_units(
-        first, last, True, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
-        seg_stats, np.empty((0, 0), dtype=np.uint8), np.empty(0, dtype=np.int64), criterion, 0,
-        0, 0.0, False, no_record, split_feature, n_codes, split_kind, split_cut,
-        split_missing_branch, split_subset_class, offset, out), seg_start.shape[0])
+    each_range_in_threads(lambda first, last: _fill_maps(
+        first, last, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, n_stats,
+        split_feature, n_codes, split_kind, split_cut, split_missing_branch, split_subset_class,
+        criterion, offset, out), seg_start.shape[0])
     return out
 
 
-@njit(cache=True, inline="always")
-def _split_map(s, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end, n_stats,
-               split_feature, n_codes, split_kind, split_cut, split_missing_branch,
-               split_subset_class, criterion, node_map):
-    """Node ``s``'s map for :func:`categorical_split_maps` (inlined into
-    :func:`_categorical_units`, as :func:`_categorical_feature`: a call would put its callees'
-    code in one more module that LLVM optimizes, about 0.4 s of a first fit's compile for the
-    two)."""
-    f = split_feature[s]
-    codes, stats, rows, missing = category_arrays(n_codes[s], n_stats)
-    start = seg_start[s]
-    end = seg_end[s]
-    n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
-                               sorted_idx[f, start:end], sample_weight, criterion, codes,
-                               stats, rows, missing)
-    category_branch_map(codes, stats, missing, n_present, split_kind[s], split_cut[s],
-                        split_missing_branch[s], split_subset_class[s], criterion, node_map)
+@njit(cache=True, nogil=True)
+def _fill_maps(first, last, sorted_x, sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+               n_stats, split_feature, n_codes, split_kind, split_cut, split_missing_branch,
+               split_subset_class, criterion, map_offset, category_branch):
+    """The maps of split nodes ``first .. last - 1`` for :func:`categorical_split_maps`, called
+    on ranges of nodes from threads (see :func:`_search_features`)."""
+    for s in range(first, last):
+        f = split_feature[s]
+        codes, stats, rows, missing = category_arrays(n_codes[s], n_stats)
+        start = seg_start[s]
+        end = seg_end[s]
+        n_present = category_stats(sorted_x[f, start:end], sorted_y[f, start:end],
+                                   sorted_idx[f, start:end], sample_weight, criterion, codes,
+                                   stats, rows, missing)
+        category_branch_map(codes, stats, missing, n_present, split_kind[s], split_cut[s],
+                            split_missing_branch[s], split_subset_class[s], criterion,
+                            category_branch[map_offset[s]:map_offset[s + 1]])
 
 
 @njit(cache=True, no_cpython_wrapper=True)
