@@ -35,6 +35,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, specialized, with_globals
+from .._threads import each_range_in_threads
 
 from .._dtypes import (
     CRITERION_ENTROPY,
@@ -879,7 +880,9 @@ def _store_binary_split(f, s, best, node_weighted_impurity, w_node, w_left, xs, 
 
 def gather_targets(sorted_idx, y):
     """Targets in layout order: ``sorted_y[f, p] = y[sorted_idx[f, p]]``, in parallel over
-    features and row chunks (``GATHER_CHUNK_ROWS``: one feature keeps every thread busy).
+    features and row chunks (``GATHER_CHUNK_ROWS``: one feature keeps every thread busy), ranges
+    of them on threads (:func:`fasttree._threads.each_range_in_threads`: it follows the presort,
+    which runs on threads too).
 
     Parameters
     ----------
@@ -903,8 +906,11 @@ def gather_targets(sorted_idx, y):
         raise ValueError("y must be a 1-D array of targets by row id")
     check_row_ids(sorted_idx, y.shape[0], "the length of y")
     sorted_y = np.empty(sorted_idx.shape, dtype=y.dtype)  # numpy's: huge pages (see presort)
-    if sorted_idx.size:
-        _gather_targets(sorted_idx, y, sorted_y, np.int64(GATHER_CHUNK_ROWS))
+    n_features, n_samples = sorted_idx.shape
+    chunk_rows = np.int64(GATHER_CHUNK_ROWS)
+    n_chunks = -(-n_samples // chunk_rows)
+    each_range_in_threads(lambda first, last: _gather_targets(sorted_idx, y, sorted_y, chunk_rows,
+                                                              first, last), n_features * n_chunks)
     return sorted_y
 
 
@@ -912,14 +918,16 @@ def gather_targets(sorted_idx, y):
 GATHER_CHUNK_ROWS = 1 << 16
 
 
-@njit(parallel=True, cache=True)
-def _gather_targets(sorted_idx, y, sorted_y, chunk_rows):
+@njit(cache=True, nogil=True, noalias=True)
+def _gather_targets(sorted_idx, y, sorted_y, chunk_rows, first_task, last_task):
+    """Tasks ``first_task .. last_task - 1`` of :func:`gather_targets` (``noalias``:
+    ``sorted_y`` is its new array)."""
     # an id outside y (a feature row not holding the first one's ids) is clamped: a wrong
     # target, never a read out of bounds
-    n_features, n_samples = sorted_idx.shape
+    n_samples = sorted_idx.shape[1]
     last = np.uint64(y.shape[0] - 1)
     n_chunks = (n_samples + chunk_rows - 1) // chunk_rows
-    for task in prange(n_features * n_chunks):
+    for task in range(first_task, last_task):
         f = task // n_chunks
         start = (task - f * n_chunks) * chunk_rows
         for p in range(start, min(start + chunk_rows, n_samples)):
