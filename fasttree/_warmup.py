@@ -309,8 +309,8 @@ def _presort_by_buckets():
     X = X.astype(np.float32)[:, None]
     sorted_x, sorted_idx = np.empty((1, n), np.float32), np.empty((1, n), np.int32)
     presort.sort_by_buckets(X, sorted_x, sorted_idx, 2, 16)
-    presort.specialized(presort._make_sort_block, False)(
-        0, sorted_x, sorted_idx, np.empty((1, n), np.uint32), np.empty((1, n), np.int32))
+    presort._sort_blocks("large", np.array([0, n], dtype=np.int64), sorted_x, sorted_idx,
+                         np.empty((1, n), np.uint32), np.empty((1, n), np.int32))
 
 
 #: seconds each kind compiled after the kinds before it in KINDS, in one process from an empty

@@ -92,9 +92,9 @@ def presort_features(X):
         keys_tmp = np.empty((n_blocks, n_samples), dtype=np.uint32)
         idx_tmp = np.empty((n_blocks, n_samples), dtype=np.int32)
         transpose(X, sorted_x)  # then each feature is sorted in place
-        sort_block = specialized(_make_sort_block, n_samples <= _SMALL_RADIX)
-        each_in_threads(lambda block: sort_block(block, sorted_x, sorted_idx, keys_tmp, idx_tmp),
-                        n_blocks)
+        _sort_blocks("small" if n_samples <= _SMALL_RADIX else "large",
+                     np.array([0, n_samples], dtype=np.int64), sorted_x, sorted_idx, keys_tmp,
+                     idx_tmp)
     return sorted_x, sorted_idx
 
 
@@ -222,11 +222,12 @@ def _cut_into(feature, lo, hi, low_bits, large, sub_start, sub_bits):
 
 @njit(parallel=True, cache=True)
 def _scatter_by_leading_digit(sorted_x, keys_tmp, idx_tmp, chunk_rows):
-    """The first passes of :func:`sort_by_buckets`: ``X`` transposed in ``sorted_x`` made keys
-    there, in chunks of ``chunk_rows`` rows (an argument, not a global: numba compiles a
-    global in as a constant, and its cache would keep it) every feature's key range found, the
-    chunks' leading digits counted and their rows scattered into the buckets (digits in order,
-    chunks in order within a digit: stable) in ``keys_tmp`` and ``idx_tmp``.  Returns each
+    """The first passes of :func:`sort_by_buckets`: the values of ``sorted_x`` (``X``
+    transposed) made keys in place, in chunks of ``chunk_rows`` rows (an argument, not a
+    global: numba compiles a global in as a constant, and its cache would keep it) every
+    feature's key range found, the chunks' leading digits counted and their rows scattered
+    into the buckets (digits in order, chunks in order within a digit: stable) in ``keys_tmp``
+    and ``idx_tmp``.  Returns each
     feature's bucket starts (then its row count) and the shift of its leading digit (the bits
     below it)."""
     n_features, n_samples = sorted_x.shape
@@ -397,30 +398,47 @@ def _sort_bucket(keys, idx, out_keys, out_idx, counts, low_bits):
             out_idx[p] = idx[p]
 
 
-def _make_sort_block(small):
-    """The function that sorts a block of :func:`presort_features`' feature rows in place, for
-    rows of at most ``_SMALL_RADIX`` values (``small``) or of more: each compiles only the sort
-    it uses (:func:`sort_values` holds both, each about half a second of a first fit's compile,
-    and again in every module it is linked into).  Called from threads
-    (:func:`fasttree._threads.each_in_threads`): as a parallel kernel with the transpose, it
-    took 1.6 s of a first fit's compile."""
+def _sort_blocks(rows, tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp):
+    """Sort in place every (tree, feature) row ``sorted_x[f, tree_offsets[k]:tree_offsets[k +
+    1]]`` (``sorted_idx`` receiving its ids, counted from the tree's start), tree-major, in
+    ``keys_tmp.shape[0]`` blocks of equal runs, one a thread
+    (:func:`fasttree._threads.each_in_threads`), each with that row of the scratch.  ``rows``:
+    "small" (every row at most ``_SMALL_RADIX`` values), "large" (more) or "any": each compiles
+    only the sort it uses (:func:`sort_values` holds both, each about half a second of a first
+    fit's compile, and again in every module it is linked into).  As a parallel kernel with the
+    transpose, the presort took 1.6 s of a first fit's compile.
 
-    def sort_block(block, sorted_x, sorted_idx, keys_tmp, idx_tmp):
-        """Block ``block`` of ``keys_tmp.shape[0]`` (a share of the features, with that row of
-        the scratch) sorted in place; the arrays are :func:`presort_features`' own (numpy's:
-        every large allocation maps fresh pages, each first touched through a page fault, and
-        numpy asks the kernel for huge pages for large arrays, one fault per 2 MiB, numba's
-        allocator does not; a scratch per feature would fault on ``8 * n_samples`` bytes per
-        feature)."""
+    The arrays are the callers' own, made by numpy: every large allocation maps fresh pages,
+    each first touched through a page fault, and numpy asks the kernel for huge pages for large
+    arrays (one fault per 2 MiB), numba's allocator does not; a scratch per feature would fault
+    on ``8 * n_samples`` bytes per feature."""
+    sort_block = specialized(_make_sort_block, rows)
+    each_in_threads(lambda block: sort_block(block, tree_offsets, sorted_x, sorted_idx, keys_tmp,
+                                             idx_tmp), keys_tmp.shape[0])
+
+
+def _make_sort_block(rows):
+    """The function that sorts one block of :func:`_sort_blocks` with the sort ``rows`` names."""
+
+    def sort_block(block, tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp):
         n_features = sorted_x.shape[0]
+        n_items = (tree_offsets.shape[0] - 1) * n_features
         n_blocks = keys_tmp.shape[0]
         counts = np.empty((4, _N_BUCKETS), np.int64)
-        for f in range(block * n_features // n_blocks, (block + 1) * n_features // n_blocks):
-            sort_row(sorted_x[f], sorted_idx[f], keys_tmp[block], idx_tmp[block], counts)
+        for item in range(block * n_items // n_blocks, (block + 1) * n_items // n_blocks):
+            start = tree_offsets[item // n_features]
+            end = tree_offsets[item // n_features + 1]
+            f = item % n_features
+            sort_row(sorted_x[f, start:end], sorted_idx[f, start:end], keys_tmp[block],
+                     idx_tmp[block], counts)
+            if start > 0:  # a later tree's ids follow the trees before it
+                for p in range(start, end):
+                    sorted_idx[f, p] += start
 
-    # the row sort as the function's global, not a cell it closes over (see with_globals)
-    return njit(cache=True, nogil=True, noalias=True)(with_globals(
-        sort_block, sort_row=_sort_small if small else _sort_large))
+    # the row sort as the function's global, not a cell it closes over (see with_globals: so
+    # no local here may be named sort_row)
+    chosen = {"small": _sort_small, "large": _sort_large, "any": sort_values}[rows]
+    return njit(cache=True, nogil=True, noalias=True)(with_globals(sort_block, sort_row=chosen))
 
 
 @njit(cache=True)
@@ -621,24 +639,5 @@ def presort_samples(X, in_sample):
     idx_tmp = np.empty((n_blocks, int(tree_rows.max())), dtype=np.int32)
     if n_features:
         transpose(X, sorted_x, origin)
-        each_in_threads(lambda block: _sort_sample_block(block, tree_offsets, sorted_x,
-                                                         sorted_idx, keys_tmp, idx_tmp), n_blocks)
+        _sort_blocks("any", tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp)
     return sorted_x, sorted_idx, origin, tree_offsets
-
-
-@njit(cache=True, nogil=True, noalias=True)
-def _sort_sample_block(c, tree_offsets, sorted_x, sorted_idx, keys_tmp, idx_tmp):
-    """Block ``c`` of ``keys_tmp.shape[0]`` of :func:`presort_samples`' (tree, feature) sorts (an
-    equal run of them), with that row of the scratch; the arrays are the caller's own."""
-    n_features = sorted_x.shape[0]
-    n_items = (tree_offsets.shape[0] - 1) * n_features
-    n_blocks = keys_tmp.shape[0]
-    counts = np.empty((4, _N_BUCKETS), np.int64)
-    for item in range(c * n_items // n_blocks, (c + 1) * n_items // n_blocks):
-        start = tree_offsets[item // n_features]
-        end = tree_offsets[item // n_features + 1]
-        f = item % n_features
-        sort_values(sorted_x[f, start:end], sorted_idx[f, start:end], keys_tmp[c], idx_tmp[c],
-                    counts)
-        for p in range(start, end):  # the block's ids after the trees before it
-            sorted_idx[f, p] += start
