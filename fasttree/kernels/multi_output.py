@@ -13,7 +13,7 @@ first column of output ``k``): weighted class counts per output for classificati
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._jit import njit, specialized, with_globals
 
 from .._dtypes import CRITERION_SQUARED_ERROR
 from .criteria import (
@@ -29,10 +29,11 @@ from .split_search import _same_value, _store_binary_split, count_missing
 
 
 @njit(cache=True, inline="always")
-def _add_row(stats, Y, row, w, offsets, criterion):
-    """Add one row of weight ``w`` to a statistics vector."""
+def _add_row(stats, Y, row, w, offsets, regression, criterion):
+    """Add one row of weight ``w`` to a statistics vector (``regression``: ``criterion`` is a
+    regression criterion's)."""
     n_outputs = Y.shape[1]
-    if criterion >= CRITERION_SQUARED_ERROR:
+    if regression:
         for k in range(n_outputs):
             y = Y[row, k]
             stats[3 * k] += w
@@ -74,16 +75,16 @@ def multi_node_impurities(seg_stats, offsets, criterion):
 
 
 @njit(cache=True, inline="always")
-def _children_impurity(side_l, w_left, w_right, total, offsets, criterion):
+def _children_impurity(side_l, w_left, w_right, total, offsets, regression, criterion):
     """Children impurity ``w_l * I_l + w_r * I_r`` (mean over outputs) of the left statistics
     ``side_l`` and the node's ``total`` (the right child is their difference); ``inf`` if
-    refused."""
+    refused.  ``regression`` as in :func:`_add_row`."""
     n_outputs = offsets.shape[0] - 1
     value = 0.0
     for k in range(n_outputs):
         a = offsets[k]
         b = offsets[k + 1]
-        if criterion >= CRITERION_SQUARED_ERROR:
+        if regression:
             proxy = regression_proxy(w_left, side_l[a + 1], w_right,
                                      total[a + 1] - side_l[a + 1], criterion)
             if proxy == -np.inf:
@@ -95,7 +96,89 @@ def _children_impurity(side_l, w_left, w_right, total, offsets, criterion):
     return value / n_outputs
 
 
-@njit(parallel=True, cache=True)
+def _make_scan_pair(criterion):
+    """The scan of one (feature, node) pair of :func:`find_splits_multioutput` for one
+    criterion, a compile-time constant: each criterion's scan is a fraction of the code of one
+    for all, compiled only for the fits that need it."""
+    regression = criterion >= CRITERION_SQUARED_ERROR
+
+    @njit(cache=True, no_cpython_wrapper=True, noalias=True)
+    def scan_pair(f, s, xs, idx, Y, sample_weight, total, w_total, node_weighted_impurity,
+                  offsets, min_samples_leaf, min_weight_leaf, uniform, coin, left, missing,
+                  side_l, record):
+        """Pair ``(f, s)`` of :func:`find_splits_multioutput`: node ``s``'s values ``xs`` of
+        feature ``f`` (sorted, missing last, not all one value) and their row ids ``idx``; its
+        statistics vector ``total``, weight ``w_total`` and ``w * I``; ``left``, ``missing`` and
+        ``side_l`` are scratch of the statistics' width.  Called, not inlined: the parallel kernel
+        then compiles in a fraction of the time, and compiling ahead shares the two."""
+        unit_weight = sample_weight.shape[0] == 0
+        random = uniform.shape[0] > 0
+        n_stats = total.shape[0]
+        n_node = xs.shape[0]
+        n_miss = count_missing(xs)
+        n_known = n_node - n_miss
+        t, coin_left, stop = random_cut(xs, n_known, n_miss, uniform, coin, f, s)
+        if t != t:
+            return
+        left[:] = 0.0
+        missing[:] = 0.0
+        w_missing = 0.0
+        for p in range(n_known, n_node):
+            w = 1.0 if unit_weight else sample_weight[idx[p]]
+            _add_row(missing, Y, idx[p], w, offsets, regression, criterion)
+            w_missing += w
+        w_left = 0.0
+        best_a, best_a_p, best_a_w = NO_CANDIDATE
+        best_b, best_b_p, best_b_w = NO_CANDIDATE
+        n_cand = 0
+        for p in range(stop):
+            w = 1.0 if unit_weight else sample_weight[idx[p]]
+            _add_row(left, Y, idx[p], w, offsets, regression, criterion)
+            w_left += w
+            last = p + 1 == n_known
+            if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
+                continue
+            if random and p + 1 != stop:
+                continue
+            valid = False
+            # A: missing rows right
+            w_right = w_total - w_left
+            if side_allowed(False, coin_left, random, n_miss, last, p + 1, n_node - p - 1,
+                            w_left, w_right, min_samples_leaf, min_weight_leaf):
+                valid = True
+                value = _children_impurity(left, w_left, w_right, total, offsets, regression,
+                                           criterion)
+                if value < best_a:
+                    best_a, best_a_p, best_a_w = value, p, w_left
+            # B: missing rows left (no split when every known row is left too)
+            w_left_b = w_left + w_missing
+            w_right_b = w_total - w_left_b
+            if side_allowed(True, coin_left, random, n_miss, last, p + 1 + n_miss,
+                            n_known - p - 1, w_left_b, w_right_b, min_samples_leaf,
+                            min_weight_leaf):
+                valid = True
+                for j in range(n_stats):
+                    side_l[j] = left[j] + missing[j]
+                value = _children_impurity(side_l, w_left_b, w_right_b, total, offsets,
+                                           regression, criterion)
+                if value < best_b:
+                    best_b, best_b_p, best_b_w = value, p, w_left_b
+            n_cand += valid
+        best, best_p, w_best, missing_left = better_side(
+            best_a, best_a_p, best_a_w, best_b, best_b_p, best_b_w)
+        if best_p < 0 or best == np.inf:
+            return
+        if random:
+            rows_left = best_p + 1 + (n_miss if missing_left else 0)
+            _store_random_split(f, s, best, node_weighted_impurity, w_total, t,
+                                rows_left, n_node, n_miss, missing_left, record)
+        else:
+            _store_binary_split(f, s, best, node_weighted_impurity, w_total, w_best, xs,
+                                best_p, n_miss, missing_left, n_cand, np.empty(0), record)
+
+    return scan_pair
+
+
 def find_splits_multioutput(
     sorted_x, sorted_idx, Y, sample_weight, seg_start, seg_end, seg_stats, feature_mask, offsets,
     criterion, min_samples_leaf, min_weight_leaf, uniform, coin,
@@ -129,87 +212,43 @@ def find_splits_multioutput(
     Candidates and ties as in the single-output scans: the lowest threshold wins a tie, and
     missing rows go left only when strictly better.
     """
-    n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
-    n_stats = seg_stats.shape[1]
-    unit_weight = sample_weight.shape[0] == 0
-    random = uniform.shape[0] > 0
-    seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
-    for f in prange(n_features):
-        left = np.empty(n_stats)
-        missing = np.empty(n_stats)
-        side_l = np.empty(n_stats)
-        for s in range(n_segments):
-            if feature_mask[f, s] == 0:
-                continue
-            start = seg_start[s]
-            end = seg_end[s]
-            xs = sorted_x[f, start:end]
-            idx = sorted_idx[f, start:end]
-            n_node = end - start
-            if n_node < 2 * min_samples_leaf or _same_value(xs[0], xs[n_node - 1]):
-                continue
-            n_miss = count_missing(xs)
-            n_known = n_node - n_miss
-            total = seg_stats[s]
-            w_total = seg_weight[s]
-            t, coin_left, stop = random_cut(xs, n_known, n_miss, uniform, coin, f, s)
-            if t != t:
-                continue
-            left[:] = 0.0
-            missing[:] = 0.0
-            w_missing = 0.0
-            for p in range(n_known, n_node):
-                w = 1.0 if unit_weight else sample_weight[idx[p]]
-                _add_row(missing, Y, idx[p], w, offsets, criterion)
-                w_missing += w
-            w_left = 0.0
-            best_a, best_a_p, best_a_w = NO_CANDIDATE
-            best_b, best_b_p, best_b_w = NO_CANDIDATE
-            n_cand = 0
-            for p in range(stop):
-                w = 1.0 if unit_weight else sample_weight[idx[p]]
-                _add_row(left, Y, idx[p], w, offsets, criterion)
-                w_left += w
-                last = p + 1 == n_known
-                if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
+    kernel = specialized(_make_search, int(criterion))
+    kernel(sorted_x, sorted_idx, Y, sample_weight, seg_start, seg_end, seg_stats, feature_mask,
+           offsets, criterion, min_samples_leaf, min_weight_leaf, uniform, coin, record)
+
+
+def _make_search(criterion):
+    """:func:`find_splits_multioutput`'s parallel kernel, calling the pair scan of ``criterion``
+    (:func:`_make_scan_pair`)."""
+
+    def search(sorted_x, sorted_idx, Y, sample_weight, seg_start, seg_end, seg_stats,
+               feature_mask, offsets, criterion, min_samples_leaf, min_weight_leaf, uniform, coin,
+               record):
+        n_features = sorted_x.shape[0]
+        n_segments = seg_start.shape[0]
+        n_stats = seg_stats.shape[1]
+        seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
+        for f in prange(n_features):
+            left = np.empty(n_stats)
+            missing = np.empty(n_stats)
+            side_l = np.empty(n_stats)
+            for s in range(n_segments):
+                if feature_mask[f, s] == 0:
                     continue
-                if random and p + 1 != stop:
+                start = seg_start[s]
+                end = seg_end[s]
+                xs = sorted_x[f, start:end]
+                idx = sorted_idx[f, start:end]
+                n_node = end - start
+                if n_node < 2 * min_samples_leaf or _same_value(xs[0], xs[n_node - 1]):
                     continue
-                valid = False
-                # A: missing rows right
-                w_right = w_total - w_left
-                if side_allowed(False, coin_left, random, n_miss, last, p + 1, n_node - p - 1,
-                                w_left, w_right, min_samples_leaf, min_weight_leaf):
-                    valid = True
-                    value = _children_impurity(left, w_left, w_right, total, offsets, criterion)
-                    if value < best_a:
-                        best_a, best_a_p, best_a_w = value, p, w_left
-                # B: missing rows left (no split when every known row is left too)
-                w_left_b = w_left + w_missing
-                w_right_b = w_total - w_left_b
-                if side_allowed(True, coin_left, random, n_miss, last, p + 1 + n_miss,
-                                n_known - p - 1, w_left_b, w_right_b, min_samples_leaf,
-                                min_weight_leaf):
-                    valid = True
-                    for j in range(n_stats):
-                        side_l[j] = left[j] + missing[j]
-                    value = _children_impurity(side_l, w_left_b, w_right_b, total, offsets,
-                                               criterion)
-                    if value < best_b:
-                        best_b, best_b_p, best_b_w = value, p, w_left_b
-                n_cand += valid
-            best, best_p, w_best, missing_left = better_side(
-                best_a, best_a_p, best_a_w, best_b, best_b_p, best_b_w)
-            if best_p < 0 or best == np.inf:
-                continue
-            if random:
-                rows_left = best_p + 1 + (n_miss if missing_left else 0)
-                _store_random_split(f, s, best, seg_weighted_impurity[s], w_total, t,
-                                    rows_left, n_node, n_miss, missing_left, record)
-            else:
-                _store_binary_split(f, s, best, seg_weighted_impurity[s], w_total, w_best, xs,
-                                    best_p, n_miss, missing_left, n_cand, np.empty(0), record)
+                scan_pair(np.int64(f), s, xs, idx, Y, sample_weight, seg_stats[s],
+                          seg_weight[s], seg_weighted_impurity[s], offsets, min_samples_leaf,
+                          min_weight_leaf, uniform, coin, left, missing, side_l, record)
+
+    # the scan reaches the kernel as a global (with_globals), never as a variable it closes over
+    return njit(parallel=True, cache=True)(
+        with_globals(search, scan_pair=specialized(_make_scan_pair, criterion)))
 
 
 @njit(parallel=True, cache=True)
@@ -233,11 +272,12 @@ def segment_multi_stats(sorted_idx, Y, sample_weight, seg_start, seg_end, seg_fe
     """
     n_segments = seg_start.shape[0]
     unit_weight = sample_weight.shape[0] == 0
+    regression = criterion >= CRITERION_SQUARED_ERROR
     out = np.zeros((n_segments, offsets[-1]))
     for s in prange(n_segments):
         row_ids = sorted_idx[seg_feature[s]]
         for p in range(seg_start[s], seg_end[s]):
             row = row_ids[p]
             _add_row(out[s], Y, row, 1.0 if unit_weight else sample_weight[row], offsets,
-                     criterion)
+                     regression, criterion)
     return out

@@ -404,7 +404,8 @@ def sparse_node_stats(entry_x, entry_row, node_rows, Y, sample_weight, seg_start
         _zero_block_rows(rows, node_rows[seg_start[s]:seg_end[s]], marks, zero_rows)
         for p in range(n_node):
             r = _virtual_row(rows, zero_rows, n_neg, zero_rows.shape[0], p)
-            _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets, criterion)
+            _add_row(out[s], Y, r, 1.0 if unit_weight else sample_weight[r], offsets,
+                     criterion >= CRITERION_SQUARED_ERROR, criterion)
     return out
 
 
@@ -1413,8 +1414,9 @@ def _several_kind():
         left, zero_rows, marks = scratch
         unit_weight = sample_weight.shape[0] == 0
         random = uniform.shape[0] > 0
+        regression = criterion >= CRITERION_SQUARED_ERROR
         # the constrained statistic: class 0's weight, or the sum of w*y
-        at = 0 if criterion < CRITERION_SQUARED_ERROR else 1
+        at = 1 if regression else 0
         n_node = end - start
         xs, rows, n_neg, n_zero = _virtual_pair(entry_x, entry_row, node_rows, start, end, a, b,
                                                 marks, zero_rows)
@@ -1438,7 +1440,7 @@ def _several_kind():
         for p in range(stop):
             r = _virtual_row(rows, zero_rows, n_neg, n_zero, p)
             w = 1.0 if unit_weight else sample_weight[r]
-            _add_row(left, Y, r, w, offsets, criterion)
+            _add_row(left, Y, r, w, offsets, regression, criterion)
             w_left += w
             if p + 1 < stop and _same_value(_virtual_value(xs, n_neg, n_zero, p),
                                             _virtual_value(xs, n_neg, n_zero, p + 1)):
@@ -1453,7 +1455,8 @@ def _several_kind():
                                              (total[at] - left[at]) / w_right):
                 continue
             n_cand += 1
-            value = _children_impurity(left, w_left, w_right, total, offsets, criterion)
+            value = _children_impurity(left, w_left, w_right, total, offsets, regression,
+                                       criterion)
             if value < best:
                 best = value
                 best_p = p
