@@ -170,7 +170,7 @@ class _Claims:
         # numba asks with a tuple of argument types; anything else is compiled as asked
         i = known.get(sig) if isinstance(sig, tuple) else None
         if i is not None and i not in self.mine:
-            if _take(self.folder, i):
+            if take_claim(self.folder, i):
                 return self._own(i, compile, sig)
             self._wait(i)
         return self._run(compile, sig)
@@ -204,7 +204,8 @@ class _Claims:
         while self.order:
             i = self.order.pop(0)
             dispatcher, args = self.dispatchers.get(i), tuple(self.plan[i][1])
-            if dispatcher is None or is_cached(dispatcher, args) or not _take(self.folder, i):
+            if (dispatcher is None or is_cached(dispatcher, args)
+                    or not take_claim(self.folder, i)):
                 continue
             with contextlib.suppress(Exception):  # the fit compiles it again if it needs it
                 self._own(i, dispatcher.compile, args)
@@ -212,7 +213,7 @@ class _Claims:
         return False
 
 
-def _take(folder, i):
+def take_claim(folder, i):
     """Create entry ``i``'s claim file in ``folder``, holding this process's id; False when
     another process has."""
     try:

@@ -226,7 +226,7 @@ def compile_events():
         event.unregister("numba:compile", listener)
 
 
-def run_kinds(names, out=None):
+def run_kinds(names, out=None, large_data=True):
     """Fit and predict each named kind in this process, compiling what the cache lacks.
 
     Parameters
@@ -235,6 +235,8 @@ def run_kinds(names, out=None):
         Kinds from :data:`KIND_NAMES`.
     out : file-like, optional
         Where to print one line per kind (seconds and functions compiled); None: quiet.
+    large_data : bool, default=True
+        Whether to run :func:`_large_data_kernels` first.
 
     Returns
     -------
@@ -245,6 +247,8 @@ def run_kinds(names, out=None):
 
     kinds = [get_kind(name) for name in names]
     with turned_off():  # this process (or its siblings) compiles every kind itself
+        if large_data:
+            _large_data_kernels()
         return _run_each(kinds, out)
 
 
@@ -272,20 +276,14 @@ def _large_node_paths():
     """Grow the kinds' levels on every thread and move their nodes in row chunks, as a fit of
     tens of thousands of rows does (:func:`fasttree.kernels.partition._move_plan`; the kinds'
     data have hundreds, whose levels run on one thread): the cache then also holds the chunk
-    movers of their large fits, the prefix of the searches' row chunks and the pair listing of
-    layouts too large for one task a level.  The trees are the same (a stable partition has one
-    result)."""
+    movers of their large fits and the pair listing of layouts too large for one task a level.
+    The trees are the same (a stable partition has one result)."""
     from . import grower
-    from .kernels import partition, split_search, work_items
+    from .kernels import partition, split_search
 
     settings = [(partition, "MOVE_CHUNK_ROWS", 8), (partition, "MIN_MOVE_CHUNK_ROWS", 8),
                 (partition, "CHUNKED_MOVE_COST", 0.0), (grower, "SMALL_LEVEL_WORK", 0),
                 (split_search, "ONE_TASK_LAYOUT", 0)]
-    _presort_by_buckets()
-    # the searches' chunks start from the rows before them (work_items.chunk_class_prefix and
-    # chunk_sum_prefix, one kernel of one signature): the kinds' levels have no chunk
-    one = np.ones(1, dtype=np.int64)
-    work_items._block_prefix(np.zeros((1, 1)), np.zeros(2, dtype=np.int64), -one, one)
     saved = [getattr(module, name) for module, name, _ in settings]
     for module, name, value in settings:
         setattr(module, name, value)
@@ -294,6 +292,18 @@ def _large_node_paths():
     finally:
         for (module, name, _), value in zip(settings, saved):
             setattr(module, name, value)
+
+
+def _large_data_kernels():
+    """Compile the kernels of large data that no kind's fit calls, whatever its kind: the
+    presorts of :func:`_presort_by_buckets`, and the prefix the searches' row chunks start from
+    (``work_items.chunk_class_prefix`` and ``chunk_sum_prefix``, one kernel of one signature;
+    the kinds' levels have no chunk)."""
+    from .kernels import work_items
+
+    _presort_by_buckets()
+    one = np.ones(1, dtype=np.int64)
+    work_items._block_prefix(np.zeros((1, 1)), np.zeros(2, dtype=np.int64), -one, one)
 
 
 def _presort_by_buckets():
@@ -422,14 +432,16 @@ KINDS_FILE = "kinds.txt"
 def compile_share(names, lock):
     """The work of one process of :func:`fill_cache`: the kernels of every kind's list, each
     taken by one process (:func:`fasttree._compile_ahead.compile_claimed`), then its own kinds
-    ``names``, which compile only what the lists left out (the large fits' chunk paths)."""
-    from ._compile_ahead import compile_claimed
+    ``names``, which compile only what the lists left out (the large fits' chunk paths), after
+    :func:`_large_data_kernels` when no other process has taken them (each process compiled
+    them too, 3.5 s of CPU lost)."""
+    from ._compile_ahead import compile_claimed, take_claim
 
     folder = os.path.dirname(lock)
     lock_cache_saves(lock)
     with open(os.path.join(folder, KINDS_FILE)) as handle:
         compile_claimed(handle.read().split(), folder)
-    return run_kinds(names, sys.stdout)
+    return run_kinds(names, sys.stdout, large_data=take_claim(folder, "large-data"))
 
 
 def _can_lock():

@@ -415,7 +415,7 @@ def test_a_list_older_than_the_code_only_loses_its_stale_entries(monkeypatch, tm
 def test_a_claim_tells_whether_its_process_still_runs(tmp_path):
     """compile_claimed (fasttree compile --jobs N) waits for a sibling's claim only while the
     sibling runs: the claim holds its process id."""
-    assert compile_ahead._take(str(tmp_path), 0)
+    assert compile_ahead.take_claim(str(tmp_path), 0)
     assert (tmp_path / "claim-0").read_text() == str(os.getpid())
     assert compile_ahead.claimer_running(str(tmp_path), 0)
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
