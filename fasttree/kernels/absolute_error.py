@@ -16,10 +16,10 @@ from numba import prange
 from .._jit import njit
 
 from .monotonic import constraint_of, monotonic_ok
-from .random_split import _store_random_split, random_cut
+from .random_split import random_cut, store_pair_split, threshold_candidate
 from .split_record import NO_CANDIDATE, better_side, side_allowed
 from .work_items import largest_node
-from .split_search import _same_value, _store_binary_split, count_missing
+from .split_search import _same_value, count_missing
 
 
 @njit(cache=True, inline="always")
@@ -293,9 +293,7 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
     for p in range(stop):
         w_left += order_w[p]
         last = p + 1 == n_known
-        if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
-            continue
-        if random and p + 1 != stop:
+        if not threshold_candidate(xs, p, stop, random):
             continue
         valid = False
         n_suffix = n_known - p - 1  # known rows right of the threshold
@@ -335,13 +333,8 @@ def _split_pair(f, s, xs, vals, n_miss, stats, min_samples_leaf, min_weight_leaf
         node_error += stats[4 * k + 2]
     node_error /= n_outputs
     best /= n_outputs
-    if random:
-        rows_left = best_p + 1 + (n_miss if missing_left else 0)
-        _store_random_split(f, s, best, node_error, w_total, t, rows_left, n_node,
-                            n_miss, missing_left, record)
-    else:
-        _store_binary_split(f, s, best, node_error, w_total, w_best, xs, best_p, n_miss,
-                            missing_left, n_cand, np.empty(0), record)
+    store_pair_split(f, s, random, best, node_error, w_total, w_best, t, xs, best_p, n_miss,
+                     missing_left, n_cand, record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)

@@ -23,9 +23,9 @@ from .criteria import (
     weighted_class_impurity,
     weighted_regression_impurity,
 )
-from .random_split import _store_random_split, random_cut
+from .random_split import random_cut, store_pair_split, threshold_candidate
 from .split_record import NO_CANDIDATE, better_side, side_allowed
-from .split_search import _same_value, _store_binary_split, count_missing
+from .split_search import _same_value, count_missing
 
 
 @njit(cache=True, inline="always")
@@ -136,9 +136,7 @@ def _make_scan_pair(criterion):
             _add_row(left, Y, idx[p], w, offsets, regression, criterion)
             w_left += w
             last = p + 1 == n_known
-            if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
-                continue
-            if random and p + 1 != stop:
+            if not threshold_candidate(xs, p, stop, random):
                 continue
             valid = False
             # A: missing rows right
@@ -168,13 +166,8 @@ def _make_scan_pair(criterion):
             best_a, best_a_p, best_a_w, best_b, best_b_p, best_b_w)
         if best_p < 0 or best == np.inf:
             return
-        if random:
-            rows_left = best_p + 1 + (n_miss if missing_left else 0)
-            _store_random_split(f, s, best, node_weighted_impurity, w_total, t,
-                                rows_left, n_node, n_miss, missing_left, record)
-        else:
-            _store_binary_split(f, s, best, node_weighted_impurity, w_total, w_best, xs,
-                                best_p, n_miss, missing_left, n_cand, np.empty(0), record)
+        store_pair_split(f, s, random, best, node_weighted_impurity, w_total, w_best, t, xs,
+                         best_p, n_miss, missing_left, n_cand, record)
 
     return scan_pair
 

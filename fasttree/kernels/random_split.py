@@ -29,7 +29,7 @@ from .criteria import (
 )
 from .monotonic import constraint_of, monotonic_ok
 from .split_record import leaf_minimums_met, missing_side, write_split
-from .split_search import _same_value, count_missing
+from .split_search import _same_value, _store_binary_split, count_missing
 from .work_items import grid_tasks
 
 
@@ -96,6 +96,31 @@ def _store_random_split(f, s, value, node_weighted_impurity, w_node, t, rows_lef
     write_split(record, np.int64(f), s, value, (node_weighted_impurity - value) / w_node, 0.0,
                 t, rows_left, missing_side(n_miss, missing_left, rows_left, n_node), n_miss,
                 np.int64(1))
+
+
+@njit(cache=True, inline="always")
+def threshold_candidate(xs, p, stop, random):
+    """Whether the threshold after sorted position ``p`` of a pair's scan (its ``stop`` rows:
+    :func:`random_cut`) is a candidate: between two distinct values or after the last row, and
+    with a random threshold (``random``) only the drawn one, after the last row."""
+    if p + 1 < stop and _same_value(xs[p], xs[p + 1]):
+        return False
+    return not random or p + 1 == stop
+
+
+@njit(cache=True, inline="always")
+def store_pair_split(f, s, random, value, node_weighted_impurity, w_node, w_best, t, xs, best_p,
+                     n_miss, missing_left, n_cand, record):
+    """Write the best split of a pair whose scan tried its missing rows on both sides: the
+    random threshold ``t`` (``random``) or the midpoint after sorted position ``best_p``, the
+    missing rows left or not (``missing_left``), ``w_best`` the weight going left."""
+    if random:
+        rows_left = best_p + 1 + (n_miss if missing_left else 0)
+        _store_random_split(f, s, value, node_weighted_impurity, w_node, t, rows_left,
+                            xs.shape[0], n_miss, missing_left, record)
+    else:
+        _store_binary_split(f, s, value, node_weighted_impurity, w_node, w_best, xs, best_p,
+                            n_miss, missing_left, n_cand, np.empty(0), record)
 
 
 @njit(cache=True, inline="always")
