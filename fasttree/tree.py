@@ -16,6 +16,15 @@ from .kernels import (
 #: Value of ``feature`` and ``threshold`` at a leaf (scikit-learn's ``TREE_UNDEFINED``).
 TREE_UNDEFINED = -2
 
+#: the integer arrays of a tree, each with its type: a pickle stores each in the smallest integer
+#: type that holds its values (:meth:`Tree.__getstate__`), and gets it back in this one
+_INTEGER_ARRAYS = {"children_left": NODE_DTYPE, "children_right": NODE_DTYPE,
+                   "feature": NODE_DTYPE, "n_node_samples": np.int64, "depth": NODE_DTYPE,
+                   "split_kind": np.uint8, "missing_branch": np.int32,
+                   "category_offset": np.int64, "category_n_codes": np.int64}
+#: the arrays of categorical splits, left out of the pickle of a tree that has none
+_CATEGORICAL_ARRAYS = ("split_kind", "category_offset", "category_n_codes")
+
 
 class _CSR(NamedTuple):
     """A checked CSR input: the arrays the CSR kernels take, and the number of rows."""
@@ -135,6 +144,38 @@ class Tree:
                 internal & (self.children_right < self.children_left)):
             raise ValueError("Tree: the children of a node must have consecutive ids "
                              "(children_left .. children_right).")
+
+    def __getstate__(self):
+        """The tree for pickle, in fewer bytes (about half, for numeric splits: a forest's
+        pickle was larger than scikit-learn's): each integer array in the smallest integer type
+        that holds its values, and without the arrays a tree of threshold splits only can do
+        without (the categorical splits' defaults, and each right child, next to its left one).
+        :meth:`__setstate__` gives every array back as it was."""
+        state = self.__dict__.copy()
+        if (not self.split_kind.any() and not self.category_n_codes.any()
+                and np.all(self.category_offset == -1)):
+            for name in _CATEGORICAL_ARRAYS:
+                del state[name]
+            if np.array_equal(self.children_right, _right_children(self.children_left)):
+                del state["children_right"]
+        for name in _INTEGER_ARRAYS:
+            if name in state:
+                state[name] = _narrowest_integers(state[name])
+        return state
+
+    def __setstate__(self, state):
+        """A tree from :meth:`__getstate__`'s state (or an older pickle's full one)."""
+        state = dict(state)
+        n = len(state["children_left"])
+        if "split_kind" not in state:
+            state.update(split_kind=np.zeros(n), category_offset=np.full(n, -1),
+                         category_n_codes=np.zeros(n))
+        if "children_right" not in state:
+            state["children_right"] = _right_children(
+                np.asarray(state["children_left"], dtype=NODE_DTYPE))
+        for name, dtype in _INTEGER_ARRAYS.items():
+            state[name] = np.ascontiguousarray(state[name], dtype=dtype)
+        self.__dict__.update(state)
 
     @property
     def node_count(self):
@@ -336,6 +377,22 @@ def _ranks(counts):
     total = int(counts.sum())
     starts = np.repeat(np.cumsum(counts) - counts, counts)
     return np.arange(total) - starts
+
+
+def _right_children(children_left):
+    """``children_right`` of a tree of binary splits: each left child's next node, -1 at leaves."""
+    return np.where(children_left == TREE_LEAF, TREE_LEAF, children_left + 1)
+
+
+def _narrowest_integers(values):
+    """``values`` (integers) in the smallest signed integer type that holds them all."""
+    if values.size == 0:
+        return values
+    low, high = int(values.min()), int(values.max())
+    for dtype in (np.int8, np.int16, np.int32):
+        if np.iinfo(dtype).min <= low and high <= np.iinfo(dtype).max:
+            return values.astype(dtype)
+    return values
 
 
 def _larger_child_branch(children_left, children_right, n_node_samples):

@@ -27,6 +27,7 @@ from fasttree import (
     export_text,
 )
 from fasttree.model_io import FORMAT_VERSION, TREE_ARRAYS
+from fasttree.tree import Tree
 
 DATA = Path(__file__).with_name("data")
 
@@ -242,6 +243,45 @@ def test_round_trip(name, tmp_path):
     loaded.save(again)
     if not dropped:
         assert again.getvalue() == path.read_bytes()
+
+
+TREE_ARRAY_NAMES = ("children_left", "children_right", "feature", "threshold", "value",
+                    "impurity", "n_node_samples", "weighted_n_node_samples", "depth",
+                    "split_kind", "missing_branch", "category_offset", "category_n_codes",
+                    "category_branch")
+
+
+def assert_same_tree_arrays(a, b):
+    for name in TREE_ARRAY_NAMES:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.flags.c_contiguous == y.flags.c_contiguous, name
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["gini", "frame_binary_split", "frame_multiway", "codes",
+                                  "missing", "multi_output_regression", "c45", "sparse"])
+def test_pickle_gives_every_tree_array_back(name):
+    est, X, y, fit_kwargs = CASES[name]()
+    est.fit(X, y, **fit_kwargs)
+    again = pickle.loads(pickle.dumps(est))
+    assert_same_tree_arrays(est.tree_, again.tree_)
+    assert_same_model(est, again, X)
+    # an older pickle's state, every array as the tree holds it, loads too
+    old = Tree.__new__(Tree)
+    old.__setstate__(est.tree_.__dict__.copy())
+    assert_same_tree_arrays(est.tree_, old)
+
+
+def test_pickle_of_numeric_splits_leaves_out_what_it_can_rebuild():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 6))
+    tree = DecisionTreeClassifier(random_state=0).fit(X, X[:, 0] + rng.normal(size=5000) > 0)
+    state = tree.tree_.__getstate__()
+    for name in ("split_kind", "category_offset", "category_n_codes", "children_right"):
+        assert name not in state
+    assert state["children_left"].dtype == np.int16  # a few thousand nodes
+    full = len(pickle.dumps(tree.tree_.__dict__))
+    assert len(pickle.dumps(tree.tree_)) < 0.55 * full
 
 
 def test_file_objects_and_str_paths(tmp_path):
