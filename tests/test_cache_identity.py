@@ -17,12 +17,15 @@ import sys
 import pytest
 
 from fasttree._dtypes import (
+    CRITERION_ABSOLUTE_ERROR,
+    CRITERION_ENTROPY,
+    CRITERION_GINI,
     CRITERION_GRADIENT,
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
 )
 from fasttree._jit import _KeyedCacheFile, cache_identity, with_globals
-from fasttree.kernels import sparse, split_search
+from fasttree.kernels import histogram, multi_output, sparse, split_search
 
 FLAGS = (True, False)
 #: every kernel factory with every key it can be called with
@@ -36,6 +39,10 @@ FACTORIES = [
     (sparse._make_sparse_search,
      [("classes", *flags) for flags in itertools.product(*[FLAGS] * 2)]
      + [("sums",), ("several",), ("absolute_error",)]),
+    (multi_output._make_search,
+     [(criterion,) for criterion in (CRITERION_GINI, CRITERION_ENTROPY, CRITERION_SQUARED_ERROR,
+                                     CRITERION_POISSON, CRITERION_ABSOLUTE_ERROR)]),
+    (histogram._make_hist_search, list(itertools.product(FLAGS, FLAGS))),
 ]
 
 

@@ -342,8 +342,9 @@ def grow_random_trees(
                                 missing_branch, depth, n_node_samples, stats, node_count))
     unit_weight = weight.shape[0] == 0
     # two classes, whole weights (none, or a bootstrap's uint8 counts): integer sums
-    binary_counts = n_classes == 2 and (unit_weight or bool(counts_weight))
-    grow_tree = specialized(_random_tree, n_classes > 0, unit_weight, binary_counts)
+    binary_counts = bool(n_classes == 2 and (unit_weight or counts_weight))
+    # Python bools: a kernel's cache files are named after its key's values
+    grow_tree = specialized(_random_tree, bool(n_classes > 0), bool(unit_weight), binary_counts)
     _each_tree(grow_tree, node_count, (
         X, X_t, rows, labels, weight, tree_offsets, root_key, tree_weight, n_classes, criterion,
         max_features, max_depth, min_samples_split, min_samples_leaf, min_weight_leaf,
@@ -367,7 +368,7 @@ def _random_tree(classification, unit_weight, binary_counts):
     """One tree of :func:`grow_random_trees`, for one kind of tree: ``classification`` (class
     statistics, else sums), ``unit_weight`` (no weights) and ``binary_counts`` (two classes,
     whole weights: integer sums), constants of the tree's code, which holds only their paths
-    (all of them in one function compiled in 7.5 s)."""
+    (all of them in one function compiled in 6.2 s, the two-class classifier's now in 4.9)."""
 
     @njit(cache=True, nogil=True, noalias=True)
     def grow_tree(

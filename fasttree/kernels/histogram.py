@@ -432,7 +432,7 @@ def _make_hist_search(regression, unit_weight):
 def _make_hist_feature(regression, unit_weight):
     """Every node of one feature for :func:`find_best_splits_hist`, for regression statistics
     or class counts (``regression``), with unit weights or not (``unit_weight``): constants of
-    the scan's code (all four kinds in one scan compiled in 4.1 s)."""
+    the scan's code (all four kinds in one scan compiled in 3.6 s)."""
 
     @njit(cache=True, no_cpython_wrapper=True)
     def hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows,

@@ -3,7 +3,8 @@
 A node's impurity is the mean of its outputs' impurities, so a split is chosen for all outputs
 together.  The layout is the exact splitter's (:mod:`fasttree.kernels.split_search`); the targets
 are read through the row ids from ``Y`` (n_samples, n_outputs), float64 for every task (class
-codes are small integers, exact in float64), so one kernel serves classification and regression.
+codes are small integers, exact in float64), so one code serves classification and regression,
+compiled per criterion (:func:`find_splits_multioutput`).
 
 Statistics of a node are one vector, the outputs' blocks side by side (``offsets[k]`` is the
 first column of output ``k``): weighted class counts per output for classification,
