@@ -184,6 +184,14 @@ def _next_node(stack, top, base, stats, depth, criterion, max_depth, min_samples
 
 
 @njit(cache=True, inline="always")
+def _too_small(w_node, impurity, children_impurity, root_weight, min_impurity_decrease):
+    """Whether a node's best split improves on it by less than ``min_impurity_decrease``, the
+    improvement relative to the root's weight, as the grower's rule (EPSILON's slack)."""
+    improvement = (w_node * impurity - children_impurity) / root_weight
+    return improvement + EPSILON < min_impurity_decrease
+
+
+@njit(cache=True, inline="always")
 def _draw_order(key, order_key, taken):
     """A node's feature draw order (``order_key``, read by :func:`_next_drawn`), none taken."""
     for f in range(order_key.shape[0]):
@@ -489,10 +497,8 @@ def _random_tree(classification, unit_weight, binary_counts):
                         best_left[0] = left[0]
                         best_left[1] = left[1]
                     values, best_values = best_values, values
-            if best_f < 0:
-                continue
-            improvement = (w_node * impurity - best_value) / tree_weight[t]
-            if improvement + EPSILON < min_impurity_decrease:
+            if best_f < 0 or _too_small(w_node, impurity, best_value, tree_weight[t],
+                                        min_impurity_decrease):
                 continue
             if count + 2 > capacity:
                 return -1
@@ -780,10 +786,8 @@ def _best_tree(classification, unit_weight, binary, counted, positive, bounded=T
                     xs, best_xs = best_xs, xs
                     order, best_order = best_order, order
                     bounded_best = False
-            if best_f < 0:
-                continue
-            improvement = (w_node * impurity - best_value) / tree_weight[t]
-            if improvement + EPSILON < min_impurity_decrease:
+            if best_f < 0 or _too_small(w_node, impurity, best_value, tree_weight[t],
+                                        min_impurity_decrease):
                 continue
             if count_nodes + 2 > capacity:
                 return -1
