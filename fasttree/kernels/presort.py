@@ -227,9 +227,8 @@ def _scatter_by_leading_digit(sorted_x, keys_tmp, idx_tmp, chunk_rows):
     global: numba compiles a global in as a constant, and its cache would keep it) every
     feature's key range found, the chunks' leading digits counted and their rows scattered
     into the buckets (digits in order, chunks in order within a digit: stable) in ``keys_tmp``
-    and ``idx_tmp``.  Returns each
-    feature's bucket starts (then its row count) and the shift of its leading digit (the bits
-    below it)."""
+    and ``idx_tmp``.  Returns each feature's bucket starts (then its row count) and the shift
+    of its leading digit (the bits below it)."""
     n_features, n_samples = sorted_x.shape
     keys = sorted_x.view(np.uint32)
     n_chunks = (n_samples + chunk_rows - 1) // chunk_rows
