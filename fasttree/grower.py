@@ -265,6 +265,12 @@ class TreeGrower:
         return bounds_from_cut_points(cut_points, p.max_bins)
 
     # -- phases ------------------------------------------------------------------------------
+    def _draws(self):
+        """Whether the nodes draw features or thresholds: else their keys are never read (all
+        0, and neither :func:`child_keys` nor :func:`node_draws` is compiled)."""
+        return (self.params.max_features < self.n_features
+                or getattr(self._splitter, "random_thresholds", False))
+
     def _find_splits(self, start, end, stats, node_key, banned, bounds):
         """The splitter's search of the nodes' allowed features, with the nodes' draws."""
         n_features = self.n_features
@@ -273,7 +279,7 @@ class TreeGrower:
             mask[banned.T] = 0
         k = self.params.max_features
         random_thresholds = getattr(self._splitter, "random_thresholds", False)
-        if k < n_features or random_thresholds:  # else nothing is drawn (nor compiled)
+        if self._draws():  # else nothing is drawn (nor compiled)
             keys, uniform, coin = node_draws(node_key, n_features, k < n_features,
                                              random_thresholds)
         if k < n_features:
@@ -401,7 +407,8 @@ class TreeGrower:
         # rules, are known before partitioning prefix splits; a parent none of whose children
         # will be searched (pure, too small, at max_depth) is not partitioned at all.
         branch = np.arange(parent_of_child.shape[0]) - first_child[parent_of_child]
-        child_key = child_keys(take("node_key")[parent_of_child], branch)
+        child_key = (child_keys(take("node_key")[parent_of_child], branch) if self._draws()
+                     else np.zeros(branch.shape[0], dtype=np.uint64))
         children = self._new_batch(take("tree")[parent_of_child], child_start, child_end,
                                    child_depth, child_key, feature[parent_of_child], banned)
         if batch.bounds is not None:

@@ -22,9 +22,9 @@ for integer counts reads ``c log2 c`` from :func:`xlog2x_table`.
 """
 
 import numpy as np
-from numba import prange
 
 from .._jit import njit
+from .._threads import each_range_in_threads
 
 from .._dtypes import (
     CRITERION_ABSOLUTE_ERROR,
@@ -80,14 +80,22 @@ def reciprocal_table(n):
     return _count_table(n, True)
 
 
-@njit(cache=True, parallel=True)
 def _count_table(n, reciprocal):
-    """The tables above: ``1 / c`` if ``reciprocal``, else ``c log2 c``."""
+    """The tables above: ``1 / c`` if ``reciprocal``, else ``c log2 c`` (numba's ``log2``, the
+    one :func:`xlog2x` takes, not NumPy's), ranges of entries on threads (each entry on its own:
+    the same values with any threads; a parallel loop compiled 0.2 s longer)."""
     table = np.empty(n + 1)
     table[0] = np.inf if reciprocal else 0.0
-    for c in prange(1, n + 1):  # each entry on its own: the same values with any threads
-        table[c] = 1.0 / c if reciprocal else c * np.log2(c)
+    each_range_in_threads(lambda start, stop: _fill_count_table(table, start + 1, stop + 1,
+                                                                reciprocal), n)
     return table
+
+
+@njit(cache=True, nogil=True)
+def _fill_count_table(table, start, stop, reciprocal):
+    """Entries ``start .. stop - 1`` of :func:`_count_table`."""
+    for c in range(start, stop):
+        table[c] = 1.0 / c if reciprocal else c * np.log2(c)
 
 
 @njit(cache=True, inline="always")
@@ -286,7 +294,7 @@ def row_impurity(row, criterion, reg_lambda):
     return w, max(value, 0.0) + 0.0  # clip rounding below 0; + 0.0 turns -0.0 into 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def node_impurity(stats, criterion, reg_lambda=0.0):
     """Weight and impurity of nodes from their statistics.
 
