@@ -12,6 +12,7 @@ import numpy as np
 
 from ._dtypes import label_dtype
 from ._dtypes import CRITERION_SQUARED_ERROR
+from ._threads import each_in_threads
 from .kernels import node_impurity, reciprocal_table, xlog2x_table
 from .kernels.bounded_search import SCATTERED_SPAN, fine_bin_codes
 from .kernels import depth_first as depth_first_kernels
@@ -201,8 +202,13 @@ def grow_depth_first(X, y, counts, sample_weight, params, n_classes, rngs, timin
                       slots[pending])
         timings["grow"] = timings.get("grow", 0.0) + time.perf_counter() - t0
         t0 = time.perf_counter()
-        for t, tree in zip(pending, grown):
-            trees[t] = None if tree is None else _level_order(tree, params.criterion_code)
+
+        def build(j):
+            """Tree ``pending[j]`` in level order (compiled and NumPy steps release the GIL)."""
+            if grown[j] is not None:
+                trees[pending[j]] = _level_order(grown[j], params.criterion_code)
+
+        each_in_threads(build, len(grown))
         timings["build"] = timings.get("build", 0.0) + time.perf_counter() - t0
         pending = np.array([t for t in pending if trees[t] is None], dtype=np.int64)
         if pending.size:  # grown again from their samples (the layout was moved)

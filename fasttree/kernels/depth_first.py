@@ -883,7 +883,7 @@ def drawn_layout(counts, y, tree_offsets, rows, labels, weight):
     return tree_weights, most
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def breadth_first_order(child_left):
     """The nodes of a tree numbered depth first (``child_left``: each node's first child, -1 for
     a leaf, the second child the next) in level order: root, its children, theirs, ... (the
