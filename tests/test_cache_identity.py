@@ -24,10 +24,12 @@ from fasttree._dtypes import (
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
 )
-from fasttree._jit import _KeyedCacheFile, cache_identity, with_globals
-from fasttree.kernels import histogram, multi_output, sparse, split_search
+from fasttree._jit import _KeyedCacheFile, cache_identity, specialized, with_globals
+from fasttree.kernels import absolute_error, histogram, multi_output, sparse, split_search
 
 FLAGS = (True, False)
+MULTI_OUTPUT_CRITERIA = (CRITERION_GINI, CRITERION_ENTROPY, CRITERION_SQUARED_ERROR,
+                         CRITERION_POISSON, CRITERION_ABSOLUTE_ERROR)
 #: every kernel factory with every key it can be called with
 FACTORIES = [
     (split_search._make_item_search,
@@ -39,9 +41,11 @@ FACTORIES = [
     (sparse._make_sparse_search,
      [("classes", *flags) for flags in itertools.product(*[FLAGS] * 2)]
      + [("sums",), ("several",), ("absolute_error",)]),
-    (multi_output._make_search,
-     [(criterion,) for criterion in (CRITERION_GINI, CRITERION_ENTROPY, CRITERION_SQUARED_ERROR,
-                                     CRITERION_POISSON, CRITERION_ABSOLUTE_ERROR)]),
+    (multi_output._make_pair_hook, [(criterion,) for criterion in MULTI_OUTPUT_CRITERIA]),
+    (split_search._make_grid_pair_search,
+     [(specialized(multi_output._make_pair_hook, criterion), multi_output._new_scratch)
+      for criterion in MULTI_OUTPUT_CRITERIA]
+     + [(absolute_error._scan_pair, absolute_error._scratch)]),
     (histogram._make_hist_search, list(itertools.product(FLAGS, FLAGS))),
 ]
 

@@ -18,8 +18,7 @@ from .._jit import njit
 from .monotonic import constraint_of, monotonic_ok
 from .random_split import random_cut, store_pair_split, threshold_candidate
 from .split_record import NO_CANDIDATE, better_side, side_allowed
-from .work_items import largest_node
-from .split_search import _same_value, count_missing
+from .split_search import count_missing, grid_pair_search
 
 
 @njit(cache=True, inline="always")
@@ -156,7 +155,6 @@ def node_target_ranks(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, s
     return out
 
 
-@njit(parallel=True, cache=True)
 def find_splits_absolute_error(
     sorted_x, sorted_idx, sample_weight, seg_start, seg_end, seg_stats, feature_mask,
     rank_of_row, node_sorted_y, min_samples_leaf, min_weight_leaf, uniform, coin,
@@ -191,40 +189,44 @@ def find_splits_absolute_error(
     Notes
     -----
     Missing rows are tried on both sides, ties go to the lowest threshold, as in the other scans.
+    A Python function: the pairs are scanned in parallel by
+    :func:`~fasttree.kernels.split_search.grid_pair_search`, tasks of about equal rows.
     """
-    n_features = sorted_x.shape[0]
-    n_segments = seg_start.shape[0]
-    unit_weight = sample_weight.shape[0] == 0
-    max_n = largest_node(seg_start, seg_end)
-    n_outputs = rank_of_row.shape[0]
-    for f in prange(n_features):
-        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = _scratch(max_n,
-                                                                                  n_outputs)
-        for s in range(n_segments):
-            if feature_mask[f, s] == 0:
-                continue
-            start = seg_start[s]
-            end = seg_end[s]
-            n_node = end - start
-            xs = sorted_x[f, start:end]
-            if n_node < 2 * min_samples_leaf or _same_value(xs[0], xs[n_node - 1]):
-                continue
-            idx = sorted_idx[f, start:end]
-            for p in range(n_node):
-                for k in range(n_outputs):
-                    order_ranks[k, p] = rank_of_row[k, idx[p]]
-                order_w[p] = 1.0 if unit_weight else sample_weight[idx[p]]
-            cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
-            # int64 index: one compiled specialization (prange's index type differs)
-            _split_pair(np.int64(f), s, xs, node_sorted_y[:, start:end], count_missing(xs),
-                        seg_stats[s],
-                        min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower, upper,
-                        tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians, record)
+    largest = int(np.max(seg_end - seg_start, initial=1))  # rows of the largest node
+    grid_pair_search(_scan_pair, _scratch)(
+        sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+        (sorted_x, sorted_idx, sample_weight, seg_stats, rank_of_row, node_sorted_y,
+         min_samples_leaf, min_weight_leaf, uniform, coin, monotonic_cst, node_bounds, largest),
+        record)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _scratch(max_n, n_outputs):
-    """Per-thread work arrays of :func:`_split_pair` (``medians``: the four passes' medians)."""
+def _scan_pair(f, s, start, end, scratch, args, record):
+    """Pair ``(f, s)`` of :func:`find_splits_absolute_error` (node ``s``'s positions ``start ..
+    end - 1``), the scan :func:`~fasttree.kernels.split_search.grid_pair_search` calls: each
+    row's ranks and weight in the feature's order, then :func:`_split_pair`."""
+    (sorted_x, sorted_idx, sample_weight, seg_stats, rank_of_row, node_sorted_y,
+     min_samples_leaf, min_weight_leaf, uniform, coin, monotonic_cst, node_bounds, _) = args
+    tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians = scratch
+    unit_weight = sample_weight.shape[0] == 0
+    xs = sorted_x[f, start:end]
+    idx = sorted_idx[f, start:end]
+    for p in range(end - start):
+        for k in range(rank_of_row.shape[0]):
+            order_ranks[k, p] = rank_of_row[k, idx[p]]
+        order_w[p] = 1.0 if unit_weight else sample_weight[idx[p]]
+    cst, lower, upper = constraint_of(monotonic_cst, node_bounds, f, s)
+    _split_pair(f, s, xs, node_sorted_y[:, start:end], count_missing(xs), seg_stats[s],
+                min_samples_leaf, min_weight_leaf, uniform, coin, cst, lower, upper, tw, twy,
+                order_ranks, order_w, fwd, fwd_m, bwd, bwd_m, medians, record)
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _scratch(args):
+    """A task's work arrays for :func:`_split_pair`, as long as the level's largest node (the
+    last of ``args``; ``medians``: the four passes' medians)."""
+    n_outputs = args[4].shape[0]
+    max_n = args[12]
     return (np.empty(max_n + 1), np.empty(max_n + 1),
             np.empty((n_outputs, max_n), dtype=np.int64),
             np.empty(max_n), np.empty(max_n), np.empty(max_n), np.empty(max_n),

@@ -26,7 +26,7 @@ from .criteria import (
 )
 from .random_split import random_cut, store_pair_split, threshold_candidate
 from .split_record import NO_CANDIDATE, better_side, side_allowed
-from .split_search import _same_value, count_missing
+from .split_search import count_missing, grid_pair_search
 
 
 @njit(cache=True, inline="always")
@@ -111,7 +111,8 @@ def _make_scan_pair(criterion):
         feature ``f`` (sorted, missing last, not all one value) and their row ids ``idx``; its
         statistics vector ``total``, weight ``w_total`` and ``w * I``; ``left``, ``missing`` and
         ``side_l`` are scratch of the statistics' width.  Called, not inlined: the parallel kernel
-        then compiles in a fraction of the time, and compiling ahead shares the two."""
+        then compiles in a fraction of the time, and compiling ahead shares the two; its arrays
+        given one by one, not in a tuple, so that they are ``noalias`` (3-5 % faster)."""
         unit_weight = sample_weight.shape[0] == 0
         random = uniform.shape[0] > 0
         n_stats = total.shape[0]
@@ -204,45 +205,40 @@ def find_splits_multioutput(
     Notes
     -----
     Candidates and ties as in the single-output scans: the lowest threshold wins a tie, and
-    missing rows go left only when strictly better.
+    missing rows go left only when strictly better.  A Python function: the pairs are scanned in
+    parallel by :func:`~fasttree.kernels.split_search.grid_pair_search`, tasks of about equal rows.
     """
-    kernel = specialized(_make_search, int(criterion))
-    kernel(sorted_x, sorted_idx, Y, sample_weight, seg_start, seg_end, seg_stats, feature_mask,
-           offsets, criterion, min_samples_leaf, min_weight_leaf, uniform, coin, record)
+    seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
+    search = grid_pair_search(specialized(_make_pair_hook, int(criterion)), _new_scratch)
+    search(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+           (sorted_x, sorted_idx, Y, sample_weight, seg_stats, seg_weight, seg_weighted_impurity,
+            offsets, min_samples_leaf, min_weight_leaf, uniform, coin), record)
 
 
-def _make_search(criterion):
-    """:func:`find_splits_multioutput`'s parallel kernel, calling the pair scan of ``criterion``
-    (:func:`_make_scan_pair`)."""
+def _make_pair_hook(criterion):
+    """The scan :func:`~fasttree.kernels.split_search.grid_pair_search` calls for a pair of
+    :func:`find_splits_multioutput` (inlined there): the pair's slices and statistics out of
+    ``args``, scanned by ``criterion``'s :func:`_make_scan_pair`."""
 
-    def search(sorted_x, sorted_idx, Y, sample_weight, seg_start, seg_end, seg_stats,
-               feature_mask, offsets, criterion, min_samples_leaf, min_weight_leaf, uniform, coin,
-               record):
-        n_features = sorted_x.shape[0]
-        n_segments = seg_start.shape[0]
-        n_stats = seg_stats.shape[1]
-        seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
-        for f in prange(n_features):
-            left = np.empty(n_stats)
-            missing = np.empty(n_stats)
-            side_l = np.empty(n_stats)
-            for s in range(n_segments):
-                if feature_mask[f, s] == 0:
-                    continue
-                start = seg_start[s]
-                end = seg_end[s]
-                xs = sorted_x[f, start:end]
-                idx = sorted_idx[f, start:end]
-                n_node = end - start
-                if n_node < 2 * min_samples_leaf or _same_value(xs[0], xs[n_node - 1]):
-                    continue
-                scan_pair(np.int64(f), s, xs, idx, Y, sample_weight, seg_stats[s],
-                          seg_weight[s], seg_weighted_impurity[s], offsets, min_samples_leaf,
-                          min_weight_leaf, uniform, coin, left, missing, side_l, record)
+    def scan(f, s, start, end, scratch, args, record):
+        (sorted_x, sorted_idx, Y, sample_weight, seg_stats, seg_weight, seg_weighted_impurity,
+         offsets, min_samples_leaf, min_weight_leaf, uniform, coin) = args
+        left, missing, side_l = scratch
+        scan_pair(f, s, sorted_x[f, start:end], sorted_idx[f, start:end], Y, sample_weight,
+                  seg_stats[s], seg_weight[s], seg_weighted_impurity[s], offsets, min_samples_leaf,
+                  min_weight_leaf, uniform, coin, left, missing, side_l, record)
 
-    # the scan reaches the kernel as a global (with_globals), never as a variable it closes over
-    return njit(parallel=True, cache=True)(
-        with_globals(search, scan_pair=specialized(_make_scan_pair, criterion)))
+    # the scan reaches the hook as a global (with_globals), never as a variable it closes over
+    return njit(cache=True, inline="always")(
+        with_globals(scan, scan_pair=specialized(_make_scan_pair, criterion)))
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _new_scratch(args):
+    """A task's scratch for :func:`_make_scan_pair`'s scan: three vectors of the statistics'
+    width."""
+    n_stats = args[4].shape[1]
+    return np.empty(n_stats), np.empty(n_stats), np.empty(n_stats)
 
 
 @njit(parallel=True, cache=True)

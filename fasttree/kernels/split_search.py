@@ -61,7 +61,7 @@ from .split_record import (NO_CANDIDATE, better_side, check_split_record, missin
                            new_split_record, write_split)
 from . import work_items
 from .work_items import (MIN_TASK_ROWS, SUM_BLOCK_ROWS, WorkItems, chunk_class_prefix,
-                         chunk_sum_prefix, exact_tasks, tasks_per_level)
+                         chunk_sum_prefix, exact_tasks, grid_tasks, tasks_per_level)
 
 
 #: scikit-learn's ``FEATURE_THRESHOLD`` (float32, like the values): two sorted values closer than
@@ -563,6 +563,54 @@ def _run_on_items(kind, layout, args, items, chunk_stats, record):
     n_candidates = np.add.reduceat(chunk_record.n_candidates[items.pair_feature[chunked[
         np.repeat(np.arange(chunked.size), k)]], chunk], offsets)
     record.n_candidates[items.pair_feature[chunked], items.pair_segment[chunked]] = n_candidates
+
+
+def grid_pair_search(scan_pair, new_scratch):
+    """The parallel search of a kind that scans a level's (feature, node) pairs whole, one at a
+    time (several outputs, absolute error): tasks of about equal rows cut from the grid
+    (:func:`~fasttree.kernels.work_items.grid_tasks`: every core works whatever the number of
+    features or nodes), each task's scratch ``new_scratch(args)``, and each pair of an unmasked
+    feature, of at least ``2 * min_samples_leaf`` rows and not all one value scanned by
+    ``scan_pair(f, s, start, end, scratch, args, record)`` (node ``s``'s positions ``start ..
+    end - 1``), which writes only the pair's own slots of ``record``.  ``args`` is the kind's
+    own tuple (not holding the record: a parallel loop cannot take a tuple holding one).  Made
+    once per (scan, scratch).
+
+    Returns
+    -------
+    search : callable
+        ``search(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, args,
+        record)``.
+    """
+    return specialized(_make_grid_pair_search, scan_pair, new_scratch)
+
+
+def _make_grid_pair_search(pair_scan, task_scratch):
+    """:func:`grid_pair_search`'s kernel, the kind's two functions its globals (``scan_pair``,
+    ``new_scratch``: no local here may be named like them, or the kernel would close over
+    them)."""
+
+    def search(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, args, record):
+        n_features = sorted_x.shape[0]
+        n_segments = seg_start.shape[0]
+        first = grid_tasks(seg_start, seg_end, n_features)
+        width = max(n_segments, 1)  # pairs per feature (no division by 0 on an empty level)
+        for task in prange(first.shape[0] - 1):
+            scratch = new_scratch(args)
+            q0 = first[task]
+            q1 = first[task + 1]
+            # the task's pairs feature by feature, each feature's nodes in an inner loop
+            for f in range(q0 // width, (q1 + width - 1) // width):
+                for s in range(max(q0 - f * n_segments, 0), min(q1 - f * n_segments, n_segments)):
+                    start = seg_start[s]
+                    end = seg_end[s]
+                    if (feature_mask[f, s] == 0 or end - start < 2 * min_samples_leaf
+                            or _same_value(sorted_x[f, start], sorted_x[f, end - 1])):
+                        continue
+                    scan_pair(f, s, start, end, scratch, args, record)
+
+    return njit(parallel=True, cache=True)(
+        with_globals(search, scan_pair=pair_scan, new_scratch=task_scratch))
 
 
 def numeric_scan_items(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
