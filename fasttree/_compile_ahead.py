@@ -317,7 +317,9 @@ def helper_order(n_entries, seconds=None, callers=None):
     The fit needs its kernels in list order, so the helper's share is the kernels it needs
     last; starting with the costliest keeps that one from being where the two meet, with the
     fit waiting for all of it (the classifier's search kernel, 3.6 of its 13 s of compile:
-    8.5 -> 7.3 s cold start).  A kernel compiles its own part after its callees (it types its
+    8.5 -> 7.3 s cold start); a kernel's cost counts its listed callees' (absolute error's
+    search: 2.6 s of its own, 6 s of scans, came after a 3 s kernel without callees, and the
+    fit compiled all of it alone: 9.4 -> 13 s cold start).  A kernel compiles its own part after its callees (it types its
     calls by compiling them), so where its listed callees take longer than its own part (the
     small kind's tree kernel: 9.6 against 4.0 s) the helper takes those callees, from the one
     the fit will reach last, and the two share them; where they do not (the several-outputs
@@ -327,17 +329,27 @@ def helper_order(n_entries, seconds=None, callers=None):
     order = list(reversed(range(n_entries)))
     if seconds is None or len(seconds) != n_entries or n_entries <= 2:
         return order
-    costliest = max(range(1, n_entries), key=lambda i: seconds[i])
+    if callers is None or len(callers) != n_entries:
+        callers = [-1] * n_entries
+    callees = [_listed_callees(i, callers) for i in range(n_entries)]
+    # costliest with its listed callees: a kernel whose own part is small but whose callees are
+    # large (a search calling its scans) is one block of the fit's time all the same
+    costliest = max(range(1, n_entries),
+                    key=lambda i: seconds[i] + sum(seconds[j] for j in callees[i]))
     first = [costliest]
-    if callers is not None and len(callers) == n_entries:
-        below = {costliest}
-        for i in range(costliest + 1, n_entries):  # a callee's compile starts after its caller's
-            if callers[i] in below:
-                below.add(i)
-        callees = below - {costliest}
-        if sum(seconds[i] for i in callees) > seconds[costliest]:
-            first = sorted(callees, reverse=True)
+    if sum(seconds[i] for i in callees[costliest]) > seconds[costliest]:
+        first = sorted(callees[costliest], reverse=True)
     return first + [i for i in order if i not in first]
+
+
+def _listed_callees(entry, callers):
+    """The entries compiled within ``entry``'s compile: listed after it, called by it or by
+    one of them (a callee's compile starts after its caller's)."""
+    below = {entry}
+    for i in range(entry + 1, len(callers)):
+        if callers[i] in below:
+            below.add(i)
+    return below - {entry}
 
 
 def dispatcher_of(reference):

@@ -24,7 +24,7 @@ from fasttree._dtypes import (
     CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
 )
-from fasttree._jit import _KeyedCacheFile, cache_identity, specialized, with_globals
+from fasttree._jit import _KeyedCacheFile, cache_identity, with_globals
 from fasttree.kernels import absolute_error, histogram, multi_output, sparse, split_search
 
 FLAGS = (True, False)
@@ -42,10 +42,8 @@ FACTORIES = [
      [("classes", *flags) for flags in itertools.product(*[FLAGS] * 2)]
      + [("sums",), ("several",), ("absolute_error",)]),
     (multi_output._make_pair_hook, [(criterion,) for criterion in MULTI_OUTPUT_CRITERIA]),
-    (split_search._make_grid_pair_search,
-     [(specialized(multi_output._make_pair_hook, criterion), multi_output._new_scratch)
-      for criterion in MULTI_OUTPUT_CRITERIA]
-     + [(absolute_error._scan_pair, absolute_error._scratch)]),
+    (multi_output._make_search, [(criterion,) for criterion in MULTI_OUTPUT_CRITERIA]),
+    (absolute_error._make_search, [()]),
     (histogram._make_hist_search, list(itertools.product(FLAGS, FLAGS))),
 ]
 

@@ -309,6 +309,10 @@ def test_the_helper_starts_with_the_costliest_kernel_after_the_first():
     callers = [-1, -1, -1, 2, 2, 4, -1]
     assert compile_ahead.helper_order(7, seconds, callers) == [5, 4, 3, 6, 2, 1, 0]
     assert compile_ahead.helper_order(7, seconds, [-1] * 7) == [2, 6, 5, 4, 3, 1, 0]
+    # a kernel's cost counts its listed callees': 2 (1 s, callees 3 and 4: 6 s) outweighs 1
+    # (4 s), and its callees are taken first
+    assert compile_ahead.helper_order(5, [9.0, 4.0, 1.0, 3.0, 3.0], [-1, -1, -1, 2, 2]) == [
+        4, 3, 2, 1, 0]
     seconds[2] = 6.0
     assert compile_ahead.helper_order(7, seconds, callers) == [2, 6, 5, 4, 3, 1, 0]
 

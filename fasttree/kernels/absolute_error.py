@@ -13,7 +13,7 @@ feature.
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._jit import njit, specialized
 
 from .monotonic import constraint_of, monotonic_ok
 from .random_split import random_cut, store_pair_split, threshold_candidate
@@ -193,11 +193,16 @@ def find_splits_absolute_error(
     :func:`~fasttree.kernels.split_search.grid_pair_search`, tasks of about equal rows.
     """
     largest = int(np.max(seg_end - seg_start, initial=1))  # rows of the largest node
-    grid_pair_search(_scan_pair, _scratch)(
+    specialized(_make_search)(
         sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
         (sorted_x, sorted_idx, sample_weight, seg_stats, rank_of_row, node_sorted_y,
          min_samples_leaf, min_weight_leaf, uniform, coin, monotonic_cst, node_bounds, largest),
         record)
+
+
+def _make_search():
+    """:func:`find_splits_absolute_error`'s parallel search (made once per process)."""
+    return grid_pair_search(_scan_pair, _scratch)
 
 
 @njit(cache=True, no_cpython_wrapper=True)

@@ -565,30 +565,28 @@ def _run_on_items(kind, layout, args, items, chunk_stats, record):
     record.n_candidates[items.pair_feature[chunked], items.pair_segment[chunked]] = n_candidates
 
 
-def grid_pair_search(scan_pair, new_scratch):
+def grid_pair_search(pair_scan, task_scratch):
     """The parallel search of a kind that scans a level's (feature, node) pairs whole, one at a
     time (several outputs, absolute error): tasks of about equal rows cut from the grid
     (:func:`~fasttree.kernels.work_items.grid_tasks`: every core works whatever the number of
-    features or nodes), each task's scratch ``new_scratch(args)``, and each pair of an unmasked
-    feature, of at least ``2 * min_samples_leaf`` rows and not all one value scanned by
-    ``scan_pair(f, s, start, end, scratch, args, record)`` (node ``s``'s positions ``start ..
+    features or nodes), each task's scratch ``task_scratch(args)``, and each pair of an
+    unmasked feature, of at least ``2 * min_samples_leaf`` rows and not all one value scanned
+    by ``pair_scan(f, s, start, end, scratch, args, record)`` (node ``s``'s positions ``start ..
     end - 1``), which writes only the pair's own slots of ``record``.  ``args`` is the kind's
-    own tuple (not holding the record: a parallel loop cannot take a tuple holding one).  Made
-    once per (scan, scratch).
+    own tuple (not holding the record: a parallel loop cannot take a tuple holding one).
+
+    A kernel factory: a kind makes its search once per process through its own factory keyed by
+    flags (``specialized(kind_factory, *flags)``), which compiling ahead can make again in
+    another process (a key holding compiled functions could not be).
 
     Returns
     -------
-    search : callable
+    search : numba dispatcher
         ``search(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, args,
         record)``.
     """
-    return specialized(_make_grid_pair_search, scan_pair, new_scratch)
-
-
-def _make_grid_pair_search(pair_scan, task_scratch):
-    """:func:`grid_pair_search`'s kernel, the kind's two functions its globals (``scan_pair``,
-    ``new_scratch``: no local here may be named like them, or the kernel would close over
-    them)."""
+    # the two functions reach the kernel as globals (with_globals): no local here may be named
+    # scan_pair or new_scratch, or the kernel would close over them
 
     def search(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf, args, record):
         n_features = sorted_x.shape[0]
