@@ -202,7 +202,7 @@ def find_splits_absolute_error(
 
 def _make_search():
     """:func:`find_splits_absolute_error`'s parallel search (made once per process)."""
-    return grid_pair_search(_scan_pair, _scratch)
+    return grid_pair_search(_scan_pair, _task_scratch)
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -227,11 +227,15 @@ def _scan_pair(f, s, start, end, scratch, args, record):
 
 
 @njit(cache=True, no_cpython_wrapper=True)
-def _scratch(args):
-    """A task's work arrays for :func:`_split_pair`, as long as the level's largest node (the
-    last of ``args``; ``medians``: the four passes' medians)."""
-    n_outputs = args[4].shape[0]
-    max_n = args[12]
+def _task_scratch(args):
+    """A task's work arrays (:func:`_scratch`) as long as the level's largest node, the last of
+    ``args``."""
+    return _scratch(args[12], args[4].shape[0])
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _scratch(max_n, n_outputs):
+    """Per-thread work arrays of :func:`_split_pair` (``medians``: the four passes' medians)."""
     return (np.empty(max_n + 1), np.empty(max_n + 1),
             np.empty((n_outputs, max_n), dtype=np.int64),
             np.empty(max_n), np.empty(max_n), np.empty(max_n), np.empty(max_n),
