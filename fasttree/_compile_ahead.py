@@ -319,13 +319,13 @@ def helper_order(n_entries, seconds=None, callers=None):
     fit waiting for all of it (the classifier's search kernel, 3.6 of its 13 s of compile:
     8.5 -> 7.3 s cold start); a kernel's cost counts its listed callees' (absolute error's
     search: 2.6 s of its own, 6 s of scans, came after a 3 s kernel without callees, and the
-    fit compiled all of it alone: 9.4 -> 13 s cold start).  A kernel compiles its own part after its callees (it types its
-    calls by compiling them), so where its listed callees take longer than its own part (the
-    small kind's tree kernel: 9.6 against 4.0 s) the helper takes those callees, from the one
-    the fit will reach last, and the two share them; where they do not (the several-outputs
-    search: 0.8 against 28 s), the whole kernel.  ``seconds``: the entries' compile times (each
-    without its listed callees), or None (the list from its end); ``callers``: see
-    :func:`plan_callers`."""
+    fit compiled all of it alone: 9.4 -> 13 s cold start).  A kernel compiles its own part after
+    its callees (it types its calls by compiling them), so where its listed callees take longer
+    than its own part (the small kind's tree kernel: 9.6 against 4.0 s) the helper takes those
+    callees, from the one the fit will reach last, and the two share them; where they do not
+    (the several-outputs search: 0.8 against 28 s), the whole kernel.  ``seconds``: the
+    entries' compile times (each without its listed callees), or None (the list from its end);
+    ``callers``: see :func:`plan_callers`."""
     order = list(reversed(range(n_entries)))
     if seconds is None or len(seconds) != n_entries or n_entries <= 2:
         return order

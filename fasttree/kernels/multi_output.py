@@ -215,8 +215,10 @@ def find_splits_multioutput(
     missing rows go left only when strictly better.  A Python function: the pairs are scanned in
     parallel by :func:`~fasttree.kernels.split_search.grid_pair_search`, tasks of about equal rows.
     """
-    specialized(_make_search, int(criterion))(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
-           (sorted_x, sorted_idx, Y, sample_weight, seg_stats, offsets, min_samples_leaf, min_weight_leaf, uniform, coin), record)
+    specialized(_make_search, int(criterion))(
+        sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+        (sorted_x, sorted_idx, Y, sample_weight, seg_stats, offsets, min_samples_leaf,
+         min_weight_leaf, uniform, coin), record)
 
 
 def _make_search(criterion):
