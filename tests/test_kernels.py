@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from fasttree._dtypes import (
     CRITERION_ENTROPY,
@@ -33,7 +34,7 @@ from fasttree.kernels import (
     unconstrained,
 )
 from fasttree.tree import Tree
-from fasttree.kernels.presort import sort_values
+from fasttree.kernels.presort import sort_values, stable_argsort
 from reference import apply_naive, brute_force_split, missing_aware_numeric_split
 
 CRITERIA = {"gini": CRITERION_GINI, "entropy": CRITERION_ENTROPY}
@@ -141,6 +142,28 @@ def test_sort_values_is_a_stable_argsort(values):
     np.testing.assert_array_equal(order, expected)
     np.testing.assert_array_equal(sorted_x, x[expected])  # NaN == NaN here, -0.0 == 0.0
     assert not np.signbit(sorted_x[sorted_x == 0]).any()
+
+
+@njit
+def _stable_argsort_called(key):
+    return stable_argsort(key)  # the kernel has no Python wrapper of its own
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=True) | st.sampled_from([0.0, 1.5]),
+                max_size=120))
+def test_stable_argsort_is_numpys(values):
+    """Positions of a node's targets (absolute error) or categories' means (subset splits) in
+    increasing key order, equal keys in their order: across and within the insertion runs."""
+    key = np.array(values)
+    np.testing.assert_array_equal(_stable_argsort_called(key), np.argsort(key, kind="stable"))
+
+
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 1000, 100_000])
+def test_stable_argsort_of_every_size(rng, n):
+    for key in (rng.normal(size=n), rng.integers(0, 7, n).astype(np.float64), -np.arange(n)):
+        np.testing.assert_array_equal(_stable_argsort_called(key),
+                                      np.argsort(key, kind="stable"))
 
 
 @pytest.mark.parametrize("n", [33, 1000, 4096, 4097, 20000])

@@ -16,6 +16,7 @@ from numba import prange
 from .._jit import njit, specialized
 
 from .monotonic import constraint_of, monotonic_ok
+from .presort import stable_argsort
 from .random_split import random_cut, store_pair_split, threshold_candidate
 from .split_record import NO_CANDIDATE, better_side, side_allowed
 from .split_search import count_missing, grid_pair_search
@@ -123,7 +124,7 @@ def node_target_ranks(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, s
         n = end - start
         rows = sorted_idx[seg_feature[s], start:end]
         ys = sorted_y[seg_feature[s], start:end]
-        order = np.argsort(ys, kind="mergesort")
+        order = stable_argsort(ys)
         w_sum = 0.0
         wy_sum = 0.0
         for r in range(n):

@@ -30,6 +30,7 @@ from .criteria import (
     weighted_class_impurity,
     weighted_regression_impurity,
 )
+from .presort import stable_argsort
 
 
 @njit(cache=True, no_cpython_wrapper=True)
@@ -127,35 +128,7 @@ def subset_order(stats, n_present, order_class, criterion):
             key[j] = stats[j, 1] / w
         else:
             key[j] = stats[j, order_class] / w
-    return _stable_argsort(key)
-
-
-@njit(cache=True, no_cpython_wrapper=True)
-def _stable_argsort(key):
-    """``np.argsort(key, kind="mergesort")`` for keys without NaN: a bottom-up merge sort of
-    positions, equal keys in their order (numba's own merge sort took 0.8 s to compile in a
-    first fit of a table; a node's categories are few)."""
-    n = key.shape[0]
-    src = np.arange(n)
-    dst = np.empty(n, dtype=np.int64)
-    width = 1
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i = lo
-            j = mid
-            for k in range(lo, hi):
-                # the right run's key only when strictly smaller: stable
-                if j < hi and (i >= mid or key[src[j]] < key[src[i]]):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-        src, dst = dst, src
-        width *= 2
-    return src
+    return stable_argsort(key)
 
 
 @njit(cache=True, no_cpython_wrapper=True)

@@ -497,6 +497,52 @@ def _insertion_sort(keys, idx):
         idx[j] = moved
 
 
+@njit(cache=True, no_cpython_wrapper=True)
+def stable_argsort(key):
+    """``np.argsort(key, kind="stable")`` for keys without NaN, of any dtype: runs of
+    ``_MERGE_RUN`` positions sorted by insertion, then merged bottom-up, equal keys in their
+    order.
+
+    numba's own ``np.argsort(kind="mergesort")`` took 1.8 s to compile in a first fit; this one
+    sorts as fast within 5-20 % on a million targets and as fast on nodes of 256 rows or more
+    (``docs/performance.md``).
+    """
+    n = key.shape[0]
+    src = np.arange(n)
+    for lo in range(0, n, _MERGE_RUN):
+        hi = min(lo + _MERGE_RUN, n)
+        for i in range(lo + 1, hi):
+            moved = src[i]
+            k = key[moved]
+            j = i
+            while j > lo and key[src[j - 1]] > k:  # strict: equal keys keep their order
+                src[j] = src[j - 1]
+                j -= 1
+            src[j] = moved
+    dst = np.empty(n, dtype=np.int64)
+    width = _MERGE_RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            for k in range(lo, hi):
+                # the right run's key only when strictly smaller: stable
+                if j < hi and (i >= mid or key[src[j]] < key[src[i]]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
+#: positions :func:`stable_argsort` sorts by insertion before it merges (16 against 32: 0.155
+#: against 0.171 s for a million values)
+_MERGE_RUN = 16
 #: a slice of at most this many values is sorted by insertion: fewer steps than a radix sort's
 #: bucket counts and prefix sums
 _INSERTION_MAX = 32
