@@ -193,7 +193,9 @@ def find_splits_absolute_error(
     A Python function: the pairs are scanned in parallel by
     :func:`~fasttree.kernels.split_search.grid_pair_search`, tasks of about equal rows.
     """
-    largest = int(np.max(seg_end - seg_start, initial=1))  # rows of the largest node
+    # rows of the largest node (NumPy: work_items.largest_node would be one more kernel for this
+    # kind's first fit to compile)
+    largest = int(np.max(seg_end - seg_start, initial=1))
     specialized(_make_search)(
         sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
         (sorted_x, sorted_idx, sample_weight, seg_stats, rank_of_row, node_sorted_y,
@@ -229,9 +231,9 @@ def _scan_pair(f, s, start, end, scratch, args, record):
 
 @njit(cache=True, no_cpython_wrapper=True)
 def _task_scratch(args):
-    """A task's work arrays (:func:`_scratch`) as long as the level's largest node, the last of
-    ``args``."""
-    return _scratch(args[12], args[4].shape[0])
+    """A task's work arrays (:func:`_scratch`) as long as the level's largest node."""
+    rank_of_row, largest = args[4], args[12]  # args as find_splits_absolute_error packs them
+    return _scratch(largest, rank_of_row.shape[0])
 
 
 @njit(cache=True, no_cpython_wrapper=True)

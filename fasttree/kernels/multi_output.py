@@ -252,7 +252,8 @@ def _make_pair_hook(criterion):
 def _new_scratch(args):
     """A task's scratch for :func:`_make_scan_pair`'s scan: three vectors of the statistics'
     width."""
-    n_stats = args[4].shape[1]
+    seg_stats = args[4]  # args as find_splits_multioutput packs them
+    n_stats = seg_stats.shape[1]
     return np.empty(n_stats), np.empty(n_stats), np.empty(n_stats)
 
 
