@@ -19,7 +19,7 @@ from .monotonic import constraint_of, monotonic_ok
 from .presort import stable_argsort
 from .random_split import random_cut, store_pair_split, threshold_candidate
 from .split_record import NO_CANDIDATE, better_side, side_allowed
-from .split_search import count_missing, grid_pair_search
+from .split_search import count_missing, grid_pair_search, run_grid_search
 
 
 @njit(cache=True, inline="always")
@@ -196,8 +196,8 @@ def find_splits_absolute_error(
     # rows of the largest node (NumPy: work_items.largest_node would be one more kernel for this
     # kind's first fit to compile)
     largest = int(np.max(seg_end - seg_start, initial=1))
-    specialized(_make_search)(
-        sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+    run_grid_search(
+        specialized(_make_search), sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
         (sorted_x, sorted_idx, sample_weight, seg_stats, rank_of_row, node_sorted_y,
          min_samples_leaf, min_weight_leaf, uniform, coin, monotonic_cst, node_bounds, largest),
         record)

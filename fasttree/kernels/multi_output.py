@@ -26,7 +26,7 @@ from .criteria import (
 )
 from .random_split import random_cut, store_pair_split, threshold_candidate
 from .split_record import NO_CANDIDATE, better_side, side_allowed
-from .split_search import count_missing, grid_pair_search
+from .split_search import count_missing, grid_pair_search, run_grid_search
 
 
 @njit(cache=True, inline="always")
@@ -215,8 +215,8 @@ def find_splits_multioutput(
     missing rows go left only when strictly better.  A Python function: the pairs are scanned in
     parallel by :func:`~fasttree.kernels.split_search.grid_pair_search`, tasks of about equal rows.
     """
-    specialized(_make_search, int(criterion))(
-        sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
+    run_grid_search(
+        specialized(_make_search, int(criterion)), sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf,
         (sorted_x, sorted_idx, Y, sample_weight, seg_stats, offsets, min_samples_leaf,
          min_weight_leaf, uniform, coin), record)
 

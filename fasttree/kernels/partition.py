@@ -7,6 +7,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, specialized, with_globals
+from .._tasks import load_pointer, run_tasks, task_address
 from .presort import check_row_ids
 from .work_items import chunk_index, chunks_by_rows
 
@@ -255,9 +256,10 @@ def _move_pairs(k_way, sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branc
         if chunked_feature.shape[0] > 0:
             chunked = np.zeros((n_features, seg_start.shape[0]), dtype=np.uint8)
             chunked[chunked_feature, chunked_segment] = 1
-        _move_lanes(k_way)(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                           branch_rows, row_branch, branch_0_bits, skip_feature, chunked,
-                           lane_first, *buffers)
+        data = (sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset, branch_rows,
+                row_branch, branch_0_bits, skip_feature, chunked, lane_first, *buffers)
+        run_tasks(task_address(specialized(_make_movers, k_way), data), data,
+                  lane_first.shape[0] - 1)
     if chunked_feature.shape[0] > 0:
         rows = (seg_end - seg_start)[chunked_segment]
         # the scratch holds one feature row's chunked segments at most (never more than the
@@ -703,14 +705,16 @@ def _partition_kway(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_o
 
 
 def _make_movers(k_way):
-    """The parallel mover of lanes of (feature, segment) pairs: ``k_way`` False for two-way
-    splits only (the numeric partition), True for any number of branches (routed splits).
+    """The task function (:mod:`fasttree._tasks`) that moves lane ``j`` of (feature, segment)
+    pairs: ``k_way`` False for two-way splits only (the numeric partition), True for any number
+    of branches (routed splits).
 
-    Each lane's pairs are moved by one call, with the lane's buffers (a segment's smaller side
+    A lane's pairs are moved by one call, with the lane's buffers (a segment's smaller side
     plus one slot for a two-branch segment, its whole slice otherwise): a two-branch segment by
     the branch-free two-way mover (``branch_0_bits``), any other by :func:`_move_k_way`
-    (``row_branch``).  The pairs' function is called from the parallel loop, not inlined into it:
-    the mover inlined there ran about 15 % slower per row (B19's partition on one thread).
+    (``row_branch``).  The pairs' function is a function of its own: inlined into the parallel
+    loop it ran about 15 % slower per row (B19's partition on one thread).  As a parallel kernel
+    the mover compiled in 2.4-3.5 s; as a task function, 1.4-1.7 s.
     ``k_way`` is a constant of the code made here, so a two-way fit compiles no k-way branch (it
     cost a first classifier fit about 1.5 s of compile CPU).
     """
@@ -749,22 +753,17 @@ def _make_movers(k_way):
             _move_two_way(xs, idx, ys, has_labels, branch_0_bits,
                           branch_rows[branch_offset[s]], buf_x, buf_idx, buf_y)
 
-    def move_lanes(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                   branch_rows, row_branch, branch_0_bits, skip_feature, chunked, lane_first,
-                   buf_x, buf_idx, buf_y):
-        for j in prange(lane_first.shape[0] - 1):
-            move_lane(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
-                      branch_rows, row_branch, branch_0_bits, skip_feature, chunked,
-                      lane_first[j], lane_first[j + 1], buf_x[j], buf_idx[j], buf_y[j])
+    def move_lane(pointer, j):
+        (sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset, branch_rows,
+         row_branch, branch_0_bits, skip_feature, chunked, lane_first, buf_x, buf_idx,
+         buf_y) = load_pointer(pointer)
+        lane_pairs(sorted_x, sorted_idx, sorted_y, seg_start, seg_end, branch_offset,
+                   branch_rows, row_branch, branch_0_bits, skip_feature, chunked, lane_first[j],
+                   lane_first[j + 1], buf_x[j], buf_idx[j], buf_y[j])
 
-    # the pairs' function as the kernel's global, not a cell it closes over (see with_globals)
-    return njit(parallel=True, cache=True)(with_globals(
-        move_lanes, move_lane=njit(cache=True, no_cpython_wrapper=True)(move_pairs)))
-
-
-def _move_lanes(k_way):
-    """The mover :func:`_make_movers` makes, once per process (:func:`specialized`)."""
-    return specialized(_make_movers, k_way)
+    # the pairs' function as the task's global, not a cell it closes over (see with_globals)
+    return njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)(with_globals(
+        move_lane, lane_pairs=njit(cache=True, no_cpython_wrapper=True)(move_pairs)))
 
 
 def _make_chunk_movers(k_way):
