@@ -1,0 +1,56 @@
+"""The parallel tasks of fasttree._tasks: each task runs once on the data it is given, for any
+number of tasks and threads, and the data's arrays come back with the references they had."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from fasttree._jit import njit, with_globals
+from fasttree._tasks import load_pointer, run_tasks, task_address
+
+
+def _write_task(pointer, t):
+    (values, (out, counts), scale) = load_pointer(pointer)
+    out[t] = values[t] * scale + t
+    counts[t] += 1
+
+
+_task = njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)(
+    with_globals(_write_task))
+
+
+@pytest.mark.parametrize("n_tasks", [0, 1, 2, 7, 1000])
+def test_every_task_runs_once_on_its_data(n_tasks):
+    values = np.arange(n_tasks, dtype=np.float64) * 0.5
+    out = np.full(n_tasks, np.nan)
+    counts = np.zeros(n_tasks, dtype=np.int64)
+    data = (values, (out, counts), 3.0)
+    run_tasks(task_address(_task, data), data, n_tasks)
+    np.testing.assert_array_equal(out, values * 3.0 + np.arange(n_tasks))
+    np.testing.assert_array_equal(counts, np.ones(n_tasks, dtype=np.int64))
+
+
+def test_data_of_other_types_gets_its_own_compiled_task():
+    values = np.arange(5, dtype=np.float32)
+    out = np.zeros(5)
+    counts = np.zeros(5, dtype=np.int64)
+    data = (values, (out, counts), 2)
+    first = task_address(_task, data)
+    run_tasks(first, data, 5)
+    np.testing.assert_array_equal(out, values * 2.0 + np.arange(5))
+    float64_data = (values.astype(np.float64), (out, counts), 2.0)
+    assert task_address(_task, float64_data) != first
+    assert task_address(_task, data) == first  # kept per kind of data
+
+
+def test_the_arrays_keep_their_reference_counts():
+    values = np.ones(50)
+    out = np.zeros(50)
+    counts = np.zeros(50, dtype=np.int64)
+    data = (values, (out, counts), 1.0)
+    before = [sys.getrefcount(a) for a in (values, out, counts)]
+    for _ in range(3):
+        run_tasks(task_address(_task, data), data, 50)
+    assert [sys.getrefcount(a) for a in (values, out, counts)] == before
+    np.testing.assert_array_equal(counts, np.full(50, 3))
