@@ -486,8 +486,9 @@ def find_best_splits_classification(
     a feature a tie goes to the lowest threshold (strict ``<``).
 
     A Python function choosing, per kind of call (weighted or not, two classes or more, missing
-    values, C4.5's rules, constraints), a parallel kernel compiled for that kind only (see
-    :func:`fasttree._jit.specialized`): the first call of a kind compiles just the scans it uses.
+    values, C4.5's rules, constraints), a task function compiled for that kind only (see
+    :func:`fasttree._jit.specialized`, :mod:`fasttree._tasks`): the first call of a kind
+    compiles just the scans it uses.
     """
     check_split_record(record, *feature_mask.shape)
     unit_weight = sample_weight.shape[0] == 0
@@ -1283,7 +1284,7 @@ def find_best_splits_gradient(
 def _sums_search(sorted_x, sorted_idx, sorted_y, row_weight, seg_start, seg_end, seg_sums,
                  feature_mask, criterion, reg_lambda, min_samples_leaf, min_weight_leaf,
                  reciprocal, missing_fractional, monotonic_cst, node_bounds, record):
-    """Run the parallel kernel of sum statistics made for this kind of call."""
+    """Run the search of sum statistics made for this kind of call, in parallel tasks."""
     check_split_record(record, *feature_mask.shape)
     # sums added in blocks: chunks cut at block boundaries change no sum, so the tasks may
     # follow the thread count
