@@ -20,11 +20,7 @@ import numba
 import numpy as np
 
 from ._dtypes import SPLIT_THRESHOLD, label_dtype
-from .kernels import (
-    new_split_record,
-    segment_class_weights,
-    segment_target_sums,
-)
+from .kernels import new_split_record
 from .kernels.histogram import (
     HIST_BINS,
     MISSING_BIN,
@@ -41,6 +37,7 @@ from .kernels.histogram import (
     segment_code_range,
     sample_columns,
 )
+from .kernels.node_stats import run_segment_class_weights, run_segment_target_sums
 from .splitter import CategoryMaps, weight_tables
 from .splitter_contract import one_tree
 
@@ -244,9 +241,9 @@ class HistSplitter:
                                self.category_map, self.n_stats, self.criterion_code)
         row = np.zeros_like(start)
         if self.regression:
-            return self._timed("node_stats", segment_target_sums, self.rows, self.labels,
+            return self._timed("node_stats", run_segment_target_sums, self.rows, self.labels,
                                self.sample_weight, start, end, row, self.criterion_code)
-        return self._timed("node_stats", segment_class_weights, self.rows, self.labels,
+        return self._timed("node_stats", run_segment_class_weights, self.rows, self.labels,
                            self.sample_weight, start, end, row, self.n_classes)
 
     def _are_children(self, start):

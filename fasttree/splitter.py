@@ -32,11 +32,10 @@ from .kernels import (
     reciprocal_table,
     relabel_rows,
     route_rows,
-    segment_class_weights,
     segment_multi_stats,
-    segment_target_sums,
     xlog2x_table,
 )
+from .kernels.node_stats import run_segment_class_weights, run_segment_target_sums
 from .kernels.partition import MoveScratch, _partition_kway, _partition_prefix
 from .kernels.split_search import FEATURE_THRESHOLD
 
@@ -388,12 +387,12 @@ class ExactSplitter:
                                self.sample_weight, start, end, feature, offsets,
                                self.criterion_code)
         if self.n_classes is None:
-            return self._timed("node_stats", segment_target_sums, self.sorted_idx,
+            return self._timed("node_stats", run_segment_target_sums, self.sorted_idx,
                                self.sorted_y, self.sample_weight, start, end, feature,
                                self.criterion_code)
         # counts as the search reads them (one compiled variant of the kernel, 1 byte a row)
         weight = self.sample_weight if self._counts is None else self._counts
-        return self._timed("node_stats", segment_class_weights, self.sorted_idx, self.sorted_y,
+        return self._timed("node_stats", run_segment_class_weights, self.sorted_idx, self.sorted_y,
                            weight, start, end, feature, self.n_classes)
 
     def _absolute_error_stats(self, start, end, feature):

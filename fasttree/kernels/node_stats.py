@@ -4,6 +4,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from .._tasks import load_pointer, run_tasks, task_address
 
 from .._dtypes import CRITERION_GRADIENT
 from .criteria import regression_target_term
@@ -33,23 +34,29 @@ def segment_class_weights(sorted_idx, sorted_y, sample_weight, seg_start, seg_en
     -------
     class_weight : ndarray of shape (n_segments, n_classes), float64
     """
-    n_segments = seg_start.shape[0]
-    unit_weight = sample_weight.shape[0] == 0
-    out = np.zeros((n_segments, n_classes))
-    for s in prange(n_segments):
-        row_ids = sorted_idx[seg_feature[s]]
-        labels = sorted_y[seg_feature[s], seg_start[s]:seg_end[s]]
-        if unit_weight and n_classes == 2:  # a sum the compiler vectorizes, 20x faster
-            n_1 = 0
-            for p in range(labels.shape[0]):
-                n_1 += np.int64(labels[p])
-            out[s, 0] = labels.shape[0] - n_1
-            out[s, 1] = n_1
-            continue
-        for p in range(seg_start[s], seg_end[s]):
-            out[s, labels[p - seg_start[s]]] += (1.0 if unit_weight
-                                                 else sample_weight[row_ids[p]])
+    out = np.zeros((seg_start.shape[0], n_classes))
+    for s in prange(seg_start.shape[0]):
+        _segment_class_weight(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                              seg_feature, out, s)
     return out
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _segment_class_weight(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+                          out, s):
+    """Row ``s`` of :func:`segment_class_weights`' ``out`` (zeros before)."""
+    row_ids = sorted_idx[seg_feature[s]]
+    labels = sorted_y[seg_feature[s], seg_start[s]:seg_end[s]]
+    unit_weight = sample_weight.shape[0] == 0
+    if unit_weight and out.shape[1] == 2:  # a sum the compiler vectorizes, 20x faster
+        n_1 = 0
+        for p in range(labels.shape[0]):
+            n_1 += np.int64(labels[p])
+        out[s, 0] = labels.shape[0] - n_1
+        out[s, 1] = n_1
+        return
+    for p in range(seg_start[s], seg_end[s]):
+        out[s, labels[p - seg_start[s]]] += 1.0 if unit_weight else sample_weight[row_ids[p]]
 
 
 @njit(parallel=True, cache=True)
@@ -77,23 +84,68 @@ def segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
     sums : ndarray of shape (n_segments, 3), float64
         ``[sum w, sum w*y, c]`` per segment.
     """
-    n_segments = seg_start.shape[0]
+    out = np.zeros((seg_start.shape[0], 3))
+    for s in prange(seg_start.shape[0]):
+        _segment_target_sum(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+                            criterion, out, s)
+    return out
+
+
+@njit(cache=True, no_cpython_wrapper=True)
+def _segment_target_sum(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+                        criterion, out, s):
+    """Row ``s`` of :func:`segment_target_sums`' ``out``."""
     unit_weight = sample_weight.shape[0] == 0
     presummed = criterion == CRITERION_GRADIENT  # a gradient is a sum's term as it is
-    out = np.zeros((n_segments, 3))
-    for s in prange(n_segments):
-        row_ids = sorted_idx[seg_feature[s]]
-        targets = sorted_y[seg_feature[s]]
-        w_sum = 0.0
-        wy_sum = 0.0
-        wyy_sum = 0.0
-        for p in range(seg_start[s], seg_end[s]):
-            w = 1.0 if unit_weight else sample_weight[row_ids[p]]
-            y = targets[p]
-            w_sum += w
-            wy_sum += y if presummed else w * y
-            wyy_sum += w * regression_target_term(y, criterion)
-        out[s, 0] = w_sum
-        out[s, 1] = wy_sum
-        out[s, 2] = wyy_sum
+    row_ids = sorted_idx[seg_feature[s]]
+    targets = sorted_y[seg_feature[s]]
+    w_sum = 0.0
+    wy_sum = 0.0
+    wyy_sum = 0.0
+    for p in range(seg_start[s], seg_end[s]):
+        w = 1.0 if unit_weight else sample_weight[row_ids[p]]
+        y = targets[p]
+        w_sum += w
+        wy_sum += y if presummed else w * y
+        wyy_sum += w * regression_target_term(y, criterion)
+    out[s, 0] = w_sum
+    out[s, 1] = wy_sum
+    out[s, 2] = wyy_sum
+
+
+@njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)
+def _class_weights_task(pointer, s):
+    sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature, out = load_pointer(
+        pointer)
+    _segment_class_weight(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+                          out, s)
+
+
+@njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)
+def _target_sums_task(pointer, s):
+    (sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature, criterion,
+     out) = load_pointer(pointer)
+    _segment_target_sum(sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+                        criterion, out, s)
+
+
+def run_segment_class_weights(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                              seg_feature, n_classes):
+    """:func:`segment_class_weights`, each segment a task function (:mod:`fasttree._tasks`):
+    what the growers call, so that a first fit compiles no parallel loop of its own for it
+    (the kernel took 1.2 s of a first classifier fit's compile)."""
+    out = np.zeros((seg_start.shape[0], n_classes))
+    data = (sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature, out)
+    run_tasks(task_address(_class_weights_task, data), data, seg_start.shape[0])
+    return out
+
+
+def run_segment_target_sums(sorted_idx, sorted_y, sample_weight, seg_start, seg_end,
+                            seg_feature, criterion):
+    """:func:`segment_target_sums`, each segment a task function, as
+    :func:`run_segment_class_weights`."""
+    out = np.zeros((seg_start.shape[0], 3))
+    data = (sorted_idx, sorted_y, sample_weight, seg_start, seg_end, seg_feature,
+            np.int64(criterion), out)
+    run_tasks(task_address(_target_sums_task, data), data, seg_start.shape[0])
     return out

@@ -13,9 +13,9 @@ A split is described the same way in the grower's per-level arrays and in a fitt
 """
 
 import numpy as np
-from numba import prange
 
 from .._jit import njit
+from .._tasks import load_pointer, run_tasks, task_address
 from .work_items import row_chunks
 
 from .._dtypes import SPLIT_MULTIWAY, SPLIT_SUBSET, SPLIT_THRESHOLD
@@ -192,48 +192,49 @@ def route_rows(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_fe
     seg_chunk, chunk_segment = row_chunks(seg_end - seg_start, chunk_rows)
     chunk_branch = np.zeros(chunk_segment.shape[0] + 1, dtype=np.int64)  # its first counter
     np.cumsum(np.diff(branch_offset)[chunk_segment], out=chunk_branch[1:])
-    return _route_chunks(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature,
-                         split_kind, split_threshold, split_missing_branch, category_offset,
-                         category_n_codes, category_branch, branch_offset, row_branch,
-                         seg_chunk, chunk_segment, chunk_branch, np.int64(chunk_rows))
-
-
-@njit(parallel=True, cache=True)
-def _route_chunks(sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature,
-                  split_kind, split_threshold, split_missing_branch, category_offset,
-                  category_n_codes, category_branch, branch_offset, row_branch, seg_chunk,
-                  chunk_segment, chunk_branch, chunk_rows):
-    """:func:`route_rows` on its chunks (:func:`~fasttree.kernels.work_items.row_chunks`);
-    ``chunk_branch[c]`` is chunk ``c``'s first counter."""
-    unit_weight = sample_weight.shape[0] == 0
-    n_segments = seg_start.shape[0]
+    n_chunks = chunk_segment.shape[0]
     chunk_counts = np.zeros(chunk_branch[-1], dtype=np.int64)
     chunk_weight = np.zeros(chunk_branch[-1])
-    chunk_all_branches = np.zeros(chunk_segment.shape[0], dtype=np.int64)
-    for c in prange(chunk_segment.shape[0]):
-        s = chunk_segment[c]
-        lo = seg_start[s] + (c - seg_chunk[s]) * chunk_rows
-        hi = min(lo + chunk_rows, seg_end[s])
-        xs = sorted_x[split_feature[s], lo:hi]
-        idx = sorted_idx[split_feature[s], lo:hi]
-        first = chunk_branch[c]
-        for p in range(xs.shape[0]):
-            b = branch_of(xs[p], split_kind[s], split_threshold[s], split_missing_branch[s],
-                          category_offset[s], category_n_codes[s], category_branch)
-            row_branch[idx[p]] = b
-            if b < 0:
-                chunk_all_branches[c] += 1
-            else:
-                chunk_counts[first + b] += 1
-                chunk_weight[first + b] += 1.0 if unit_weight else sample_weight[idx[p]]
-    # the chunks' counters added in chunk order: the same sums for any thread count
-    branch_rows = np.zeros(branch_offset[-1], dtype=np.int64)
-    branch_weight = np.zeros(branch_offset[-1])
-    seg_all_branches = np.zeros(n_segments, dtype=np.int64)
-    for c in range(chunk_segment.shape[0]):
-        s = chunk_segment[c]
-        seg_all_branches[s] += chunk_all_branches[c]
-        for b in range(branch_offset[s + 1] - branch_offset[s]):
-            branch_rows[branch_offset[s] + b] += chunk_counts[chunk_branch[c] + b]
-            branch_weight[branch_offset[s] + b] += chunk_weight[chunk_branch[c] + b]
+    chunk_all_branches = np.zeros(n_chunks, dtype=np.int64)
+    data = (sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature, split_kind,
+            split_threshold, split_missing_branch, category_offset, category_n_codes,
+            category_branch, row_branch, seg_chunk, chunk_segment, chunk_branch,
+            np.int64(chunk_rows), chunk_counts, chunk_weight, chunk_all_branches)
+    run_tasks(task_address(_route_chunk, data), data, n_chunks)
+    # the chunks' counters added in chunk order (bincount adds in index order): the same sums
+    # for any thread count
+    n_branches = branch_offset[-1]
+    branch_of_counter = np.arange(chunk_branch[-1]) + np.repeat(
+        branch_offset[chunk_segment] - chunk_branch[:-1], np.diff(chunk_branch))
+    branch_rows = np.bincount(branch_of_counter, chunk_counts, n_branches).astype(np.int64)
+    branch_weight = np.bincount(branch_of_counter, chunk_weight, n_branches)
+    seg_all_branches = np.bincount(chunk_segment, chunk_all_branches,
+                                   seg_start.shape[0]).astype(np.int64)
     return branch_rows, branch_weight, seg_all_branches
+
+
+@njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)
+def _route_chunk(pointer, c):
+    """Chunk ``c`` of :func:`route_rows` (:func:`~fasttree.kernels.work_items.row_chunks`), a
+    task function (:mod:`fasttree._tasks`): its rows' branches, and its own counters from
+    ``chunk_branch[c]`` on."""
+    (sorted_x, sorted_idx, sample_weight, seg_start, seg_end, split_feature, split_kind,
+     split_threshold, split_missing_branch, category_offset, category_n_codes, category_branch,
+     row_branch, seg_chunk, chunk_segment, chunk_branch, chunk_rows, chunk_counts, chunk_weight,
+     chunk_all_branches) = load_pointer(pointer)
+    unit_weight = sample_weight.shape[0] == 0
+    s = chunk_segment[c]
+    lo = seg_start[s] + (c - seg_chunk[s]) * chunk_rows
+    hi = min(lo + chunk_rows, seg_end[s])
+    xs = sorted_x[split_feature[s], lo:hi]
+    idx = sorted_idx[split_feature[s], lo:hi]
+    first = chunk_branch[c]
+    for p in range(xs.shape[0]):
+        b = branch_of(xs[p], split_kind[s], split_threshold[s], split_missing_branch[s],
+                      category_offset[s], category_n_codes[s], category_branch)
+        row_branch[idx[p]] = b
+        if b < 0:
+            chunk_all_branches[c] += 1
+        else:
+            chunk_counts[first + b] += 1
+            chunk_weight[first + b] += 1.0 if unit_weight else sample_weight[idx[p]]

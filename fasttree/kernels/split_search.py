@@ -32,7 +32,6 @@ with them on the left and on the right, and "every known value left, missing rig
 
 import numba
 import numpy as np
-from numba import prange
 
 from .._jit import njit, specialized, with_globals
 from .._tasks import load_pointer, run_tasks, task_address
@@ -679,19 +678,25 @@ def _status_of(sorted_x, seg_start, seg_end, feature_mask, min_rows, f, s):
     return PAIR_MISSING if np.isnan(last) else PAIR_SCANNED
 
 
-@njit(cache=True, parallel=True)
 def _pair_status(sorted_x, seg_start, seg_end, feature_mask, min_samples_leaf):
     """Each (feature, node) pair's ``PAIR_*`` status: scanned when unmasked, of at least
     ``2 * min_samples_leaf`` rows and not constant, with missing rows when its last value is NaN
-    (NaN sorts last).  In parallel over features: a look at two values a pair, mostly cache
-    misses on deep levels (serially, 0.6-2.2 ms of a 10 ms level of B5's, measured)."""
-    n_features, n_segments = feature_mask.shape
-    min_rows = max(2 * min_samples_leaf, 2)
-    status = np.empty((n_features, n_segments), dtype=np.uint8)
-    for f in prange(n_features):
-        for s in range(n_segments):
-            status[f, s] = _status_of(sorted_x, seg_start, seg_end, feature_mask, min_rows, f, s)
+    (NaN sorts last).  A task a feature (:mod:`fasttree._tasks`): a look at two values a pair,
+    mostly cache misses on deep levels (serially, 0.6-2.2 ms of a 10 ms level of B5's,
+    measured)."""
+    status = np.empty(feature_mask.shape, dtype=np.uint8)
+    data = (sorted_x, seg_start, seg_end, feature_mask, np.int64(max(2 * min_samples_leaf, 2)),
+            status)
+    run_tasks(task_address(_pair_status_task, data), data, feature_mask.shape[0])
     return status
+
+
+@njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)
+def _pair_status_task(pointer, f):
+    """Feature ``f``'s row of :func:`_pair_status`."""
+    sorted_x, seg_start, seg_end, feature_mask, min_rows, status = load_pointer(pointer)
+    for s in range(feature_mask.shape[1]):
+        status[f, s] = _status_of(sorted_x, seg_start, seg_end, feature_mask, min_rows, f, s)
 
 
 #: :func:`_listed_pairs`'s ``status`` for a small layout (its pairs' status found there)

@@ -27,7 +27,7 @@ import numpy as np
 from .._jit import njit
 
 from .._dtypes import CRITERION_GRADIENT, CRITERION_SQUARED_ERROR
-from .node_stats import segment_class_weights, segment_target_sums
+from .node_stats import run_segment_class_weights, run_segment_target_sums
 
 #: a task holds at least this many rows (unless the level has fewer): below, a chunk's fixed
 #: costs (its prefix statistics, its slot in the reduction) would show next to its scan
@@ -362,8 +362,8 @@ def chunk_class_prefix(sorted_idx, sorted_y, sample_weight, seg_start, pair_feat
     feature, first, stop, first_block = _blocks_before_another(
         seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi, pair_chunk,
         pair_n_chunks, np.iinfo(np.int64).max)
-    own = segment_class_weights(sorted_idx, sorted_y, sample_weight, first, stop, feature,
-                                n_classes)
+    own = run_segment_class_weights(sorted_idx, sorted_y, sample_weight, first, stop, feature,
+                                    n_classes)
     return _block_prefix(own, first_block, pair_chunk, pair_n_chunks)
 
 
@@ -385,6 +385,7 @@ def chunk_sum_prefix(sorted_idx, sorted_y, row_weight, seg_start, pair_feature, 
         seg_start, pair_feature, pair_segment, item_first, item_lo, item_hi, pair_chunk,
         pair_n_chunks, block_rows)
     criterion = CRITERION_GRADIENT if presummed else CRITERION_SQUARED_ERROR
-    own = segment_target_sums(sorted_idx, sorted_y, row_weight, first, stop, feature, criterion)
+    own = run_segment_target_sums(sorted_idx, sorted_y, row_weight, first, stop, feature,
+                                  criterion)
     return _block_prefix(np.ascontiguousarray(own[:, :2]), first_block, pair_chunk,
                          pair_n_chunks)
