@@ -26,6 +26,7 @@ import numpy as np
 from llvmlite import ir as llvm_ir
 from numba import _dispatcher, prange
 from numba.core import cgutils
+from numba.core.errors import TypingError
 from numba.core.types.function_type import CompileResultWAP
 from numba.extending import intrinsic
 
@@ -33,7 +34,7 @@ from ._jit import njit
 
 _PYTHON = bool(numba.config.DISABLE_JIT)
 
-#: task addresses, by (task function, fingerprint of its data)
+#: task addresses, by (task function, :func:`_data_key` of its data)
 _TASK_ADDRESSES = {}
 #: the address of _run_at's C wrapper in this process
 _RUN_AT = []
@@ -53,10 +54,26 @@ def _stack_pointer(typingctx, value):
 
 @intrinsic
 def _load(typingctx, pointer):
+    refused = _not_task_data(pointer.dtype)
+    if refused is not None:
+        raise TypingError(f"a task's data holds {refused}: only arrays, scalars and tuples of "
+                          "them may be passed to tasks (load_pointer takes away the reference "
+                          "counts of arrays only)")
+
     def codegen(context, builder, signature, args):
         return _without_counts(context, builder, pointer.dtype, builder.load(args[0]))
 
     return pointer.dtype(pointer), codegen
+
+
+def _not_task_data(typ):
+    """A type in ``typ`` other than arrays, numbers, booleans, None and tuples of them, or None:
+    a value of another type may count references, and would be released once too often."""
+    if isinstance(typ, numba.types.BaseTuple):
+        return next((refused for refused in map(_not_task_data, typ) if refused is not None),
+                    None)
+    allowed = (numba.types.Array, numba.types.Number, numba.types.Boolean, numba.types.NoneType)
+    return None if isinstance(typ, allowed) else typ
 
 
 def _without_counts(context, builder, typ, value):
@@ -114,12 +131,12 @@ def task_address(task, data):
     Returns
     -------
     int
-        The address of its C wrapper (made once per kind of data: a fingerprint of ``data``
-        takes 1 us, where numba's ``typeof`` of a search's tuple takes 0.5 ms).
+        The address of its C wrapper (made once per kind of data, told apart by
+        :func:`_data_key`).
     """
     if _PYTHON:
         return task
-    key = (task, _dispatcher.compute_fingerprint(data))
+    key = (task, _data_key(data))
     address = _TASK_ADDRESSES.get(key)
     if address is None:
         signature = (numba.types.CPointer(numba.typeof(data)), numba.types.intp)
@@ -127,6 +144,19 @@ def task_address(task, data):
         address = _TASK_ADDRESSES[key] = CompileResultWAP(
             task.overloads[signature]).__wrapper_address__()
     return address
+
+
+def _data_key(data):
+    """What tells ``data``'s kind apart: numba's fingerprint of its type (1 us), or the type
+    itself for values the fingerprint does not cover (0.5 ms for a search's data)."""
+    try:
+        return _fingerprint(data)
+    except NotImplementedError:
+        return numba.typeof(data)
+
+
+#: numba's fingerprint of a value's type (a private function: ``typeof`` where it is gone)
+_fingerprint = getattr(_dispatcher, "compute_fingerprint", numba.typeof)
 
 
 @njit(parallel=True, cache=True, no_cfunc_wrapper=False)

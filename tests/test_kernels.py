@@ -10,6 +10,8 @@ from numba import njit
 from fasttree._dtypes import (
     CRITERION_ENTROPY,
     CRITERION_GINI,
+    CRITERION_GRADIENT,
+    CRITERION_POISSON,
     CRITERION_SQUARED_ERROR,
     SELECT_IMPURITY,
 )
@@ -34,6 +36,7 @@ from fasttree.kernels import (
     unconstrained,
 )
 from fasttree.tree import Tree
+from fasttree.kernels.node_stats import run_segment_class_weights, run_segment_target_sums
 from fasttree.kernels.presort import sort_values, stable_argsort
 from reference import apply_naive, brute_force_split, missing_aware_numeric_split
 
@@ -364,6 +367,37 @@ def test_regression_split_matches_brute_force(seed, n, m, n_values, msl, weighte
                 continue
             check_against_reference(imp[f, s], thr[f, s], n_left[f, s], ref_value, X[rows, f],
                                     tolerance=1e-7)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 60),
+    n_segments=st.integers(1, 5),
+    n_classes=st.integers(2, 4),
+    weighted=st.booleans(),
+    criterion=st.sampled_from(["squared_error", "poisson", "gradient"]),
+)
+def test_node_statistics_run_as_tasks_equal_the_public_kernels(seed, n, n_segments, n_classes,
+                                                               weighted, criterion):
+    """What the growers call (each segment a task function) gives the public kernels' very
+    statistics, which the tests above check against numpy; each segment read from its own
+    feature row."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    sorted_x, sorted_idx, starts, ends = segmented_layout(rng, X, min(n_segments, n))
+    feature = rng.integers(0, 3, size=starts.size)
+    w = rng.uniform(0.1, 2.0, n) if weighted else np.empty(0)
+    labels = gather_targets(sorted_idx, rng.integers(0, n_classes, n).astype(np.uint8))
+    np.testing.assert_array_equal(
+        run_segment_class_weights(sorted_idx, labels, w, starts, ends, feature, n_classes),
+        segment_class_weights(sorted_idx, labels, w, starts, ends, feature, n_classes))
+    code = {"squared_error": CRITERION_SQUARED_ERROR, "poisson": CRITERION_POISSON,
+            "gradient": CRITERION_GRADIENT}[criterion]
+    targets = gather_targets(sorted_idx, rng.poisson(2.0, n).astype(np.float64))
+    np.testing.assert_array_equal(
+        run_segment_target_sums(sorted_idx, targets, w, starts, ends, feature, code),
+        segment_target_sums(sorted_idx, targets, w, starts, ends, feature, code))
 
 
 def test_threshold_is_midpoint_and_lowest_on_ties():

@@ -3,8 +3,11 @@ number of tasks and threads, and the data's arrays come back with the references
 
 import sys
 
+import numba
 import numpy as np
 import pytest
+from numba.core.errors import TypingError
+from numba.typed import List
 
 from fasttree._jit import njit, with_globals
 from fasttree._tasks import load_pointer, run_tasks, task_address
@@ -54,3 +57,13 @@ def test_the_arrays_keep_their_reference_counts():
         run_tasks(task_address(_task, data), data, 50)
     assert [sys.getrefcount(a) for a in (values, out, counts)] == before
     np.testing.assert_array_equal(counts, np.full(50, 3))
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="types are checked when numba compiles")
+def test_data_that_counts_references_other_than_arrays_is_refused():
+    # load_pointer takes away the counts of arrays only: any other counted value (a typed list
+    # here) would be released once too often, so compiling such a task fails with a clear error
+    items = List([1.0, 2.0])
+    data = (np.zeros(2), (np.zeros(2), np.zeros(2, dtype=np.int64)), items)
+    with pytest.raises(TypingError, match="only arrays, scalars and tuples"):
+        task_address(_task, data)
