@@ -45,8 +45,10 @@ def _stack_pointer(typingctx, value):
     """A pointer to a copy of ``value`` on the calling function's stack (valid until it
     returns)."""
     def codegen(context, builder, signature, args):
-        slot = cgutils.alloca_once(builder, args[0].type)
-        builder.store(args[0], slot)
+        # as data in memory (a boolean a byte), as a pointer to it reads it (_load)
+        model = context.data_model_manager[value]
+        slot = cgutils.alloca_once(builder, model.get_data_type())
+        builder.store(model.as_data(builder, args[0]), slot)
         return builder.ptrtoint(slot, context.get_value_type(numba.types.intp))
 
     return numba.types.intp(value), codegen
@@ -61,7 +63,9 @@ def _load(typingctx, pointer):
                           "counts of arrays only)")
 
     def codegen(context, builder, signature, args):
-        return _without_counts(context, builder, pointer.dtype, builder.load(args[0]))
+        model = context.data_model_manager[pointer.dtype]
+        return _without_counts(context, builder, pointer.dtype,
+                               model.load_from_data_pointer(builder, args[0]))
 
     return pointer.dtype(pointer), codegen
 

@@ -444,7 +444,7 @@ def test_sparse_search_refuses_no_task():
     from fasttree.kernels.sparse import _search
 
     with pytest.raises(ValueError, match="n_chunks must be at least 1"):
-        _search(("sums",), (), (), 0, None)
+        _search(("sums",), (), (), 0, False, 0, None)
 
 
 @pytest.mark.parametrize("criterion,n_classes", [("gini", 3), ("squared_error", None)])

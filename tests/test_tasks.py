@@ -34,6 +34,25 @@ def test_every_task_runs_once_on_its_data(n_tasks):
     np.testing.assert_array_equal(counts, np.ones(n_tasks, dtype=np.int64))
 
 
+def _flag_task(pointer, t):
+    out, (flag, other), scale = load_pointer(pointer)
+    out[t] = (1.0 if flag else 2.0) * scale + (10.0 if other else 0.0)
+
+
+_flags = njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)(
+    with_globals(_flag_task))
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_booleans_in_the_data_read_as_they_were_given(flag):
+    # a boolean is a byte in memory and a bit in a value: the data is copied and read as data
+    out = np.zeros(3)
+    data = (out, (np.bool_(flag), not flag), 0.5)
+    run_tasks(task_address(_flags, data), data, 3)
+    np.testing.assert_array_equal(out, np.full(3, (1.0 if flag else 2.0) * 0.5
+                                              + (0.0 if flag else 10.0)))
+
+
 def test_data_of_other_types_gets_its_own_compiled_task():
     values = np.arange(5, dtype=np.float32)
     out = np.zeros(5)

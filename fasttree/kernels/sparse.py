@@ -56,6 +56,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit, specialized, with_globals
+from .._tasks import load_pointer, run_tasks, task_address
 
 from .._dtypes import (
     CRITERION_ENTROPY,
@@ -720,11 +721,18 @@ def find_best_splits_sparse_classification(
     seg_weight, seg_weighted_impurity = weighted_node_impurities(seg_class_weight, criterion)
     # c log2 c of the counts: read by the unit-weight entropy scans only
     table = xlog2x if unit_weight and criterion == CRITERION_ENTROPY else np.empty(0)
+    walk_zeros = bool(exact_zero_block and not unit_weight)
     _search(("classes", unit_weight, unit_weight and seg_class_weight.shape[1] == 2),
             (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
              entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
             (entry_y, row_y, seg_class_weight, seg_weight, seg_weighted_impurity, criterion,
-             table, exact_zero_block and not unit_weight), n_chunks, record)
+             table, walk_zeros), _min_rows_leaf(min_samples_leaf, min_weight_leaf), walk_zeros,
+            n_chunks, record)
+
+
+def _min_rows_leaf(min_samples_leaf, min_weight_leaf):
+    """Rows a child needs at least where every row weighs 1 (both minimums one row count)."""
+    return np.int64(max(min_samples_leaf, np.ceil(min_weight_leaf)))
 
 
 def _classes_kind(unit_weight, binary):
@@ -733,11 +741,6 @@ def _classes_kind(unit_weight, binary):
     only the scan the kind uses.  Arguments: ``(entry_y, row_y, seg_class_weight, seg_weight,
     seg_weighted_impurity, criterion, table, walk_zeros)``: ``walk_zeros`` a weighted scan's
     ``exact_zero_block``."""
-
-    @njit(cache=True, no_cpython_wrapper=True)
-    def prepare(layout, args):
-        min_samples_leaf, min_weight_leaf = layout[9], layout[10]
-        return args[7], max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
 
     @njit(cache=True, no_cpython_wrapper=True)
     def new_scratch(layout, args, level):
@@ -783,7 +786,7 @@ def _classes_kind(unit_weight, binary):
                 _binary_split_info(w_left, seg_weight[s] - w_left, 0.0, _NO_TABLE), xs, n_neg,
                 n_node, best_p, n_cand, record)
 
-    return prepare, new_scratch, scan_pair
+    return new_scratch, scan_pair
 
 
 # -- split search: regression -----------------------------------------------------------------
@@ -960,30 +963,22 @@ def find_best_splits_sparse_regression(
         trees, O(rows of the node) per feature with positive values in it), False as node sums
         minus the segment's (O(segment), equal up to float rounding).
     """
+    # Poisson refuses a child without a positive target: rows with y > 0 per node, once
+    seg_positive = np.zeros(seg_start.shape[0], dtype=np.int64)
+    if criterion == CRITERION_POISSON:
+        positive = np.concatenate(([0], np.cumsum(row_y[node_rows] > 0.0)))
+        seg_positive = positive[seg_end] - positive[seg_start]
     _search(("sums",),
             (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
              entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
-            (entry_y, row_y, seg_sums, criterion, reciprocal, exact_zero_block), n_chunks,
-            record)
+            (entry_y, row_y, seg_sums, criterion, reciprocal, exact_zero_block),
+            (_min_rows_leaf(min_samples_leaf, min_weight_leaf), seg_positive),
+            bool(exact_zero_block), n_chunks, record)
 
 
 def _sums_kind():
     """The regression sums' hooks (:func:`_make_sparse_search`).  Arguments: ``(entry_y, row_y,
     seg_sums, criterion, reciprocal, exact_zero_block)``."""
-
-    @njit(cache=True, no_cpython_wrapper=True)
-    def prepare(layout, args):
-        node_rows, seg_start, seg_end = layout[2], layout[4], layout[5]
-        min_samples_leaf, min_weight_leaf = layout[9], layout[10]
-        row_y, criterion, exact_zero_block = args[1], args[3], args[5]
-        min_rows_leaf = max(min_samples_leaf, np.int64(np.ceil(min_weight_leaf)))
-        # Poisson refuses a child without a positive target: rows with y > 0 per node, once
-        seg_positive = np.zeros(seg_start.shape[0], dtype=np.int64)
-        if criterion == CRITERION_POISSON:
-            for s in range(seg_start.shape[0]):
-                for q in range(seg_start[s], seg_end[s]):
-                    seg_positive[s] += row_y[node_rows[q]] > 0.0
-        return exact_zero_block, (min_rows_leaf, seg_positive)
 
     @njit(cache=True, no_cpython_wrapper=True)
     def new_scratch(layout, args, level):
@@ -1012,7 +1007,7 @@ def _sums_kind():
                 _binary_split_info(w_left, seg_sums[s, 0] - w_left, 0.0, _NO_TABLE), xs,
                 n_neg, n_node, best_p, n_cand, record)
 
-    return prepare, new_scratch, scan_pair
+    return new_scratch, scan_pair
 
 
 # -- moving rows ------------------------------------------------------------------------------
@@ -1381,24 +1376,19 @@ def find_splits_sparse_generic(
     record : SplitRecord (OUT)
         From :func:`~fasttree.kernels.new_split_record`.
     """
+    seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
     _search(("several",),
             (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
              entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
-            (Y, seg_stats, offsets, criterion, uniform, monotonic_cst, node_bounds), n_chunks,
-            record)
+            (Y, seg_stats, offsets, criterion, uniform, monotonic_cst, node_bounds),
+            (largest_node(seg_start, seg_end), seg_weight, seg_weighted_impurity), True,
+            n_chunks, record)
 
 
 def _several_kind():
     """The statistics vectors' hooks (:func:`_make_sparse_search`): several outputs, random
     thresholds, constraints.  Arguments: ``(Y, seg_stats, offsets, criterion, uniform,
     monotonic_cst, node_bounds)``."""
-
-    @njit(cache=True, no_cpython_wrapper=True)
-    def prepare(layout, args):
-        seg_start, seg_end = layout[4], layout[5]
-        seg_stats, offsets, criterion = args[1], args[2], args[3]
-        seg_weight, seg_weighted_impurity = multi_node_impurities(seg_stats, offsets, criterion)
-        return True, (largest_node(seg_start, seg_end), seg_weight, seg_weighted_impurity)
 
     @njit(cache=True, no_cpython_wrapper=True)
     def new_scratch(layout, args, level):
@@ -1471,7 +1461,7 @@ def _several_kind():
             _store_sparse_split(f, s, best, seg_weighted_impurity[s], w_total, 0.0, xs, n_neg,
                                 n_node, best_p, n_cand, record)
 
-    return prepare, new_scratch, scan_pair
+    return new_scratch, scan_pair
 
 
 def find_splits_sparse_absolute_error(
@@ -1514,16 +1504,12 @@ def find_splits_sparse_absolute_error(
             (entry_x, entry_row, node_rows, sample_weight, seg_start, seg_end, entry_start,
              entry_end, feature_mask, min_samples_leaf, min_weight_leaf),
             (seg_stats, rank_of_row, node_sorted_y, uniform, coin, monotonic_cst, node_bounds),
-            n_chunks, record)
+            largest_node(seg_start, seg_end), True, n_chunks, record)
 
 
 def _absolute_error_kind():
     """The absolute error's hooks (:func:`_make_sparse_search`).  Arguments: ``(seg_stats,
     rank_of_row, node_sorted_y, uniform, coin, monotonic_cst, node_bounds)``."""
-
-    @njit(cache=True, no_cpython_wrapper=True)
-    def prepare(layout, args):
-        return True, largest_node(layout[4], layout[5])
 
     @njit(cache=True, no_cpython_wrapper=True)
     def new_scratch(layout, args, max_n):
@@ -1560,54 +1546,60 @@ def _absolute_error_kind():
                        lower, upper, tw, twy, order_ranks, order_w, fwd, fwd_m, bwd, bwd_m,
                        medians, record)
 
-    return prepare, new_scratch, scan_pair
+    return new_scratch, scan_pair
 
 
 # -- the searches' one walk of a level's pairs ------------------------------------------------
-#: the hooks of each statistics kind's search: ``prepare(layout, args)`` -> (whether a pair's
-#: scan walks its node's rows, the level's values computed once), ``new_scratch(layout, args,
-#: level)`` (a task's own), ``scan_pair(layout, args, level, scratch, f, s, start, end, a, b,
-#: record)`` (one searched pair, writing its record slot)
+#: the hooks of each statistics kind's search: ``new_scratch(layout, args, level)`` (a task's
+#: own), ``scan_pair(layout, args, level, scratch, f, s, start, end, a, b, record)`` (one
+#: searched pair, writing its record slot); ``level`` is what the kind's caller of
+#: :func:`_search` computes once a level
 _KINDS = {"classes": _classes_kind, "sums": _sums_kind, "several": _several_kind,
           "absolute_error": _absolute_error_kind}
 _NO_TABLE = np.empty(0)  # split information from logarithms
 
 
-def _search(kind, layout, args, n_chunks, record):
+def _search(kind, layout, args, level, walks_rows, n_chunks, record):
     """Run the search of ``kind`` (``(name, *flags)``, see :data:`_KINDS`) on the level whose
     pairs ``layout`` names: ``(entry_x, entry_row, node_rows, sample_weight, seg_start,
-    seg_end, entry_start, entry_end, feature_mask, min_samples_leaf, min_weight_leaf)``."""
+    seg_end, entry_start, entry_end, feature_mask, min_samples_leaf, min_weight_leaf)``;
+    ``level``: the kind's values computed once a level, ``walks_rows``: whether a pair's scan
+    walks its node's rows (its share of the work, :func:`_pair_tasks`)."""
     if int(n_chunks) < 1:
         raise ValueError(f"n_chunks must be at least 1, got {n_chunks}")
     check_split_record(record, *layout[8].shape)  # one slot per (feature, node)
-    specialized(_make_sparse_search, *kind)(layout, args, np.int64(n_chunks), record)
+    seg_start, seg_end, entry_start, entry_end = layout[4:8]
+    first = _pair_tasks(entry_start, entry_end, seg_start, seg_end, np.bool_(walks_rows),
+                        np.int64(n_chunks))
+    data = (layout, args, level, first, record)
+    run_tasks(task_address(specialized(_make_sparse_search, *kind), data), data, int(n_chunks))
 
 
 def _make_sparse_search(name, *flags):
-    """The parallel search of one statistics kind: the level's (feature, node) pairs cut into
-    tasks of equal work (:func:`_pair_tasks`), each task scanning its searched pairs in turn
-    with its own scratch, through the kind's hooks (:data:`_KINDS`), inlined here."""
+    """The task function (:mod:`fasttree._tasks`) of one statistics kind's search: the level's
+    (feature, node) pairs cut into tasks of equal work (:func:`_pair_tasks`), each task scanning
+    its searched pairs in turn with its own scratch, through the kind's hooks (:data:`_KINDS`),
+    inlined here."""
     # the hooks reach the kernel as globals, never as variables it closes over (with_globals)
-    hooks = dict(zip(("prepare", "new_scratch", "scan_pair"), _KINDS[name](*flags)))
+    hooks = dict(zip(("new_scratch", "scan_pair"), _KINDS[name](*flags)))
 
-    def search(layout, args, n_tasks, record):
+    def search_task(pointer, t):
+        layout, args, level, first, record = load_pointer(pointer)
         (entry_x, _, _, _, seg_start, seg_end, entry_start, entry_end, feature_mask,
          min_samples_leaf, _) = layout
         n_segments = seg_start.shape[0]
-        walks_rows, level = prepare(layout, args)
-        first = _pair_tasks(entry_start, entry_end, seg_start, seg_end, walks_rows, n_tasks)
         pairs = (entry_x, seg_start, seg_end, entry_start, entry_end, feature_mask,
                  min_samples_leaf)
-        for t in prange(n_tasks):
-            scratch = new_scratch(layout, args, level)
-            for q in range(first[t], first[t + 1]):
-                f = q // n_segments
-                s = q - f * n_segments
-                searched, start, end, a, b = _searched_pair(pairs, f, s)
-                if searched:
-                    scan_pair(layout, args, level, scratch, f, s, start, end, a, b, record)
+        scratch = new_scratch(layout, args, level)
+        for q in range(first[t], first[t + 1]):
+            f = q // n_segments
+            s = q - f * n_segments
+            searched, start, end, a, b = _searched_pair(pairs, f, s)
+            if searched:
+                scan_pair(layout, args, level, scratch, f, s, start, end, a, b, record)
 
-    return njit(parallel=True, cache=True)(with_globals(search, **hooks))
+    return njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)(
+        with_globals(search_task, **hooks))
 
 
 @njit(cache=True)
