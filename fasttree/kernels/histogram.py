@@ -39,6 +39,7 @@ from .._dtypes import (
     CRITERION_SQUARED_ERROR,
 )
 from .._jit import njit, specialized, with_globals
+from .._tasks import load_pointer, run_tasks, task_address
 from .categorical import best_categorical_split, category_arrays, category_branch_map
 from .criteria import (
     regression_proxy,
@@ -403,30 +404,31 @@ def find_best_splits_hist(
     The candidates, their order, the validity rules, the handling of missing rows (tried on both
     sides, scikit-learn's rules) and the formula of each candidate's value are those of the
     exact scans, case by case, so that equal statistics give bit-identical values.  A Python
-    function over one parallel kernel per kind of statistics (regression or classes, unit
+    function over one task function per kind of statistics (regression or classes, unit
     weights or not), each compiled only for the fits that need it.
     """
-    kernel = specialized(_make_hist_search, bool(criterion >= CRITERION_SQUARED_ERROR),
-                         bool(unit_weight))
-    kernel(hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows, feature_mask,
-           criterion, min_samples_leaf, min_weight_leaf, table, record)
+    task = specialized(_make_hist_search, bool(criterion >= CRITERION_SQUARED_ERROR),
+                       bool(unit_weight))
+    data = (hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows, feature_mask,
+            criterion, min_samples_leaf, min_weight_leaf, table, record)
+    run_tasks(task_address(task, data), data, hist.shape[1])
 
 
 def _make_hist_search(regression, unit_weight):
-    """:func:`find_best_splits_hist`'s parallel kernel for one kind of statistics, calling its
-    feature scan (:func:`_make_hist_feature`)."""
+    """:func:`find_best_splits_hist`'s task function (:mod:`fasttree._tasks`) for one kind of
+    statistics: task ``f`` runs the feature scan (:func:`_make_hist_feature`) of feature
+    ``f``."""
 
-    def search(hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows, feature_mask,
-               criterion, min_samples_leaf, min_weight_leaf, table, record):
-        for f in prange(hist.shape[1]):
-            hist_feature(np.int64(f), hist, bin_min, bin_max, n_bins, one_value, seg_stats,
-                         seg_rows, feature_mask, criterion, min_samples_leaf, min_weight_leaf,
-                         table, record)
+    def hist_task(pointer, f):
+        (hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows, feature_mask,
+         criterion, min_samples_leaf, min_weight_leaf, table, record) = load_pointer(pointer)
+        hist_feature(f, hist, bin_min, bin_max, n_bins, one_value, seg_stats, seg_rows,
+                     feature_mask, criterion, min_samples_leaf, min_weight_leaf, table, record)
 
-    # the scan reaches the kernel as a global (with_globals), never as a variable it closes over
-    return njit(parallel=True, cache=True)(
-        with_globals(search, hist_feature=specialized(_make_hist_feature, regression,
-                                                      unit_weight)))
+    # the scan reaches the task as a global (with_globals), never as a variable it closes over
+    return njit(cache=True, no_cfunc_wrapper=False, no_cpython_wrapper=True)(
+        with_globals(hist_task, hist_feature=specialized(_make_hist_feature, regression,
+                                                         unit_weight)))
 
 
 def _make_hist_feature(regression, unit_weight):
